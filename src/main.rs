@@ -1,0 +1,22 @@
+//! The `patchbench` command: parse the command line, run the command, map errors to exit
+//! statuses (0 ok, 1 regression or failed workload, 2 bad input or error, 128+N on signal N).
+
+use clap::Parser;
+
+fn main() {
+    let cli = patchbench::cli::Cli::parse();
+    let status = match patchbench::cli::execute(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            // One line: the error and its causes, no backtrace.
+            let mut msg = err.to_string();
+            for cause in err.chain().skip(1) {
+                msg.push_str(": ");
+                msg.push_str(&cause.to_string());
+            }
+            eprintln!("patchbench: error: {msg}");
+            patchbench::error::exit_status(&err)
+        }
+    };
+    std::process::exit(status);
+}

@@ -1,0 +1,27 @@
+//! `patchbench list`: every test with its report name, unit, baseline and description.
+
+use crate::workloads::catalog::{aliases, TESTS};
+use std::fmt::Write;
+
+/// Renders the test list and the aliases.
+pub fn render() -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<17} {:<40} {:<6} {:>9}  {}",
+        "TEST", "REPORT NAME", "UNIT", "BASELINE", "DESCRIPTION"
+    );
+    for t in TESTS {
+        let baseline = t.baseline.map(|b| format!("{b:.1}")).unwrap_or_else(|| "---".into());
+        let _ = writeln!(
+            out,
+            "{:<17} {:<40} {:<6} {:>9}  {}",
+            t.id, t.name, t.unit, baseline, t.description
+        );
+    }
+    let _ = writeln!(out, "\nAliases:");
+    for (alias, ids) in aliases() {
+        let _ = writeln!(out, "  {:<11} {}", alias, ids.join(", "));
+    }
+    out
+}

@@ -1,0 +1,2 @@
+//! Reports (placeholder).
+pub mod list;

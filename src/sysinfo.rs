@@ -1,0 +1,136 @@
+//! The system fingerprint stored with every result: kernel, CPU, memory, shell, libc, and the
+//! patchbench build. Read from `uname(2)`, `/proc` and the build script; never fails (a value
+//! that cannot be read is recorded as "unknown").
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Everything about the machine and software that can change a benchmark's score.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SystemInfo {
+    pub hostname: String,
+    /// `uname -s` (`Linux`).
+    pub os: String,
+    /// `uname -r`: the kernel release, the thing a base-vs-patched comparison varies.
+    pub kernel_release: String,
+    /// `uname -v`: build number and date of the kernel.
+    pub kernel_version: String,
+    /// `uname -m`.
+    pub machine: String,
+    pub cpu_model: String,
+    /// Online CPUs (`sysconf(_SC_NPROCESSORS_ONLN)`).
+    pub cpus: u32,
+    pub memory_bytes: u64,
+    /// Where `/bin/sh` resolves to (dash and bash give different shell-test scores).
+    pub bin_sh: String,
+    pub libc: String,
+    /// The locale the shell tests ran under.
+    pub lang: String,
+    /// cpufreq governor of CPU 0, when the kernel exposes one.
+    #[serde(default)]
+    pub cpufreq_governor: Option<String>,
+    pub patchbench_version: String,
+    pub patchbench_commit: String,
+    pub rustc: String,
+    /// `release` or `debug`: a debug build's numbers are not comparable.
+    pub build_profile: String,
+    /// Anything else worth keeping (filesystems of directories used, …).
+    #[serde(default)]
+    pub extra: BTreeMap<String, String>,
+}
+
+const UNKNOWN: &str = "unknown";
+
+impl SystemInfo {
+    /// Reads the fingerprint of the machine this process runs on.
+    pub fn collect() -> SystemInfo {
+        let uts = nix::sys::utsname::uname().ok();
+        let field = |f: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| -> String {
+            uts.as_ref()
+                .map(|u| f(u).to_string_lossy().into_owned())
+                .unwrap_or_else(|| UNKNOWN.to_string())
+        };
+        SystemInfo {
+            hostname: field(|u| u.nodename()),
+            os: field(|u| u.sysname()),
+            kernel_release: field(|u| u.release()),
+            kernel_version: field(|u| u.version()),
+            machine: field(|u| u.machine()),
+            cpu_model: cpu_model().unwrap_or_else(|| UNKNOWN.to_string()),
+            cpus: online_cpus(),
+            memory_bytes: memory_bytes().unwrap_or(0),
+            bin_sh: std::fs::canonicalize("/bin/sh")
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| UNKNOWN.to_string()),
+            libc: libc_version(),
+            lang: std::env::var("LC_ALL")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .or_else(|| std::env::var("LANG").ok())
+                .unwrap_or_else(|| "C".to_string()),
+            cpufreq_governor: std::fs::read_to_string(
+                "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            )
+            .ok()
+            .map(|s| s.trim().to_string()),
+            patchbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            patchbench_commit: env!("PATCHBENCH_GIT_COMMIT").to_string(),
+            rustc: env!("PATCHBENCH_RUSTC").to_string(),
+            build_profile: env!("PATCHBENCH_PROFILE").to_string(),
+            extra: BTreeMap::new(),
+        }
+    }
+}
+
+/// Number of online CPUs, at least 1.
+pub fn online_cpus() -> u32 {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n < 1 {
+        1
+    } else {
+        n as u32
+    }
+}
+
+fn cpu_model() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    text.lines()
+        .find(|l| l.starts_with("model name") || l.starts_with("Processor") || l.starts_with("cpu model"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+fn memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn libc_version() -> String {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: gnu_get_libc_version returns a pointer to a static NUL-terminated string.
+        let v = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+        format!("glibc {}", v.to_string_lossy())
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        UNKNOWN.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collect_fills_the_basics() {
+        let s = SystemInfo::collect();
+        assert!(s.cpus >= 1);
+        assert!(!s.kernel_release.is_empty());
+        assert!(s.memory_bytes > 0);
+        assert_eq!(s.patchbench_version, env!("CARGO_PKG_VERSION"));
+    }
+}
