@@ -77,9 +77,64 @@ impl SystemInfo {
             patchbench_commit: env!("PATCHBENCH_GIT_COMMIT").to_string(),
             rustc: env!("PATCHBENCH_RUSTC").to_string(),
             build_profile: env!("PATCHBENCH_PROFILE").to_string(),
-            extra: BTreeMap::new(),
+            extra: cpu_extra(),
         }
     }
+}
+
+/// UnixBench's descriptions of the x86 CPU flags it reports (unixbench.md §3.4).
+const FLAG_NAMES: &[(&str, &str)] = &[
+    ("pae", "Physical Address Ext"),
+    ("sep", "SYSENTER/SYSEXIT"),
+    ("syscall", "SYSCALL/SYSRET"),
+    ("mmx", "MMX"),
+    ("mmxext", "AMD MMX"),
+    ("cxmmx", "Cyrix MMX"),
+    ("xmm", "Streaming SIMD"),
+    ("xmm2", "Streaming SIMD-2"),
+    ("xmm3", "Streaming SIMD-3"),
+    ("ht", "Hyper-Threading"),
+    ("ia64", "IA-64 processor"),
+    ("lm", "x86-64"),
+    ("vmx", "Intel virtualization"),
+    ("svm", "AMD virtualization"),
+];
+
+/// BogoMIPS and the described CPU flags of the first CPU, and the OS name, for the report.
+fn cpu_extra() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Ok(text) = std::fs::read_to_string("/proc/cpuinfo") {
+        let value = |key: &str| {
+            text.lines()
+                .find(|l| {
+                    l.split(':')
+                        .next()
+                        .map(str::trim)
+                        .is_some_and(|k| k.eq_ignore_ascii_case(key))
+                })
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        };
+        if let Some(b) = value("bogomips") {
+            out.insert("bogomips".to_string(), b);
+        }
+        if let Some(flags) = value("flags").or_else(|| value("Features")) {
+            let have: Vec<&str> = flags.split_whitespace().collect();
+            let described: Vec<&str> = FLAG_NAMES
+                .iter()
+                .filter(|(f, _)| have.contains(f))
+                .map(|(_, d)| *d)
+                .collect();
+            out.insert("cpu_flags".to_string(), described.join(", "));
+        }
+    }
+    let os = if cfg!(target_os = "linux") {
+        "GNU/Linux"
+    } else {
+        std::env::consts::OS
+    };
+    out.insert("os_name".to_string(), os.to_string());
+    out
 }
 
 /// Number of online CPUs, at least 1.
@@ -96,7 +151,9 @@ pub fn online_cpus() -> u32 {
 fn cpu_model() -> Option<String> {
     let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     text.lines()
-        .find(|l| l.starts_with("model name") || l.starts_with("Processor") || l.starts_with("cpu model"))
+        .find(|l| {
+            l.starts_with("model name") || l.starts_with("Processor") || l.starts_with("cpu model")
+        })
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_string())
 }

@@ -1,2 +1,4 @@
-//! Reports (placeholder).
+//! Reports: the UnixBench text report and the test list.
+
 pub mod list;
+pub mod unixbench_text;

@@ -1,3 +1,257 @@
-//! The runner (placeholder).
+//! `patchbench run`: validates the request, makes the private working directory, runs every
+//! test at every copy count pass by pass, scores the passes, and hands the growing result to
+//! the report, the JSON file and the store.
+//!
+//! Order as UnixBench: for each copy count, every selected test; for each test, its passes;
+//! before each pass, unless settle is off, `sync; sleep 1; sync; sleep 2`.
+
+pub mod limits;
+pub mod pass;
+pub mod progress;
+pub mod record;
 pub mod scoring;
-pub fn run_command(_args: &crate::cli::RunArgs) -> anyhow::Result<i32> { Ok(0) }
+pub mod signals;
+
+use crate::cli::{check_dir, RunArgs};
+use crate::error::{usage, Interrupted};
+use crate::result::{RunRecord, RunSink};
+use crate::workloads::catalog::{self, TestSpec};
+use crate::workloads::shell_scripts;
+use pass::{run_pass, PassPlan};
+use signals::Signals;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Settings of a run after defaults and profiles are applied.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub tests: Vec<&'static TestSpec>,
+    pub copies: Vec<u32>,
+    /// Passes for every test, or None for UnixBench's 10 long / 3 short.
+    pub passes: Option<u32>,
+    /// Duration for every test, or None for each test's own.
+    pub duration: Option<f64>,
+    pub settle: bool,
+    pub profile: &'static str,
+    pub dir: PathBuf,
+}
+
+impl Plan {
+    /// Builds the plan from the command line, rejecting bad input before anything starts.
+    pub fn from_args(args: &RunArgs) -> anyhow::Result<Plan> {
+        let words: Vec<String> = args.tests.iter().chain(&args.tests_opt).cloned().collect();
+        let selection = if words.is_empty() {
+            "index".to_string()
+        } else {
+            words.join(",")
+        };
+        let tests = match catalog::select(&selection) {
+            Ok(t) => t,
+            Err(msg) => return usage(msg),
+        };
+        let copies = if args.copies.is_empty() {
+            let cpus = crate::sysinfo::online_cpus();
+            if cpus > 1 {
+                vec![1, cpus]
+            } else {
+                vec![1]
+            }
+        } else {
+            args.copies.clone()
+        };
+        let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+        check_dir(&dir)?;
+        let (mut passes, mut duration, mut settle, mut profile) =
+            (None, None, !args.no_settle, "unixbench");
+        if args.quick {
+            passes = Some(1);
+            duration = Some(2.0);
+            settle = false;
+            profile = "quick";
+        }
+        if args.passes.is_some() {
+            passes = args.passes;
+        }
+        if args.duration.is_some() {
+            duration = args.duration;
+        }
+        if profile == "unixbench" && (passes.is_some() || duration.is_some() || !settle) {
+            profile = "custom";
+        }
+        Ok(Plan {
+            tests,
+            copies,
+            passes,
+            duration,
+            settle,
+            profile,
+            dir,
+        })
+    }
+
+    pub fn passes_for(&self, t: &TestSpec) -> u32 {
+        self.passes
+            .unwrap_or_else(|| catalog::passes_for(t.repeat, None))
+    }
+
+    pub fn duration_for(&self, t: &TestSpec) -> f64 {
+        self.duration.unwrap_or(t.duration)
+    }
+}
+
+/// Runs `patchbench run`; returns the exit status.
+pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
+    let plan = Plan::from_args(args)?;
+    if let Some(json) = &args.json {
+        check_output_path(json)?;
+    }
+    let worker = limits::worker_program()?;
+    let max_copies = plan.copies.iter().copied().max().unwrap_or(1) as u64;
+    let max_procs = plan
+        .tests
+        .iter()
+        .map(|t| t.procs_per_copy)
+        .max()
+        .unwrap_or(1) as u64;
+    limits::check_process_limit(max_copies * max_procs, "this run")?;
+    let signals = Signals::install()?;
+    let workdir = tempfile::Builder::new()
+        .prefix("patchbench-")
+        .tempdir_in(&plan.dir)
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create a private directory in {}: {e}",
+                plan.dir.display()
+            )
+        })?;
+    shell_scripts::install(workdir.path())?;
+
+    let mut sink = crate::store::sink(&args.store)?;
+    let mut record = record::new_record(&plan, args.store.label.clone());
+    if let Some(s) = sink.as_mut() {
+        if let Some(id) = s.started(&record)? {
+            record
+                .extra
+                .insert("store_id".into(), serde_json::Value::String(id));
+        }
+    }
+    let mut progress = progress::Progress::new();
+    let outcome = run_all(
+        &plan,
+        &worker,
+        workdir.path(),
+        &signals,
+        &mut record,
+        &mut sink,
+        &mut progress,
+    );
+    progress.finish();
+    // The private directory goes whatever happened.
+    drop(workdir);
+
+    let interrupted = outcome
+        .as_ref()
+        .err()
+        .and_then(|e| e.downcast_ref::<Interrupted>())
+        .is_some();
+    record.incomplete = outcome.is_err();
+    record::finish(&mut record);
+    if let Some(e) = outcome.as_ref().err() {
+        record
+            .extra
+            .insert("error".into(), serde_json::Value::String(e.to_string()));
+    }
+    if let Some(s) = sink.as_mut() {
+        s.finished(&record)?;
+    }
+    if let Some(json) = &args.json {
+        record.write_json(json)?;
+    }
+    if !record.tests.is_empty() || !interrupted {
+        print!("{}", crate::report::unixbench_text::render(&record));
+    }
+    outcome.map(|_| 0)
+}
+
+fn run_all(
+    plan: &Plan,
+    worker: &std::path::Path,
+    workdir: &std::path::Path,
+    signals: &Signals,
+    record: &mut RunRecord,
+    sink: &mut Option<Box<dyn RunSink>>,
+    progress: &mut progress::Progress,
+) -> anyhow::Result<()> {
+    for &copies in &plan.copies {
+        record::begin_block(record, copies);
+        for &spec in &plan.tests {
+            let passes = plan.passes_for(spec);
+            let duration = plan.duration_for(spec);
+            let mut results = Vec::with_capacity(passes as usize);
+            for pass in 1..=passes {
+                if plan.settle {
+                    settle(signals)?;
+                }
+                let p = PassPlan {
+                    spec,
+                    copies,
+                    pass,
+                    passes,
+                    duration,
+                    settle: plan.settle,
+                    worker,
+                    workdir,
+                };
+                let samples = run_pass(&p, signals, &mut |elapsed| {
+                    progress.show(spec, copies, pass, passes, (duration - elapsed).max(0.0))
+                })?;
+                results.push(scoring::combine_copies(pass, samples, spec.timebase));
+            }
+            let result = scoring::combine_passes(spec, copies, duration, results);
+            record::add_test(record, result);
+            if let Some(s) = sink.as_mut() {
+                s.progress(record)?;
+            }
+        }
+        record::end_block(record, copies);
+    }
+    Ok(())
+}
+
+/// UnixBench's `sync; sleep 1; sync; sleep 2` before a pass.
+fn settle(signals: &Signals) -> Result<(), Interrupted> {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    signals.sleep(Duration::from_secs(1))?;
+    unsafe { libc::sync() };
+    signals.sleep(Duration::from_secs(2))
+}
+
+/// Rejects an output file whose directory does not exist or is not writable, before running.
+pub fn check_output_path(path: &std::path::Path) -> anyhow::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return usage(format!(
+            "{}: directory {} does not exist; create it or write elsewhere",
+            path.display(),
+            parent.display()
+        ));
+    }
+    if path.is_dir() {
+        return usage(format!(
+            "{}: is a directory; give a file name",
+            path.display()
+        ));
+    }
+    if nix::unistd::access(&parent, nix::unistd::AccessFlags::W_OK).is_err() {
+        return usage(format!(
+            "{}: directory {} is not writable; write elsewhere",
+            path.display(),
+            parent.display()
+        ));
+    }
+    Ok(())
+}

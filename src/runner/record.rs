@@ -1,0 +1,161 @@
+//! Building the run's [`RunRecord`] as tests finish: configuration, per-copy-count blocks with
+//! their times, test results, index scores, and the flat metrics `compare` reads.
+
+use super::{scoring, Plan};
+use crate::result::{Direction, Metric, RunRecord, TestResult, SCHEMA};
+use crate::sysinfo::SystemInfo;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// Current time in RFC 3339 (UTC).
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// The filesystem type of `dir`, by statfs magic number (the file tests depend on it).
+pub fn fs_type(dir: &std::path::Path) -> String {
+    match nix::sys::statfs::statfs(dir) {
+        Ok(s) => {
+            let magic = s.filesystem_type().0 as u64;
+            let name = match magic {
+                0x0102_1994 => "tmpfs",
+                0xEF53 => "ext2/3/4",
+                0x5846_5342 => "xfs",
+                0x9123_683E => "btrfs",
+                0x794C_7630 => "overlay",
+                0x6969 => "nfs",
+                0x2FC1_2FC1 => "zfs",
+                0x6573_5546 => "fuse",
+                _ => "",
+            };
+            if name.is_empty() {
+                format!("{magic:#x}")
+            } else {
+                name.to_string()
+            }
+        }
+        Err(_) => "unknown".to_string(),
+    }
+}
+
+/// A record for a run that is about to start.
+pub fn new_record(plan: &Plan, label: Option<String>) -> RunRecord {
+    let mut config = BTreeMap::new();
+    config.insert(
+        "tests".into(),
+        json!(plan.tests.iter().map(|t| t.id).collect::<Vec<_>>()),
+    );
+    config.insert("copies".into(), json!(plan.copies));
+    config.insert("passes".into(), json!(plan.passes));
+    config.insert("duration".into(), json!(plan.duration));
+    config.insert("settle".into(), json!(plan.settle));
+    config.insert("profile".into(), json!(plan.profile));
+    config.insert("dir".into(), json!(plan.dir.display().to_string()));
+    config.insert("dir_fstype".into(), json!(fs_type(&plan.dir)));
+    let mut system = SystemInfo::collect();
+    system.lang = "en_US.utf8".into();
+    RunRecord {
+        schema: SCHEMA.to_string(),
+        kind: "unixbench".to_string(),
+        label,
+        source: Some("patchbench".to_string()),
+        system,
+        config,
+        started_at: now_rfc3339(),
+        finished_at: String::new(),
+        tests: Vec::new(),
+        indexes: Vec::new(),
+        metrics: Vec::new(),
+        extra: BTreeMap::new(),
+        incomplete: false,
+    }
+}
+
+fn blocks(record: &mut RunRecord) -> &mut Vec<Value> {
+    let v = record
+        .extra
+        .entry("blocks".into())
+        .or_insert_with(|| json!([]));
+    if !v.is_array() {
+        *v = json!([]);
+    }
+    v.as_array_mut().expect("just made an array")
+}
+
+/// Marks the start of the block of tests at `copies` copies.
+pub fn begin_block(record: &mut RunRecord, copies: u32) {
+    let now = now_rfc3339();
+    blocks(record).push(json!({"copies": copies, "started_at": now, "finished_at": null}));
+}
+
+/// Marks the end of the block at `copies` copies.
+pub fn end_block(record: &mut RunRecord, copies: u32) {
+    let now = now_rfc3339();
+    if let Some(b) = blocks(record)
+        .iter_mut()
+        .rev()
+        .find(|b| b["copies"] == json!(copies))
+    {
+        b["finished_at"] = json!(now);
+    }
+}
+
+/// Appends a finished test and recomputes the index scores and metrics.
+pub fn add_test(record: &mut RunRecord, result: TestResult) {
+    record.tests.push(result);
+    let mut copies: Vec<u32> = record.tests.iter().map(|t| t.copies).collect();
+    copies.dedup();
+    let refs: Vec<&TestResult> = record.tests.iter().collect();
+    record.indexes = copies
+        .iter()
+        .filter_map(|&c| scoring::index_score(&refs, c))
+        .collect();
+    record.metrics = metrics(record);
+}
+
+/// Sets the end time and closes any block left open by an interruption.
+pub fn finish(record: &mut RunRecord) {
+    let now = now_rfc3339();
+    for b in blocks(record).iter_mut() {
+        if b["finished_at"].is_null() {
+            b["finished_at"] = json!(now);
+        }
+    }
+    record.finished_at = now;
+}
+
+/// The flat metrics of a UnixBench record: `unixbench.score` per test and copy count (samples:
+/// the kept passes' rates) and `unixbench.index` per copy count.
+pub fn metrics(record: &RunRecord) -> Vec<Metric> {
+    let mut out = Vec::new();
+    for t in &record.tests {
+        let mut params = BTreeMap::new();
+        params.insert("test".to_string(), t.test.clone());
+        params.insert("copies".to_string(), t.copies.to_string());
+        out.push(Metric {
+            name: "unixbench.score".into(),
+            params,
+            title: t.name.clone(),
+            unit: t.unit.clone(),
+            direction: Direction::HigherIsBetter,
+            value: t.score,
+            samples: t.passes.iter().filter(|p| p.kept).map(|p| p.rate).collect(),
+        });
+    }
+    for i in &record.indexes {
+        let mut params = BTreeMap::new();
+        params.insert("copies".to_string(), i.copies.to_string());
+        out.push(Metric {
+            name: "unixbench.index".into(),
+            params,
+            title: format!("{} Index Score", i.category),
+            unit: "index".into(),
+            direction: Direction::HigherIsBetter,
+            value: i.score,
+            samples: Vec::new(),
+        });
+    }
+    out
+}

@@ -1,0 +1,116 @@
+//! Pipe-based Context Switching (`context1`, unixbench.md §4.8).
+//!
+//! Two pipes and a fork. The parent writes its loop counter (8 bytes) down pipe 1 and reads
+//! the child's echo from pipe 2, checking it equals the counter; the child reads pipe 1,
+//! checks the value against its own counter and writes it back on pipe 2. Every round trip
+//! forces two wake-ups. At the deadline the parent stops, closes pipe 1 so the child sees
+//! EOF and exits, and reaps it: the copy's time includes that tail, as UnixBench's does.
+//! The count is the parent's round trips (UnixBench keeps the child's, which equals it or
+//! exceeds it by one). Unit: lps over wall time. Baseline 4000 lps.
+
+use super::timer::{os_error, stopped};
+
+fn pipe() -> std::io::Result<[libc::c_int; 2]> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe() writes.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(os_error("pipe"));
+    }
+    Ok(fds)
+}
+
+fn write_u64(fd: libc::c_int, v: u64) -> bool {
+    let bytes = v.to_ne_bytes();
+    // SAFETY: 8 valid bytes.
+    unsafe { libc::write(fd, bytes.as_ptr().cast(), 8) == 8 }
+}
+
+fn read_u64(fd: libc::c_int) -> Option<u64> {
+    let mut bytes = [0u8; 8];
+    // SAFETY: room for 8 bytes.
+    let n = unsafe { libc::read(fd, bytes.as_mut_ptr().cast(), 8) };
+    (n == 8).then(|| u64::from_ne_bytes(bytes))
+}
+
+/// The child's side: echo until EOF; exits the process.
+fn child(from_parent: libc::c_int, to_parent: libc::c_int) -> ! {
+    let mut counter: u64 = 0;
+    let code = loop {
+        match read_u64(from_parent) {
+            None => break 0,                    // EOF: the parent is done.
+            Some(v) if v != counter => break 2, // "Slave sync error"
+            Some(v) => {
+                if !write_u64(to_parent, v) {
+                    break 0; // EPIPE: the parent is gone.
+                }
+            }
+        }
+        counter += 1;
+    };
+    // SAFETY: leave without the parent's exit handlers.
+    unsafe { libc::_exit(code) }
+}
+
+/// Runs the ping-pong until the stop flag is set; returns the number of round trips.
+pub fn run() -> std::io::Result<u64> {
+    // SAFETY: ignoring SIGPIPE so a vanished peer shows as an error code, not a kill.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let p1 = pipe()?; // parent -> child
+    let p2 = pipe()?; // child -> parent
+                      // SAFETY: the worker is single-threaded.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(os_error("fork"));
+    }
+    if pid == 0 {
+        // SAFETY: the child kills itself if the worker dies, and closes the ends it does not use.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            libc::close(p1[1]);
+            libc::close(p2[0]);
+        }
+        child(p1[0], p2[1]);
+    }
+    // SAFETY: closing the child's ends in the parent.
+    unsafe {
+        libc::close(p1[0]);
+        libc::close(p2[1]);
+    }
+    let mut counter: u64 = 0;
+    let mut failure = None;
+    while !stopped() {
+        if !write_u64(p1[1], counter) {
+            failure = Some(os_error("write to child"));
+            break;
+        }
+        match read_u64(p2[0]) {
+            Some(v) if v == counter => counter += 1,
+            Some(v) => {
+                failure = Some(std::io::Error::other(format!(
+                    "master sync error: expected {counter}, got {v}"
+                )));
+                break;
+            }
+            None => {
+                failure = Some(os_error("read from child"));
+                break;
+            }
+        }
+    }
+    // SAFETY: closing our ends lets the child see EOF; then reap it.
+    let mut status: libc::c_int = 0;
+    unsafe {
+        libc::close(p1[1]);
+        libc::close(p2[0]);
+        libc::waitpid(pid, &mut status, 0);
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if status != 0 {
+        return Err(std::io::Error::other(format!(
+            "context1 child failed (slave sync error), wait status {status:#x}"
+        )));
+    }
+    Ok(counter)
+}

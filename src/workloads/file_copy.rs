@@ -1,0 +1,233 @@
+//! File Copy (`fstime`, `fsbuffer`, `fsdisk`: UnixBench's `fstime -c`, unixbench.md §4.4–4.6).
+//!
+//! In the private working directory, per copy `dummy0-<pid>` and `dummy1-<pid>`. Three phases,
+//! each after `sync` and settle pauses: write the `maxblocks` KiB file over and over in
+//! `bufsize` writes (the deadline is checked only after a whole file, so the phase overruns);
+//! read it back in `bufsize` reads, rewinding at EOF; then copy it into the second file buffer
+//! by buffer, rewinding both at EOF. Only the copy phase is the score. Bytes are counted in
+//! 256-byte units, a short transfer rounded to the nearest unit; the rate is
+//! `counts / (seconds × 4)` truncated to whole KiB/s, divided by the phase's own time.
+//!
+//! The write and read phases run 2 s each (or the test duration, if shorter). With settle off
+//! (`--quick`, `--no-settle`) the internal pauses are skipped; `sync` still runs.
+//! Unit: KBps. Baselines: 3960 (1024/2000), 1655 (256/500), 5800 (4096/8000).
+
+use super::timer::{arm, os_error, stopped};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+/// 256-byte accounting unit of fstime.
+const COUNTSIZE: usize = 256;
+
+/// Buffer size and file size (in 1 KiB blocks) of one variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    pub bufsize: usize,
+    pub maxblocks: usize,
+}
+
+/// The geometry of a test id.
+pub fn geometry(test: &str) -> Option<Geometry> {
+    match test {
+        "fstime" => Some(Geometry {
+            bufsize: 1024,
+            maxblocks: 2000,
+        }),
+        "fsbuffer" => Some(Geometry {
+            bufsize: 256,
+            maxblocks: 500,
+        }),
+        "fsdisk" => Some(Geometry {
+            bufsize: 4096,
+            maxblocks: 8000,
+        }),
+        _ => None,
+    }
+}
+
+/// The copy phase's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CopyResult {
+    pub write_kbps: u64,
+    pub read_kbps: u64,
+    pub copy_kbps: u64,
+    /// Seconds the copy phase took.
+    pub seconds: f64,
+}
+
+/// Counts for a transfer of `n` bytes, rounded to the nearest 256-byte unit.
+pub fn counts_for(n: usize) -> u64 {
+    ((n + COUNTSIZE / 2) / COUNTSIZE) as u64
+}
+
+/// KiB/s from 256-byte counts, truncated as fstime does.
+pub fn kbps(counts: u64, seconds: f64) -> u64 {
+    if seconds <= 0.0 {
+        return 0;
+    }
+    (counts as f64 / (seconds * 4.0)) as u64
+}
+
+fn settle(first: u64, second: u64, enabled: bool) {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    if enabled {
+        std::thread::sleep(Duration::from_secs(first));
+    }
+    unsafe { libc::sync() };
+    if enabled {
+        std::thread::sleep(Duration::from_secs(second));
+    }
+}
+
+fn rewind(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: lseek on our own descriptor.
+    if unsafe { libc::lseek(fd, 0, libc::SEEK_SET) } < 0 {
+        return Err(os_error("lseek"));
+    }
+    Ok(())
+}
+
+fn write_phase(fd: RawFd, buf: &[u8], g: Geometry, t: Duration) -> std::io::Result<u64> {
+    let writes = g.maxblocks * 1024 / g.bufsize;
+    let per_buf = counts_for(g.bufsize);
+    let mut counts = 0;
+    rewind(fd)?;
+    arm(t)?;
+    let start = Instant::now();
+    while !stopped() {
+        for _ in 0..writes {
+            // SAFETY: buf holds bufsize bytes.
+            let n = unsafe { libc::write(fd, buf.as_ptr().cast(), g.bufsize) };
+            if n != g.bufsize as isize {
+                return Err(os_error("write"));
+            }
+            counts += per_buf;
+        }
+        rewind(fd)?;
+    }
+    Ok(kbps(counts, start.elapsed().as_secs_f64()))
+}
+
+fn read_phase(fd: RawFd, buf: &mut [u8], g: Geometry, t: Duration) -> std::io::Result<u64> {
+    let per_buf = counts_for(g.bufsize);
+    let mut counts = 0;
+    rewind(fd)?;
+    arm(t)?;
+    let start = Instant::now();
+    while !stopped() {
+        // SAFETY: buf has room for bufsize bytes.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), g.bufsize) };
+        if n < 0 {
+            return Err(os_error("read"));
+        }
+        if (n as usize) < g.bufsize {
+            counts += counts_for(n as usize);
+            rewind(fd)?;
+        } else {
+            counts += per_buf;
+        }
+    }
+    Ok(kbps(counts, start.elapsed().as_secs_f64()))
+}
+
+fn copy_phase(
+    src: RawFd,
+    dst: RawFd,
+    buf: &mut [u8],
+    g: Geometry,
+    t: Duration,
+) -> std::io::Result<(u64, f64)> {
+    let mut counts = 0;
+    rewind(src)?;
+    rewind(dst)?;
+    arm(t)?;
+    let start = Instant::now();
+    while !stopped() {
+        // SAFETY: buf has room for bufsize bytes.
+        let n = unsafe { libc::read(src, buf.as_mut_ptr().cast(), g.bufsize) };
+        if n < 0 {
+            return Err(os_error("read"));
+        }
+        if n == 0 {
+            rewind(src)?;
+            rewind(dst)?;
+            continue;
+        }
+        // SAFETY: n bytes of buf were just filled.
+        let w = unsafe { libc::write(dst, buf.as_ptr().cast(), n as usize) };
+        if w != n {
+            return Err(os_error("write"));
+        }
+        counts += counts_for(n as usize);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    Ok((kbps(counts, seconds), seconds))
+}
+
+fn open_rw(name: &str) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(name)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("create {name}: {e}")))
+}
+
+/// Runs the three phases in the current directory; `duration` is the copy phase's length.
+pub fn run(g: Geometry, duration: Duration, settle_pauses: bool) -> std::io::Result<CopyResult> {
+    let pid = std::process::id();
+    let (name0, name1) = (format!("dummy0-{pid}"), format!("dummy1-{pid}"));
+    let result = (|| {
+        let f = open_rw(&name0)?;
+        let g2 = open_rw(&name1)?;
+        let mut buf: Vec<u8> = (0..g.bufsize).map(|i| (i & 0xff) as u8).collect();
+        let pre = duration.min(Duration::from_secs(2));
+        settle(2, 2, settle_pauses);
+        let write_kbps = write_phase(f.as_raw_fd(), &buf, g, pre)?;
+        settle(2, 2, settle_pauses);
+        let read_kbps = read_phase(f.as_raw_fd(), &mut buf, g, pre)?;
+        settle(2, 1, settle_pauses);
+        let (copy_kbps, seconds) =
+            copy_phase(f.as_raw_fd(), g2.as_raw_fd(), &mut buf, g, duration)?;
+        Ok(CopyResult {
+            write_kbps,
+            read_kbps,
+            copy_kbps,
+            seconds,
+        })
+    })();
+    let _ = std::fs::remove_file(&name0);
+    let _ = std::fs::remove_file(&name1);
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accounting_matches_fstime() {
+        assert_eq!(counts_for(1024), 4);
+        assert_eq!(counts_for(256), 1);
+        assert_eq!(counts_for(127), 0);
+        assert_eq!(counts_for(128), 1);
+        assert_eq!(counts_for(4096), 16);
+        // 4000 counts of 256 B = 1,024,000 B = 1000 KiB in 2 s = 500 KiB/s.
+        assert_eq!(kbps(4000, 2.0), 500);
+        // Truncation, not rounding.
+        assert_eq!(kbps(4001, 2.0), 500);
+        assert_eq!(kbps(10, 0.0), 0);
+    }
+
+    #[test]
+    fn geometries_are_unixbench_sizes() {
+        let g = geometry("fsdisk").unwrap();
+        assert_eq!(g.maxblocks * 1024, 8_192_000);
+        assert_eq!(geometry("fsbuffer").unwrap().maxblocks * 1024, 512_000);
+        assert!(geometry("pipe").is_none());
+    }
+}
