@@ -149,11 +149,6 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     // The private directory goes whatever happened.
     drop(workdir);
 
-    let interrupted = outcome
-        .as_ref()
-        .err()
-        .and_then(|e| e.downcast_ref::<Interrupted>())
-        .is_some();
     record.incomplete = outcome.is_err();
     record::finish(&mut record);
     if let Some(e) = outcome.as_ref().err() {
@@ -167,7 +162,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(json) = &args.json {
         record.write_json(json)?;
     }
-    if !record.tests.is_empty() || !interrupted {
+    if !record.tests.is_empty() {
         print!("{}", crate::report::unixbench_text::render(&record));
     }
     outcome.map(|_| 0)
