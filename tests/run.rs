@@ -24,7 +24,17 @@ fn full_index_prints_the_report_and_keeps_every_sample() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let out = bin()
-        .args(["run", "--copies", "1", "--passes", "1", "--duration", "0.5", "--no-settle", "--no-store"])
+        .args([
+            "run",
+            "--copies",
+            "1",
+            "--passes",
+            "1",
+            "--duration",
+            "0.5",
+            "--no-settle",
+            "--no-store",
+        ])
         .arg("--dir")
         .arg(dir.path())
         .arg("--json")
@@ -32,17 +42,26 @@ fn full_index_prints_the_report_and_keeps_every_sample() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.starts_with("   BYTE UNIX Benchmarks (Version 6.0.0)\n"));
     assert!(stdout.contains("running 1 parallel copy of tests\n"));
-    let result_line = regex::Regex::new(r"(?m)^(.*\S)\s+(\d+\.\d)\s+(\S+)\s+\((\d+\.\d) s, (\d+) samples\)$").unwrap();
+    let result_line =
+        regex::Regex::new(r"(?m)^(.*\S)\s+(\d+\.\d)\s+(\S+)\s+\((\d+\.\d) s, (\d+) samples\)$")
+            .unwrap();
     assert_eq!(result_line.find_iter(&stdout).count(), 12, "{stdout}");
     assert!(stdout.contains("System Benchmarks Index Values"));
     let score = regex::Regex::new(r"(?m)^System Benchmarks Index Score\s+(\d+\.\d)$").unwrap();
-    let index: f64 = score.captures(&stdout).expect("index score line")[1].parse().unwrap();
+    let index: f64 = score.captures(&stdout).expect("index score line")[1]
+        .parse()
+        .unwrap();
     assert!(index > 0.0);
 
-    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(record["schema"], "patchbench.run/1");
     let tests = record["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 12);
@@ -51,15 +70,24 @@ fn full_index_prints_the_report_and_keeps_every_sample() {
         assert_eq!(passes.len(), 1);
         let copies = passes[0]["copies"].as_array().unwrap();
         assert_eq!(copies.len(), 1);
-        assert!(copies[0]["count"].as_f64().unwrap() > 0.0, "{} counted nothing", t["test"]);
+        assert!(
+            copies[0]["count"].as_f64().unwrap() > 0.0,
+            "{} counted nothing",
+            t["test"]
+        );
         assert!(copies[0]["wall_seconds"].as_f64().unwrap() > 0.0);
         assert!(t["score"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(record["indexes"][0]["full"], true);
     assert_eq!(record["metrics"].as_array().unwrap().len(), 13);
-    assert!(record["system"]["kernel_release"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(record["system"]["kernel_release"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty()));
     // The private directory is gone, and nothing else was left in --dir.
-    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("out.json")]);
 }
 
@@ -68,14 +96,26 @@ fn copies_are_summed() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     bin()
-        .args(["run", "syscall", "--copies", "2", "--passes", "2", "--duration", "0.3", "--no-settle", "--no-store"])
+        .args([
+            "run",
+            "syscall",
+            "--copies",
+            "2",
+            "--passes",
+            "2",
+            "--duration",
+            "0.3",
+            "--no-settle",
+            "--no-store",
+        ])
         .arg("--dir")
         .arg(dir.path())
         .arg("--json")
         .arg(&json)
         .assert()
         .success();
-    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let t = &record["tests"][0];
     assert_eq!(t["copies"], 2);
     for p in t["passes"].as_array().unwrap() {
@@ -83,7 +123,11 @@ fn copies_are_summed() {
         assert_eq!(copies.len(), 2);
         let sum: f64 = copies.iter().map(|c| c["count"].as_f64().unwrap()).sum();
         assert_eq!(p["count"].as_f64().unwrap(), sum);
-        let mean = copies.iter().map(|c| c["seconds"].as_f64().unwrap()).sum::<f64>() / 2.0;
+        let mean = copies
+            .iter()
+            .map(|c| c["seconds"].as_f64().unwrap())
+            .sum::<f64>()
+            / 2.0;
         assert!((p["time"].as_f64().unwrap() - mean).abs() < 1e-9);
     }
 }
@@ -94,7 +138,11 @@ fn assert_usage_error(args: &[&str], needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(needle), "{args:?}: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(out.stdout.is_empty(), "nothing may start: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "nothing may start: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
@@ -104,21 +152,36 @@ fn bad_input_is_one_clear_line_and_exit_2() {
     assert_usage_error(&["run", "--copies", "x"], "not a copy count");
     assert_usage_error(&["run", "--duration", "soon"], "not a number of seconds");
     assert_usage_error(&["run", "--duration", "-1"], "");
-    assert_usage_error(&["run", "pipe", "--dir", "/nonexistent/patchbench"], "no such directory");
-    assert_usage_error(&["run", "pipe", "--json", "/nonexistent/dir/out.json"], "does not exist");
+    assert_usage_error(
+        &["run", "pipe", "--dir", "/nonexistent/patchbench"],
+        "no such directory",
+    );
+    assert_usage_error(
+        &["run", "pipe", "--json", "/nonexistent/dir/out.json"],
+        "does not exist",
+    );
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("link");
     std::os::unix::fs::symlink(dir.path(), &link).unwrap();
-    assert_usage_error(&["run", "pipe", "--dir", link.to_str().unwrap()], "symbolic link");
+    assert_usage_error(
+        &["run", "pipe", "--dir", link.to_str().unwrap()],
+        "symbolic link",
+    );
     let file = dir.path().join("file");
     std::fs::write(&file, "x").unwrap();
-    assert_usage_error(&["run", "pipe", "--dir", file.to_str().unwrap()], "not a directory");
+    assert_usage_error(
+        &["run", "pipe", "--dir", file.to_str().unwrap()],
+        "not a directory",
+    );
 }
 
 #[test]
 fn a_directory_that_refuses_files_is_an_error_not_a_panic() {
     // /proc refuses new directories even for root.
-    let out = bin().args(["run", "pipe", "--dir", "/proc", "--no-store"]).output().unwrap();
+    let out = bin()
+        .args(["run", "pipe", "--dir", "/proc", "--no-store"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("/proc"), "{stderr}");
@@ -129,7 +192,9 @@ fn a_directory_that_refuses_files_is_an_error_not_a_panic() {
 fn processes_mentioning(needle: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
         if pid == std::process::id() {
             continue;
         }
@@ -145,7 +210,18 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
 /// Starts a long run in `dir`, waits until its workers are running, and returns it.
 fn start_long_run(dir: &Path, tests: &str) -> std::process::Child {
     let child = std_bin()
-        .args(["run", tests, "--copies", "2", "--passes", "3", "--duration", "30", "--no-settle", "--no-store"])
+        .args([
+            "run",
+            tests,
+            "--copies",
+            "2",
+            "--passes",
+            "3",
+            "--duration",
+            "30",
+            "--no-settle",
+            "--no-store",
+        ])
         .arg("--dir")
         .arg(dir)
         .stdout(Stdio::piped())
@@ -189,10 +265,18 @@ fn signal_run(signal: i32, expected: i32) {
     let needle = dir.path().to_string_lossy().into_owned();
     let deadline = Instant::now() + Duration::from_secs(1);
     while !processes_mentioning(&needle).is_empty() {
-        assert!(Instant::now() < deadline, "processes left behind: {:?}", processes_mentioning(&needle));
+        assert!(
+            Instant::now() < deadline,
+            "processes left behind: {:?}",
+            processes_mentioning(&needle)
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "files left behind");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "files left behind"
+    );
 }
 
 #[test]
@@ -218,7 +302,10 @@ fn a_crashing_worker_is_named_with_its_signal_and_the_run_does_not_hang() {
     assert_eq!(status.code(), Some(1));
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-    assert!(stderr.contains("pipe") && stderr.contains("SIGKILL"), "{stderr}");
+    assert!(
+        stderr.contains("pipe") && stderr.contains("SIGKILL"),
+        "{stderr}"
+    );
     assert!(processes_mentioning(&needle).is_empty());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
