@@ -206,6 +206,17 @@ impl RunRecord {
     }
 }
 
+/// Receives a run record as it grows, so a store can commit each finished test at once and a
+/// killed run keeps what completed. Every call gets the whole record so far.
+pub trait RunSink {
+    /// The run has started (no results yet). Returns an id for messages, if the sink has one.
+    fn started(&mut self, record: &RunRecord) -> anyhow::Result<Option<String>>;
+    /// One more test (or unit of work) has finished and been appended to the record.
+    fn progress(&mut self, record: &RunRecord) -> anyhow::Result<()>;
+    /// The run has ended (completely, or `record.incomplete` after an interruption).
+    fn finished(&mut self, record: &RunRecord) -> anyhow::Result<()>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,15 +245,4 @@ mod tests {
         let err = RunRecord::from_json("{}").unwrap_err();
         assert!(err.to_string().contains("no \"schema\""));
     }
-}
-
-/// Receives a run record as it grows, so a store can commit each finished test at once and a
-/// killed run keeps what completed. Every call gets the whole record so far.
-pub trait RunSink {
-    /// The run has started (no results yet). Returns an id for messages, if the sink has one.
-    fn started(&mut self, record: &RunRecord) -> anyhow::Result<Option<String>>;
-    /// One more test (or unit of work) has finished and been appended to the record.
-    fn progress(&mut self, record: &RunRecord) -> anyhow::Result<()>;
-    /// The run has ended (completely, or `record.incomplete` after an interruption).
-    fn finished(&mut self, record: &RunRecord) -> anyhow::Result<()>;
 }

@@ -8,8 +8,8 @@ pub fn render() -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<17} {:<40} {:<6} {:>9}  {}",
-        "TEST", "REPORT NAME", "UNIT", "BASELINE", "DESCRIPTION"
+        "{:<17} {:<40} {:<6} {:>9}  DESCRIPTION",
+        "TEST", "REPORT NAME", "UNIT", "BASELINE"
     );
     for t in TESTS {
         let baseline = t
