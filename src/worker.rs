@@ -8,7 +8,8 @@
 //! - stdout carries result lines in UnixBench's style: `COUNT|count|timebase|unit`, optionally
 //!   `TIME|seconds` (self-timed tests), always `WALL|seconds` (from release to the end of the
 //!   work, children reaped), or `ERROR|message` with exit status 1.
-//! - `execl` continues as `patchbench-worker execl-next COUNT START_NS DEADLINE_NS`.
+//! - `execl` replaces the worker with `patchbench-execl 0 START_NS DEADLINE_NS`, which execs
+//!   itself until the deadline and prints the same result lines.
 
 use crate::workloads::{
     catalog, context_switch, dhrystone, execl_throughput, file_copy, pipe_throughput,
@@ -33,13 +34,6 @@ pub fn main(args: Vec<OsString>) -> i32 {
         .collect();
     // SAFETY: prctl with PR_SET_PDEATHSIG only changes this process's own attribute.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    let program = args.first().cloned().unwrap_or_default();
-    if args.get(1).map(String::as_str) == Some(execl_throughput::CONTINUE) {
-        return match execl_throughput::State::parse(&args[2..]) {
-            Some(state) => finish_execl(execl_step(&program, state)),
-            None => fail("execl-next: malformed arguments"),
-        };
-    }
     let (test, seconds, settle) = match args.as_slice() {
         [_, test, secs, settle] => match secs.parse::<f64>() {
             Ok(s) if s > 0.0 => (test.clone(), s, settle == "1"),
@@ -54,6 +48,14 @@ pub fn main(args: Vec<OsString>) -> i32 {
     };
     let duration = Duration::from_secs_f64(seconds);
     // Setup that must not be timed happens before READY.
+    let execl = if test == "execl" {
+        match execl_throughput::program() {
+            Ok(p) => Some(p),
+            Err(e) => return fail(&format!("execl: {e}")),
+        }
+    } else {
+        None
+    };
     let script = match shell_scripts::concurrency(&test) {
         Some(_) => match std::env::current_dir() {
             Ok(d) => Some(d.join("pgms/multi.sh").to_string_lossy().into_owned()),
@@ -65,14 +67,11 @@ pub fn main(args: Vec<OsString>) -> i32 {
         return fail(&format!("start barrier: {e}"));
     }
     let started = Instant::now();
-    if test == "execl" {
+    if let Some(program) = execl {
         let now = execl_throughput::monotonic_ns();
-        let state = execl_throughput::State {
-            count: 0,
-            start_ns: now,
-            deadline_ns: now + duration.as_nanos() as u64,
-        };
-        return finish_execl(execl_step(&program, state));
+        let deadline = now + duration.as_nanos() as u64;
+        let e = execl_throughput::start(&program, now, deadline);
+        return fail(&format!("execl: {e}"));
     }
     let outcome = run_test(&test, duration, settle, script.as_deref());
     let wall = started.elapsed().as_secs_f64();
@@ -141,23 +140,6 @@ fn wait_for_release() -> std::io::Result<()> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
-    }
-}
-
-fn execl_step(
-    program: &str,
-    state: execl_throughput::State,
-) -> std::io::Result<execl_throughput::State> {
-    execl_throughput::step(program, state)
-}
-
-fn finish_execl(result: std::io::Result<execl_throughput::State>) -> i32 {
-    match result {
-        Ok(s) => {
-            let wall = (execl_throughput::monotonic_ns() - s.start_ns) as f64 / 1e9;
-            emit(&format!("COUNT|{}|1|lps\nWALL|{wall}\n", s.count))
-        }
-        Err(e) => fail(&format!("execl: {e}")),
     }
 }
 

@@ -201,7 +201,7 @@ mod tests {
         let r = result("whetstone-double", 5024.7, 9.6, 7);
         assert_eq!(
             test_line(&r),
-            "Double-Precision Whetstone                   5024.7 MWIPS (9.6 s, 7 samples)"
+            "Double-Precision Whetstone                     5024.7 MWIPS (9.6 s, 7 samples)"
         );
     }
 

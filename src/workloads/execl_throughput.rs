@@ -1,10 +1,11 @@
 //! Execl Throughput (`execl`, unixbench.md §4.3).
 //!
-//! The worker replaces itself with a fresh copy of itself, again and again: each image adds
-//! one to the counter, checks the deadline and, if time remains, `execv`s the worker binary
-//! with the counter, the start time and the deadline in its arguments (state travels in argv,
-//! as in UnixBench). The exec'd program is `patchbench-worker`, a small binary of its own, not
-//! the full `patchbench` CLI, so the exec cost is that of a small program.
+//! After the start barrier the worker execs `patchbench-execl` (src/bin/patchbench-execl.rs),
+//! which replaces itself with a fresh copy of itself again and again: each image adds one to
+//! the counter, checks the deadline and, if time remains, `execv`s itself with the counter,
+//! the start time and the deadline in its arguments (state travels in argv, as in UnixBench).
+//! That program uses no Rust runtime (C `main`, libc calls only), so one exec costs about what
+//! an exec of UnixBench's small C program costs, not the start-up of a large binary.
 //!
 //! Differences from UnixBench: the deadline is checked with CLOCK_MONOTONIC in nanoseconds
 //! instead of whole-second `time()`, so a 30 s run lasts 30 s rather than 29–30 s; the rate is
@@ -12,9 +13,8 @@
 
 use super::timer::os_error;
 use std::ffi::CString;
-
-/// The argv[1] marker of a continuation image.
-pub const CONTINUE: &str = "execl-next";
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 /// Nanoseconds on the monotonic clock (shared by every image of the process).
 pub fn monotonic_ns() -> u64 {
@@ -27,49 +27,35 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// State carried from one image to the next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct State {
-    pub count: u64,
-    pub start_ns: u64,
-    pub deadline_ns: u64,
-}
-
-impl State {
-    /// Parses the arguments after the marker: count, start, deadline.
-    pub fn parse(args: &[String]) -> Option<State> {
-        match args {
-            [c, s, d] => Some(State {
-                count: c.parse().ok()?,
-                start_ns: s.parse().ok()?,
-                deadline_ns: d.parse().ok()?,
-            }),
-            _ => None,
-        }
+/// `patchbench-execl`, next to the running program.
+pub fn program() -> std::io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let p = exe.with_file_name("patchbench-execl");
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(std::io::Error::other(format!(
+            "{} is missing; build every binary",
+            p.display()
+        )))
     }
 }
 
-/// One step: counts this image; returns the finished state when the deadline has passed, or
-/// never returns because the process became the next image. An `Err` is a failed exec.
-pub fn step(program: &str, mut state: State) -> std::io::Result<State> {
-    state.count += 1;
-    if monotonic_ns() >= state.deadline_ns {
-        return Ok(state);
-    }
+/// Replaces this process with `patchbench-execl 0 START DEADLINE`; returns only on failure.
+pub fn start(program: &Path, start_ns: u64, deadline_ns: u64) -> std::io::Error {
     let args = [
-        program.to_string(),
-        CONTINUE.to_string(),
-        state.count.to_string(),
-        state.start_ns.to_string(),
-        state.deadline_ns.to_string(),
+        program.as_os_str().as_bytes().to_vec(),
+        b"0".to_vec(),
+        start_ns.to_string().into_bytes(),
+        deadline_ns.to_string().into_bytes(),
     ];
-    let cargs: Vec<CString> = args
-        .iter()
-        .map(|a| CString::new(a.as_bytes()).map_err(std::io::Error::other))
-        .collect::<Result<_, _>>()?;
+    let cargs: Vec<CString> = match args.into_iter().map(CString::new).collect() {
+        Ok(c) => c,
+        Err(e) => return std::io::Error::other(e),
+    };
     let mut argv: Vec<*const libc::c_char> = cargs.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
     // SAFETY: argv is a NULL-terminated array of valid C strings that outlive the call.
     unsafe { libc::execv(cargs[0].as_ptr(), argv.as_ptr()) };
-    Err(os_error(&format!("execv {program}")))
+    os_error(&format!("execv {}", program.display()))
 }
