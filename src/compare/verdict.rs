@@ -75,7 +75,7 @@ pub struct Judgement {
     pub verdict: Verdict,
     /// Welch's t-test p-value (both rules report it when each side has ≥2 samples).
     pub p_value: Option<f64>,
-    /// Bootstrap CI of the relative change of means (0.03 = +3 %).
+    /// Bootstrap CI of the relative change of means (0.03 = +3 %); bootstrap rule only.
     pub ci: Option<ChangeCi>,
     /// Why there is no verdict, when there is none.
     pub reason: Option<String>,
@@ -84,7 +84,11 @@ pub struct Judgement {
 /// Judges new against base.
 pub fn judge(base: &[f64], new: &[f64], direction: Direction, s: &Settings) -> Judgement {
     let p_value = stats::welch_p_value(base, new);
-    let ci = stats::bootstrap_change_ci(base, new, s.resamples, s.confidence, s.seed);
+    // The lkp rule does not use the interval; skipping it keeps big comparisons quick.
+    let ci = match s.rule {
+        Rule::Bootstrap => stats::bootstrap_change_ci(base, new, s.resamples, s.confidence, s.seed),
+        Rule::Lkp => None,
+    };
     let noise = s.noise_pct / 100.0;
     let moved = match s.rule {
         Rule::Lkp => match stats::lkp_shift(base, new, 1.0 + noise) {
