@@ -125,6 +125,9 @@ pub struct CompareArgs {
     /// Bootstrap resamples.
     #[arg(long, value_name = "N", default_value = "10000", value_parser = clap::value_parser!(u32).range(100..))]
     pub resamples: u32,
+    /// Test name for AIM7 and will-it-scale files given as a side (default: file stem).
+    #[arg(long, value_name = "NAME")]
+    pub test: Option<String>,
     /// Seed of the bootstrap (recorded in JSON output; the same seed gives the same CI).
     #[arg(long, value_name = "N", default_value_t = Settings::default().seed)]
     pub seed: u64,
@@ -384,7 +387,8 @@ fn import_files(a: &ImportArgs) -> anyhow::Result<i32> {
 
 /// Resolves one side: comma-separated parts, each a result file, a run id or a label
 /// (`run:ID`, `label:NAME` and `file:PATH` force one reading).
-fn resolve(arg: &str, store_arg: &StoreArg, store: &mut Option<Store>) -> anyhow::Result<Side> {
+fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Result<Side> {
+    let store_arg = &a.store;
     let mut runs = Vec::new();
     for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (kind, value) = match part.split_once(':') {
@@ -394,7 +398,11 @@ fn resolve(arg: &str, store_arg: &StoreArg, store: &mut Option<Store>) -> anyhow
             _ => ("label", part),
         };
         if kind == "file" {
-            let record = import::import_file(Path::new(value), &ImportOptions::default())?;
+            let opts = ImportOptions {
+                label: None,
+                test: a.test.clone(),
+            };
+            let record = import::import_file(Path::new(value), &opts)?;
             runs.push((value.to_string(), record));
             continue;
         }
@@ -435,8 +443,8 @@ fn resolve(arg: &str, store_arg: &StoreArg, store: &mut Option<Store>) -> anyhow
 
 fn compare_sides(a: &CompareArgs) -> anyhow::Result<i32> {
     let mut store = None;
-    let base = resolve(&a.base, &a.store, &mut store)?;
-    let patched = resolve(&a.patched, &a.store, &mut store)?;
+    let base = resolve(&a.base, a, &mut store)?;
+    let patched = resolve(&a.patched, a, &mut store)?;
     let settings = Settings {
         rule: a.rule,
         confidence: a.confidence,
