@@ -140,6 +140,8 @@ pub struct DebugArgs {
     #[arg(long, default_value = "3")]
     pub tests: u32,
     #[arg(long, default_value = "0")]
+    pub stall_after: u32,
+    #[arg(long, default_value = "0")]
     pub pause_ms: u64,
     #[arg(long)]
     pub label: Option<String>,
@@ -176,6 +178,7 @@ pub fn execute(cmd: StoreCommand) -> anyhow::Result<i32> {
                 no_store: false,
             },
             a.tests,
+            a.stall_after,
             a.pause_ms,
         ),
     }

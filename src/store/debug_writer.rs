@@ -1,6 +1,6 @@
 //! TESTING AID, hidden from `--help`: `patchbench debug-slow-writer` saves a synthetic run
 //! through the same [`super::sink`] the runner uses, one fake test at a time, printing
-//! `committed N` after each commit and pausing between tests. `tests/store.rs` kills it with
+//! `committed N` after each commit, and stalling after a chosen one. `tests/store.rs` kills it with
 //! SIGKILL mid-run and runs two at once against one store. It measures nothing.
 
 use crate::cli::StoreOpts;
@@ -8,8 +8,9 @@ use crate::result::{Direction, Metric, RunRecord, SCHEMA};
 use std::collections::BTreeMap;
 use std::io::Write;
 
-/// Writes `tests` fake test results, sleeping `pause_ms` after each commit.
-pub fn run(opts: &StoreOpts, tests: u32, pause_ms: u64) -> anyhow::Result<i32> {
+/// Writes `tests` fake test results; after the `stall_after`-th commit it sleeps `pause_ms`
+/// (so a test can kill it at a known point).
+pub fn run(opts: &StoreOpts, tests: u32, stall_after: u32, pause_ms: u64) -> anyhow::Result<i32> {
     let Some(mut sink) = super::sink(opts)? else {
         return crate::error::usage("debug-slow-writer needs a store (drop --no-store)");
     };
@@ -52,7 +53,9 @@ pub fn run(opts: &StoreOpts, tests: u32, pause_ms: u64) -> anyhow::Result<i32> {
         sink.progress(&record)?;
         writeln!(out, "committed {}", i + 1)?;
         out.flush()?;
-        std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+        if i + 1 == stall_after {
+            std::thread::sleep(std::time::Duration::from_millis(pause_ms));
+        }
     }
     record.incomplete = false;
     sink.finished(&record)?;
