@@ -260,8 +260,9 @@ fn one_run_per_side_gives_numbers_but_no_verdict() {
         out.contains("jobs/min [load=3000]: +3.3% (15431 -> 15936)"),
         "{out}"
     );
+    assert!(out.contains("no verdict (one run per side)"), "{out}");
     assert!(
-        out.contains("no verdict possible with one run per side"),
+        out.contains("note: one run per side: no verdict possible"),
         "{out}"
     );
     assert!(

@@ -171,7 +171,7 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> Comparison {
                 }
             ));
         } else if one_run_each && !use_passes {
-            judgement.reason = Some("no verdict possible with one run per side".to_string());
+            judgement.reason = Some("one run per side".to_string());
         }
         rows.push(Row {
             key: key.clone(),

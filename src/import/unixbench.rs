@@ -221,7 +221,7 @@ fn test_id(name: &str) -> String {
     }
 }
 
-fn build(mut system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> RunRecord {
+fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> RunRecord {
     let mut metrics = Vec::new();
     let mut tests = Vec::new();
     let mut copies_list = Vec::new();
@@ -295,9 +295,6 @@ fn build(mut system: SystemInfo, version: Option<String>, blocks: Vec<Block>) ->
     config.insert("copies".to_string(), serde_json::Value::Array(copies_list));
     if let Some(v) = &version {
         config.insert("unixbench_version".to_string(), serde_json::json!(v));
-        system
-            .extra
-            .insert("unixbench_version".to_string(), v.clone());
     }
     let mut record = imported_record("unixbench", system, config, metrics);
     record.tests = tests;

@@ -157,10 +157,11 @@ pub(crate) fn grid(header: &[String], rows: &[Vec<String>], markdown: bool) -> S
             .iter()
             .enumerate()
             .map(|(i, w)| {
+                // GitHub wants at least three characters per delimiter cell.
                 if i == 0 {
-                    "-".repeat(*w)
+                    "-".repeat((*w).max(3))
                 } else {
-                    format!("{}:", "-".repeat(w.saturating_sub(1)))
+                    format!("{}:", "-".repeat((*w).max(3) - 1))
                 }
             })
             .collect();

@@ -87,7 +87,10 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
             r.key.clone(),
             r.title.clone(),
             r.unit.clone(),
-            format!("{:?}", r.direction),
+            serde_json::to_value(r.direction)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
             bn,
             bm,
             bs,
@@ -99,7 +102,10 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
             f(ci.map(|c| 100.0 * c.upper)),
             f(r.judgement.p_value),
             r.judgement.verdict.as_str().to_string(),
-            format!("{:?}", r.source),
+            serde_json::to_value(r.source)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
         ])?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
