@@ -320,3 +320,36 @@ fn estimate_power_many_trials() {
         eprintln!("seed {seed}: power {flagged}/400, A/A no change {aa}/400");
     }
 }
+
+#[test]
+fn one_run_per_side_uses_the_passes_and_says_so() {
+    use patchbench::compare::{compare, SampleSource, Side};
+    let run = |label: &str, samples: Vec<f64>| {
+        let json = serde_json::json!({
+            "schema": "patchbench.run/1", "kind": "unixbench", "label": label,
+            "system": patchbench::sysinfo::SystemInfo::default(), "config": {},
+            "started_at": "", "finished_at": "",
+            "metrics": [{"name": "unixbench.score", "params": {"test": "pipe", "copies": "1"},
+                "title": "Pipe Throughput", "unit": "lps", "direction": "higher-is-better",
+                "value": samples.iter().sum::<f64>() / samples.len() as f64, "samples": samples}]
+        });
+        patchbench::result::RunRecord::from_json(&json.to_string()).unwrap()
+    };
+    let base = Side {
+        name: "base".into(),
+        runs: vec![("1".into(), run("base", vec![100.0, 101.0, 99.0, 100.5]))],
+    };
+    let new = Side {
+        name: "patched".into(),
+        runs: vec![("2".into(), run("patched", vec![110.0, 111.0, 109.0, 110.5]))],
+    };
+    let c = compare(&base, &new, &Settings::default());
+    assert_eq!(c.rows[0].source, SampleSource::PassesWithinOneRun);
+    assert_eq!(c.rows[0].base.as_ref().unwrap().n, 4);
+    assert_eq!(c.rows[0].judgement.verdict, Verdict::Improved);
+    assert!(
+        c.notes[0].contains("n = passes within one run"),
+        "{:?}",
+        c.notes
+    );
+}
