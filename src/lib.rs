@@ -9,12 +9,15 @@
 
 pub mod aim7;
 pub mod cli;
+pub mod compare;
 pub mod error;
+pub mod import;
 pub mod model;
 pub mod report;
 pub mod result;
 pub mod runner;
 pub mod scale;
+pub mod stats;
 pub mod store;
 pub mod sysinfo;
 pub mod worker;

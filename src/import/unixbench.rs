@@ -1,0 +1,302 @@
+//! UnixBench text reports and console logs (5.1.x and 6.0; unixbench.md §7.1), parsed by
+//! regular expressions rather than columns, because a large score overflows its field.
+//!
+//! A block starts at `Benchmark Run:` (or at an index table when the header was not pasted)
+//! and yields one `unixbench.score` metric per test (params `test`, `copies`) and one
+//! `unixbench.index` metric per copy count, exactly as `patchbench run` names them. Every
+//! number is taken as printed. A table that stops before its `Index Score` line is reported
+//! as cut off, with the line.
+
+use super::{imported_record, line_error, params, LineError};
+use crate::result::{Direction, Metric, RunRecord, TestResult};
+use crate::sysinfo::SystemInfo;
+use crate::workloads::catalog::TESTS;
+use regex::Regex;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+static RESULT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(.*\S)\s+(\d+\.\d)\s+(\S+)\s+\((\d+\.\d) s, (\d+) samples\)$").expect("regex")
+});
+static INDEX_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(.*\S)\s+(\d+\.\d|---)\s+(\d+\.\d)\s+(\d+\.\d|---)$").expect("regex")
+});
+static INDEX_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(.*\S) (Index Values|Partial Index)\s+BASELINE\s+RESULT\s+INDEX$").expect("regex")
+});
+static INDEX_SCORE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(.*\S) Index Score( \(Partial Only\))?\s+(\d+\.\d)$").expect("regex")
+});
+static COPIES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(\d+) CPUs? in system; running (\d+) parallel cop").expect("regex")
+});
+static VERSION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"BYTE UNIX Benchmarks \(Version ([^)]+)\)").expect("regex"));
+static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+=+$").expect("regex"));
+
+/// True when the text looks like a UnixBench report or log.
+pub fn looks_like(text: &str) -> bool {
+    text.contains("BYTE UNIX Benchmarks")
+        || text.contains("Benchmark Run:")
+        || text.lines().any(|l| INDEX_HEADER.is_match(l.trim_end()))
+}
+
+#[derive(Default)]
+struct Block {
+    copies: u32,
+    /// (line, name, score, unit, time, samples)
+    results: Vec<(usize, String, f64, String, f64, usize)>,
+    /// name → (baseline, result, index)
+    index_rows: BTreeMap<String, (Option<f64>, f64, Option<f64>)>,
+    /// Line of an index table header not yet closed by its score line.
+    open_table: Option<usize>,
+    index: Option<f64>,
+    tables: usize,
+}
+
+/// Parses a report or console log into one record.
+pub fn parse(text: &str) -> Result<RunRecord, LineError> {
+    let mut system = SystemInfo::default();
+    let mut version = None;
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut current: Option<Block> = None;
+    let mut last_line = 0;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        last_line = n;
+        let line = raw.trim_end();
+        if let Some(c) = VERSION.captures(line) {
+            version = Some(c[1].to_string());
+            continue;
+        }
+        if line.starts_with("Benchmark Run:") {
+            finish(&mut current, &mut blocks, n - 1)?;
+            current = Some(Block {
+                copies: 1,
+                ..Block::default()
+            });
+            continue;
+        }
+        if current.is_none() {
+            read_system_line(line, &mut system);
+            if INDEX_HEADER.is_match(line) {
+                current = Some(Block {
+                    copies: 1,
+                    ..Block::default()
+                });
+            } else {
+                continue;
+            }
+        }
+        let Some(block) = current.as_mut() else {
+            continue;
+        };
+        if let Some(c) = COPIES.captures(line) {
+            system.cpus = c[1].parse().unwrap_or(0);
+            block.copies = c[2].parse().unwrap_or(1);
+        } else if let Some(c) = RESULT.captures(line) {
+            block.results.push((
+                n,
+                c[1].to_string(),
+                number(&c[2], n)?,
+                c[3].to_string(),
+                number(&c[4], n)?,
+                c[5].parse().unwrap_or(0),
+            ));
+        } else if INDEX_HEADER.is_match(line) {
+            if let Some(open) = block.open_table {
+                return line_error(
+                    n,
+                    format!("the index table begun at line {open} has no Index Score line"),
+                );
+            }
+            block.open_table = Some(n);
+            block.tables += 1;
+        } else if let Some(c) = INDEX_SCORE.captures(line) {
+            if block.open_table.take().is_none() {
+                return line_error(n, "an Index Score line without its table");
+            }
+            if &c[1] == "System Benchmarks" {
+                block.index = Some(number(&c[3], n)?);
+            }
+        } else if block.open_table.is_some() && INDEX_ROW.is_match(line) {
+            let c = INDEX_ROW.captures(line).expect("matched");
+            let opt = |s: &str| {
+                if s == "---" {
+                    Ok(None)
+                } else {
+                    number(s, n).map(Some)
+                }
+            };
+            block.index_rows.insert(
+                c[1].to_string(),
+                (opt(&c[2])?, number(&c[3], n)?, opt(&c[4])?),
+            );
+        } else if line.is_empty() || SEPARATOR.is_match(line) {
+        } else if line.starts_with("------") || (block.tables > 0 && block.open_table.is_none()) {
+            // The end of a block, or text after a complete one.
+            finish(&mut current, &mut blocks, n)?;
+        } else {
+            return line_error(
+                n,
+                format!(
+                    "unrecognised line inside a results table (file cut off or edited?): {line:?}"
+                ),
+            );
+        }
+    }
+    finish(&mut current, &mut blocks, last_line)?;
+    if blocks.is_empty() {
+        return line_error(0, "a UnixBench report without any results");
+    }
+    Ok(build(system, version, blocks))
+}
+
+fn number(s: &str, line: usize) -> Result<f64, LineError> {
+    s.parse()
+        .or_else(|_| line_error(line, format!("{s:?} is not a number")))
+}
+
+fn read_system_line(line: &str, system: &mut SystemInfo) {
+    let l = line.trim_start();
+    if let Some(rest) = l.strip_prefix("System: ") {
+        system.hostname = rest.split(':').next().unwrap_or("").trim().to_string();
+    } else if let Some(rest) = l.strip_prefix("OS: ") {
+        let parts: Vec<&str> = rest.split(" -- ").collect();
+        system.os = parts.first().unwrap_or(&"").trim().to_string();
+        system.kernel_release = parts.get(1).unwrap_or(&"").trim().to_string();
+        system.kernel_version = parts.get(2).unwrap_or(&"").trim().to_string();
+    } else if let Some(rest) = l.strip_prefix("Machine: ") {
+        system.machine = rest.split(' ').next().unwrap_or("").to_string();
+    } else if l.starts_with("CPU 0: ") && system.cpu_model.is_empty() {
+        let rest = &l["CPU 0: ".len()..];
+        let model = rest.rsplit_once(" (").map(|(m, _)| m).unwrap_or(rest);
+        system.cpu_model = model.trim().to_string();
+    }
+}
+
+/// Closes the current block, checking that no table was cut off.
+fn finish(
+    current: &mut Option<Block>,
+    blocks: &mut Vec<Block>,
+    line: usize,
+) -> Result<(), LineError> {
+    let Some(block) = current.take() else {
+        return Ok(());
+    };
+    if let Some(open) = block.open_table {
+        return line_error(
+            line.max(open),
+            format!("cut off: the index table begun at line {open} has no Index Score line"),
+        );
+    }
+    let indexed = block
+        .results
+        .iter()
+        .find(|r| TESTS.iter().any(|t| t.name == r.1 && t.baseline.is_some()));
+    if let (Some(r), 0) = (indexed, block.tables) {
+        return line_error(
+            line.max(r.0),
+            "cut off: the results end without their index table (System Benchmarks Index Values)",
+        );
+    }
+    if !block.results.is_empty() || !block.index_rows.is_empty() {
+        blocks.push(block);
+    }
+    Ok(())
+}
+
+fn test_id(name: &str) -> String {
+    match TESTS.iter().find(|t| t.name == name) {
+        Some(t) => t.id.to_string(),
+        None => name
+            .to_lowercase()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect::<String>()
+            .split('-')
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("-"),
+    }
+}
+
+fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> RunRecord {
+    let mut metrics = Vec::new();
+    let mut tests = Vec::new();
+    let mut copies_list = Vec::new();
+    for b in &blocks {
+        copies_list.push(serde_json::json!(b.copies));
+        // Results from the per-test lines, then index-only rows (a pasted index table).
+        let mut rows: Vec<(String, f64, String, f64, usize)> = b
+            .results
+            .iter()
+            .map(|r| (r.1.clone(), r.2, r.3.clone(), r.4, r.5))
+            .collect();
+        for (name, (_, result, _)) in &b.index_rows {
+            if !rows.iter().any(|r| &r.0 == name) {
+                let unit = TESTS
+                    .iter()
+                    .find(|t| t.name == *name)
+                    .map(|t| t.unit)
+                    .unwrap_or("");
+                rows.push((name.clone(), *result, unit.to_string(), 0.0, 0));
+            }
+        }
+        for (name, score, unit, time, samples) in rows {
+            let id = test_id(&name);
+            let row = b.index_rows.get(&name);
+            let baseline = row.and_then(|r| r.0).or_else(|| {
+                TESTS
+                    .iter()
+                    .find(|t| t.name == name)
+                    .and_then(|t| t.baseline)
+            });
+            metrics.push(Metric {
+                name: "unixbench.score".to_string(),
+                params: params(&[("test", id.clone()), ("copies", b.copies.to_string())]),
+                title: name.clone(),
+                unit: unit.clone(),
+                direction: Direction::HigherIsBetter,
+                value: score,
+                samples: Vec::new(),
+            });
+            let spec = TESTS.iter().find(|t| t.id == id);
+            tests.push(TestResult {
+                test: id,
+                name,
+                unit,
+                timebase: spec.map(|s| s.timebase).unwrap_or(1),
+                copies: b.copies,
+                baseline,
+                duration: time,
+                passes: Vec::new(),
+                score,
+                time,
+                samples,
+                index: row
+                    .and_then(|r| r.2)
+                    .or(baseline.map(|bl| 10.0 * score / bl)),
+            });
+        }
+        if let Some(index) = b.index {
+            metrics.push(Metric {
+                name: "unixbench.index".to_string(),
+                params: params(&[("copies", b.copies.to_string())]),
+                title: "System Benchmarks Index Score".to_string(),
+                unit: "index".to_string(),
+                direction: Direction::HigherIsBetter,
+                value: index,
+                samples: Vec::new(),
+            });
+        }
+    }
+    let mut config = BTreeMap::new();
+    config.insert("copies".to_string(), serde_json::Value::Array(copies_list));
+    if let Some(v) = &version {
+        config.insert("unixbench_version".to_string(), serde_json::json!(v));
+    }
+    let mut record = imported_record("unixbench", system, config, metrics);
+    record.tests = tests;
+    record
+}
