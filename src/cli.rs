@@ -76,6 +76,16 @@ pub struct RunArgs {
     /// internal settle pauses.
     #[arg(long)]
     pub no_settle: bool,
+    /// Adaptive passes: keep adding passes of each test (at least 3) until the 95% confidence
+    /// interval of its mean pass rate is within ±PCT % (e.g. 1), or the test has used the time
+    /// UnixBench's fixed passes would take (`--max-time` overrides). The report shows the
+    /// precision reached.
+    #[arg(long, value_name = "PCT", value_parser = parse_precision)]
+    pub precision: Option<f64>,
+    /// With --precision: seconds of passes allowed per test (default: what UnixBench's fixed
+    /// passes take: 10 or 3 passes of the test's duration).
+    #[arg(long, value_name = "SECS", value_parser = parse_duration, requires = "precision")]
+    pub max_time: Option<f64>,
     /// Directory in which a private working directory (mode 0700) is made for the file and
     /// shell tests; it is removed at the end. Default: the system temp directory.
     #[arg(long, value_name = "DIR")]
@@ -99,6 +109,20 @@ fn parse_copies(s: &str) -> Result<u32, String> {
         return Err("copies must be at least 1 (e.g. --copies 1,4)".into());
     }
     Ok(n)
+}
+
+fn parse_precision(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage; give e.g. --precision 1"))?;
+    if !(p > 0.0 && p < 100.0) {
+        return Err(format!(
+            "precision must be between 0 and 100 percent, got {s}"
+        ));
+    }
+    Ok(p)
 }
 
 /// Parses a positive duration in seconds (fractions allowed).

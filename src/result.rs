@@ -124,6 +124,9 @@ pub struct TestResult {
     pub samples: usize,
     /// 10 × score / baseline.
     pub index: Option<f64>,
+    /// With `run --precision`: the 95% CI half-width of the mean pass rate reached, in %.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
 }
 
 /// One pass of one test: all copies started together from one barrier.

@@ -277,6 +277,7 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
                 index: row
                     .and_then(|r| r.2)
                     .or(baseline.map(|bl| 10.0 * score / bl)),
+                precision_pct: None,
             });
         }
         if let Some(index) = b.index {

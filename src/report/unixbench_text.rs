@@ -169,6 +169,21 @@ fn block(record: &RunRecord, copies: u32) -> String {
         let _ = writeln!(out, "{}", test_line(t));
     }
     let _ = writeln!(out);
+    if tests.iter().any(|t| t.precision_pct.is_some()) {
+        // Not a UnixBench line; worded so that UnixBench report parsers skip it.
+        let _ = writeln!(out, "Precision reached (95% CI of the mean pass rate):");
+        for t in &tests {
+            if let Some(p) = t.precision_pct {
+                let _ = writeln!(
+                    out,
+                    "  {:<40} +/-{p:.2}% after {} passes",
+                    t.name,
+                    t.passes.len()
+                );
+            }
+        }
+        let _ = writeln!(out);
+    }
     if let Some(index) = record.indexes.iter().find(|i| i.copies == copies) {
         out.push_str(&index_section(&tests, index));
     }

@@ -34,6 +34,9 @@ pub struct Plan {
     pub settle: bool,
     pub profile: &'static str,
     pub dir: PathBuf,
+    /// Adaptive passes: the target 95% CI half-width in %, and the time cap per test.
+    pub precision: Option<f64>,
+    pub max_time: Option<f64>,
 }
 
 impl Plan {
@@ -78,6 +81,13 @@ impl Plan {
         if profile == "unixbench" && (passes.is_some() || duration.is_some() || !settle) {
             profile = "custom";
         }
+        if args.precision.is_some() {
+            if args.passes.is_some() {
+                return usage("--precision chooses the number of passes itself; drop --passes");
+            }
+            passes = None;
+            profile = "precision";
+        }
         Ok(Plan {
             tests,
             copies,
@@ -86,6 +96,8 @@ impl Plan {
             settle,
             profile,
             dir,
+            precision: args.precision,
+            max_time: args.max_time,
         })
     }
 
@@ -98,6 +110,10 @@ impl Plan {
         self.duration.unwrap_or(t.duration)
     }
 }
+
+/// With `--precision`: passes before the precision is first judged, and the most a test gets.
+const MIN_ADAPTIVE_PASSES: u32 = 3;
+const MAX_ADAPTIVE_PASSES: u32 = 50;
 
 /// Runs `patchbench run`; returns the exit status.
 pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
@@ -180,9 +196,15 @@ fn run_all(
     for &copies in &plan.copies {
         record::begin_block(record, copies);
         for &spec in &plan.tests {
-            let passes = plan.passes_for(spec);
             let duration = plan.duration_for(spec);
+            let mut passes = plan.passes_for(spec);
+            let time_cap = plan.max_time.unwrap_or(passes as f64 * duration);
+            if plan.precision.is_some() {
+                passes = MAX_ADAPTIVE_PASSES;
+            }
             let mut results = Vec::with_capacity(passes as usize);
+            let mut reached = None;
+            let test_started = std::time::Instant::now();
             for pass in 1..=passes {
                 if plan.settle {
                     settle(signals)?;
@@ -201,8 +223,18 @@ fn run_all(
                     progress.show(spec, copies, pass, passes, (duration - elapsed).max(0.0))
                 })?;
                 results.push(scoring::combine_copies(pass, samples, spec.timebase));
+                if let Some(target) = plan.precision {
+                    let rates: Vec<f64> = results.iter().map(|p| p.rate).collect();
+                    reached = crate::stats::mean_ci_half_width_pct(&rates, 0.95);
+                    let precise = reached.is_some_and(|r| r <= target);
+                    let out_of_time = test_started.elapsed().as_secs_f64() >= time_cap;
+                    if pass >= MIN_ADAPTIVE_PASSES && (precise || out_of_time) {
+                        break;
+                    }
+                }
             }
-            let result = scoring::combine_passes(spec, copies, duration, results);
+            let mut result = scoring::combine_passes(spec, copies, duration, results);
+            result.precision_pct = reached;
             record::add_test(record, result);
             if let Some(s) = sink.as_mut() {
                 s.progress(record)?;

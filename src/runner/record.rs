@@ -52,6 +52,8 @@ pub fn new_record(plan: &Plan, label: Option<String>) -> RunRecord {
     config.insert("duration".into(), json!(plan.duration));
     config.insert("settle".into(), json!(plan.settle));
     config.insert("profile".into(), json!(plan.profile));
+    config.insert("precision".into(), json!(plan.precision));
+    config.insert("max_time".into(), json!(plan.max_time));
     config.insert("dir".into(), json!(plan.dir.display().to_string()));
     config.insert("dir_fstype".into(), json!(fs_type(&plan.dir)));
     let mut system = SystemInfo::collect();

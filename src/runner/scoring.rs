@@ -77,6 +77,7 @@ pub fn combine_passes(
         time,
         samples: n,
         index,
+        precision_pct: None,
     }
 }
 
