@@ -108,7 +108,9 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
         .parse()
         .map_err(|_| format!("{s:?} is not a number of seconds; give e.g. --duration 2"))?;
     if !d.is_finite() || d <= 0.0 || d > 86400.0 {
-        return Err(format!("duration must be between 0 and 86400 seconds, got {s}"));
+        return Err(format!(
+            "duration must be between 0 and 86400 seconds, got {s}"
+        ));
     }
     Ok(d)
 }
@@ -148,8 +150,11 @@ pub fn check_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     if !meta.is_dir() {
         return usage(format!("--dir {}: not a directory", dir.display()));
     }
-    if nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK)
-        .is_err()
+    if nix::unistd::access(
+        dir,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+    )
+    .is_err()
     {
         return usage(format!(
             "--dir {}: not writable by this user; choose a writable directory with --dir",

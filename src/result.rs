@@ -172,8 +172,8 @@ pub struct IndexScore {
 impl RunRecord {
     /// Parses a result document, checking the schema version.
     pub fn from_json(text: &str) -> anyhow::Result<RunRecord> {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| anyhow::anyhow!("not valid JSON ({e})"))?;
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| anyhow::anyhow!("not valid JSON ({e})"))?;
         let schema = value
             .get("schema")
             .and_then(|s| s.as_str())
@@ -215,8 +215,14 @@ mod tests {
         let mut p = BTreeMap::new();
         p.insert("test".to_string(), "pipe".to_string());
         p.insert("copies".to_string(), "2".to_string());
-        assert_eq!(metric_key("unixbench.score", &p), "unixbench.score[copies=2,test=pipe]");
-        assert_eq!(metric_key("aim7.jobs-per-min", &BTreeMap::new()), "aim7.jobs-per-min");
+        assert_eq!(
+            metric_key("unixbench.score", &p),
+            "unixbench.score[copies=2,test=pipe]"
+        );
+        assert_eq!(
+            metric_key("aim7.jobs-per-min", &BTreeMap::new()),
+            "aim7.jobs-per-min"
+        );
     }
 
     #[test]

@@ -96,7 +96,9 @@ pub fn online_cpus() -> u32 {
 fn cpu_model() -> Option<String> {
     let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     text.lines()
-        .find(|l| l.starts_with("model name") || l.starts_with("Processor") || l.starts_with("cpu model"))
+        .find(|l| {
+            l.starts_with("model name") || l.starts_with("Processor") || l.starts_with("cpu model")
+        })
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_string())
 }

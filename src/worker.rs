@@ -1,2 +1,4 @@
 //! The per-copy worker (placeholder).
-pub fn main(_args: Vec<std::ffi::OsString>) -> i32 { 2 }
+pub fn main(_args: Vec<std::ffi::OsString>) -> i32 {
+    2
+}

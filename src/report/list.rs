@@ -12,7 +12,10 @@ pub fn render() -> String {
         "TEST", "REPORT NAME", "UNIT", "BASELINE", "DESCRIPTION"
     );
     for t in TESTS {
-        let baseline = t.baseline.map(|b| format!("{b:.1}")).unwrap_or_else(|| "---".into());
+        let baseline = t
+            .baseline
+            .map(|b| format!("{b:.1}"))
+            .unwrap_or_else(|| "---".into());
         let _ = writeln!(
             out,
             "{:<17} {:<40} {:<6} {:>9}  {}",

@@ -118,7 +118,13 @@ mod tests {
     use crate::workloads::catalog::find;
 
     fn copy(count: f64, seconds: f64) -> CopySample {
-        CopySample { copy: 0, count, seconds, wall_seconds: seconds, rate: count / seconds }
+        CopySample {
+            copy: 0,
+            count,
+            seconds,
+            wall_seconds: seconds,
+            rate: count / seconds,
+        }
     }
 
     #[test]
@@ -166,14 +172,24 @@ mod tests {
         assert_eq!(r.samples, 2);
         assert!(!r.passes[1].kept);
         assert!((r.score - (100.0f64 * 110.0).sqrt()).abs() < 1e-9);
-        let r = combine_passes(spec, 1, 30.0, vec![combine_copies(1, vec![copy(3000.0, 30.0)], 1)]);
+        let r = combine_passes(
+            spec,
+            1,
+            30.0,
+            vec![combine_copies(1, vec![copy(3000.0, 30.0)], 1)],
+        );
         assert_eq!(r.samples, 1);
         assert!((r.score - 100.0).abs() < 1e-9);
     }
 
     fn result(id: &str, score: f64) -> TestResult {
         let spec = find(id).unwrap();
-        let mut r = combine_passes(spec, 1, 1.0, vec![combine_copies(1, vec![copy(score, 0.0)], 0)]);
+        let mut r = combine_passes(
+            spec,
+            1,
+            1.0,
+            vec![combine_copies(1, vec![copy(score, 0.0)], 0)],
+        );
         r.score = score;
         r.index = spec.baseline.map(|b| 10.0 * score / b);
         r

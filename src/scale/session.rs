@@ -209,12 +209,13 @@ pub fn start(opts: &HarnessOpts, tasks_needed: usize, outputs: &[&Path]) -> Resu
         check_output("output", o)?;
     }
     check_process_limit(tasks_needed)?;
+    // Handlers first, so a signal from here on still leads to the cleanup below.
+    let interrupt = Interrupt::install().context("cannot install signal handlers")?;
+    // tempfile makes the directory with mode 0700.
     let private = tempfile::Builder::new()
         .prefix("patchbench-")
         .tempdir_in(&dir)
         .with_context(|| format!("cannot create a working directory in {}", dir.display()))?;
-    // tempfile makes the directory with mode 0700.
-    let interrupt = Interrupt::install().context("cannot install signal handlers")?;
     Ok(Session {
         dir: private,
         interrupt,

@@ -232,7 +232,9 @@ const ALIASES: &[(&str, &[&str])] = &[
     ),
     (
         "oldsystem",
-        &["execl", "fstime", "fsbuffer", "fsdisk", "pipe", "context1", "spawn", "syscall"],
+        &[
+            "execl", "fstime", "fsbuffer", "fsdisk", "pipe", "context1", "spawn", "syscall",
+        ],
     ),
     ("fs", &["fstime", "fsbuffer", "fsdisk"]),
     ("shell", &["shell1", "shell8", "shell16"]),
@@ -253,7 +255,11 @@ pub fn find(id: &str) -> Option<&'static TestSpec> {
 /// keeping the order of first appearance.
 pub fn select(selection: &str) -> Result<Vec<&'static TestSpec>, String> {
     let mut out: Vec<&'static TestSpec> = Vec::new();
-    for word in selection.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+    for word in selection
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+    {
         let ids: Vec<&str> = if word == "all" {
             TESTS.iter().map(|t| t.id).collect()
         } else if let Some((_, ids)) = ALIASES.iter().find(|(a, _)| *a == word) {
@@ -309,9 +315,15 @@ mod tests {
 
     #[test]
     fn selection_merges_and_rejects() {
-        let ids: Vec<&str> = select("pipe,syscall,pipe").unwrap().iter().map(|t| t.id).collect();
+        let ids: Vec<&str> = select("pipe,syscall,pipe")
+            .unwrap()
+            .iter()
+            .map(|t| t.id)
+            .collect();
         assert_eq!(ids, ["pipe", "syscall"]);
-        assert!(select("nosuch").unwrap_err().contains("unknown test \"nosuch\""));
+        assert!(select("nosuch")
+            .unwrap_err()
+            .contains("unknown test \"nosuch\""));
         assert!(select(" , ").is_err());
     }
 
