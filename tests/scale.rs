@@ -351,7 +351,7 @@ fn processes_mentioning(marker: &str) -> Vec<i32> {
 fn interrupted(test: &str, mode: &str, procs: usize, files: bool, signal: i32, status: i32) {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().to_str().unwrap().to_string();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"))
         .args([
             "scale",
             test,

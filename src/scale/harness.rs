@@ -277,7 +277,7 @@ impl Sample {
 pub struct Outcome {
     pub warmup: Vec<Sample>,
     pub measured: Vec<Sample>,
-    /// Each task's second counter at the end.
+    /// How much each task's second counter grew during the measured window.
     pub aux: Vec<u64>,
     /// Idle and iowait share of all CPUs during the measured window (from /proc/stat).
     pub idle_percent: Option<f64>,
@@ -479,8 +479,11 @@ pub fn run(
         idle_percent: None,
         counters: None,
     };
+    let read_aux = || -> Vec<u64> { (0..n).map(|i| slots.slot(i + 1).aux()).collect() };
     let mut stat_start = None;
     let mut perf_start = None;
+    let mut aux_start = vec![0; n];
+    let mut aux_now = aux_start.clone();
     if spec.warmup == 0 {
         stat_start = cpu_times();
         perf_start = perf.as_mut().map(|p| p.read());
@@ -509,6 +512,7 @@ pub fn run(
             std::thread::sleep((deadline - now).min(POLL_STEP));
         }
         let ops = read_ops();
+        aux_now = read_aux();
         let now = Instant::now();
         let sample = Sample {
             seconds: (now - last).as_secs_f64(),
@@ -525,6 +529,7 @@ pub fn run(
             if outcome.warmup.len() == spec.warmup {
                 stat_start = cpu_times();
                 perf_start = perf.as_mut().map(|p| p.read());
+                aux_start = aux_now.clone();
             }
         } else {
             outcome.measured.push(sample);
@@ -532,7 +537,11 @@ pub fn run(
     }
     let stat_end = cpu_times();
     let perf_end = perf.as_mut().map(|p| p.read());
-    outcome.aux = (0..n).map(|i| slots.slot(i + 1).aux()).collect();
+    outcome.aux = aux_now
+        .iter()
+        .zip(&aux_start)
+        .map(|(a, b)| a.wrapping_sub(*b))
+        .collect();
     tasks.stop();
     if let (Some(a), Some(b)) = (stat_start, stat_end) {
         outcome.idle_percent = idle_percent(&a, &b);

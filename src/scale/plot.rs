@@ -56,7 +56,7 @@ fn draw_curve(curve: &Curve, area: &Area<'_>) -> Result<(), Box<dyn std::error::
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(80)
-        .build_cartesian_2d(0f64..max_x, 0f64..max_y)?;
+        .build_cartesian_2d(0f64..max_x * 1.04, 0f64..max_y)?;
     chart
         .configure_mesh()
         .x_desc("tasks")
