@@ -16,9 +16,8 @@ use super::{base_config, counter_line, pick_variants, plan, ModelArgs};
 use crate::error::RunFailed;
 use crate::result::{Direction, Metric};
 use crate::scale::harness::{Outcome, TaskCtx, Workload};
-use crate::scale::session;
+use crate::scale::session::{self, params};
 use anyhow::Result;
-use std::collections::BTreeMap;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{fence, AtomicU64};
 
@@ -151,13 +150,6 @@ impl Workload for ISize {
         }
         Ok(())
     }
-}
-
-fn params(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 /// What one point measured: rates, the reads made and the violations seen.
@@ -346,13 +338,7 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
     );
     let mut record = session::new_record("model", &args.opts, &session.started_at, config);
     record.metrics = metrics;
-    record.incomplete = failure.is_some();
-    session::keep_record(&args.opts, &record)?;
-    let finished = session.finish();
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    finished?;
+    session::conclude(&args.opts, session, record, failure)?;
     if !bad.is_empty() {
         return Err(RunFailed(format!(
             "ordering violations in {}: the memory-ordering code is wrong",

@@ -12,7 +12,7 @@
 use super::{base_config, counter_line, pick_variants, plan, ModelArgs};
 use crate::result::{Direction, Metric};
 use crate::scale::harness::{Mode, TaskCtx, Workload};
-use crate::scale::session;
+use crate::scale::session::{self, params};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -85,13 +85,6 @@ impl Workload for SetBit {
 /// test-first / always, or None when `always` measured nothing.
 pub fn ratio(test_first: f64, always: f64) -> Option<f64> {
     (always > 0.0).then(|| test_first / always)
-}
-
-fn params(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 pub fn execute(args: &ModelArgs) -> Result<i32> {
@@ -197,13 +190,8 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
     );
     let mut record = session::new_record("model", &args.opts, &session.started_at, config);
     record.metrics = metrics;
-    record.incomplete = failure.is_some();
-    session::keep_record(&args.opts, &record)?;
-    let finished = session.finish();
-    match failure {
-        Some(e) => Err(e),
-        None => finished.map(|_| 0),
-    }
+    session::conclude(&args.opts, session, record, failure)?;
+    Ok(0)
 }
 
 type Row<'a> = (Mode, usize, BTreeMap<&'a str, f64>, Option<f64>);

@@ -17,7 +17,7 @@ use anyhow::Result;
 use clap::Args;
 use harness::Mode;
 use output::Point;
-use session::{HarnessOpts, ModeChoice, Plan};
+use session::{params, HarnessOpts, ModeChoice, Plan};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use testcases::Testcase;
@@ -124,14 +124,9 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
             eprintln!("patchbench: wrote {}", path.display());
         }
     }
-    let mut record = record(args, &session.started_at, &plan, &tasks, &points);
-    record.incomplete = failure.is_some();
-    session::keep_record(&args.opts, &record)?;
-    let finished = session.finish();
-    match failure {
-        Some(e) => Err(e),
-        None => finished.map(|_| 0),
-    }
+    let record = record(args, &session.started_at, &plan, &tasks, &points);
+    session::conclude(&args.opts, session, record, failure)?;
+    Ok(0)
 }
 
 /// The testcases named, or one line saying which name is unknown.
@@ -194,13 +189,6 @@ fn summary(curves: &[output::Curve]) -> String {
         }
     }
     s
-}
-
-fn params(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 /// LKP's metrics for one point: `will-it-scale.<N>.<mode>` (ops/s summed over tasks) and

@@ -337,6 +337,31 @@ pub fn new_record(
     }
 }
 
+/// Metric parameters from (name, value) pairs.
+pub fn params(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// Ends a run: keeps the record (marked incomplete after a failure or signal), removes the
+/// working directory, and passes the failure on.
+pub fn conclude(
+    opts: &HarnessOpts,
+    session: Session,
+    mut record: RunRecord,
+    failure: Option<anyhow::Error>,
+) -> Result<()> {
+    record.incomplete = failure.is_some();
+    keep_record(opts, &record)?;
+    let finished = session.finish();
+    match failure {
+        Some(e) => Err(e),
+        None => finished,
+    }
+}
+
 /// Writes `--json` and saves to the store; prints where.
 pub fn keep_record(opts: &HarnessOpts, record: &RunRecord) -> Result<()> {
     if let Some(path) = &opts.json {
