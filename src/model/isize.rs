@@ -1,0 +1,384 @@
+//! model-isize: "fs: make the i_size_read/write helpers be smp_load_acquire/store_release()",
+//! in user space.
+//!
+//! Task 0 is the writer: it appends blocks of data to a ring buffer and then publishes the new
+//! size (in words). Every other task is a reader: it reads the size and checks the block just
+//! below it. The word at absolute index `w` holds `w + 1`, so a slot holding less than that is
+//! data the reader was not yet allowed to see: an ordering *violation*. (Slots only ever grow,
+//! so a writer that has lapped the ring since is no violation.)
+//!
+//! Variants: `fence` (relaxed size load + acquire fence; writer release fence + relaxed store),
+//! `acquire` (load-acquire / store-release), `seqcount` (the 32-bit SMP kernels' sequence
+//! counter around the size), and `publish-first`, a deliberately wrong writer that publishes
+//! the size before writing the data, so the checker can be seen to count violations.
+
+use super::{base_config, counter_line, pick_variants, plan, ModelArgs};
+use crate::error::RunFailed;
+use crate::result::{Direction, Metric};
+use crate::scale::harness::{Outcome, TaskCtx, Workload};
+use crate::scale::session::{self, params};
+use anyhow::Result;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::{fence, AtomicU64};
+
+pub const DESCRIPTION: &str = "one writer appends data then publishes the size; readers check \
+                               the bytes below the size they read";
+pub const VARIANTS: [&str; 4] = ["fence", "acquire", "seqcount", "publish-first"];
+
+/// Words per block the writer appends (64 bytes, one cache line).
+pub const BLOCK: u64 = 8;
+/// Words in the ring buffer (1 MiB); a power of two.
+pub const CAPACITY: usize = 1 << 17;
+/// Where the data starts in the shared area: words 0 (size) and 1 (sequence) share a line as
+/// `i_size` and its seqcount do; the data begins two cache lines later.
+const DATA: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Fence,
+    Acquire,
+    Seqcount,
+    PublishFirst,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Fence => "fence",
+            Variant::Acquire => "acquire",
+            Variant::Seqcount => "seqcount",
+            Variant::PublishFirst => "publish-first",
+        }
+    }
+}
+
+/// One variant as a harness workload.
+pub struct ISize {
+    pub variant: Variant,
+}
+
+/// True when every word of the block below `size` holds its value (or a newer one).
+pub fn block_ok(data: &[AtomicU64], size: u64) -> bool {
+    (size.saturating_sub(BLOCK)..size).all(|w| data[w as usize & (CAPACITY - 1)].load(Relaxed) > w)
+}
+
+impl ISize {
+    fn write_block(data: &[AtomicU64], from: u64) {
+        for w in from..from + BLOCK {
+            data[w as usize & (CAPACITY - 1)].store(w + 1, Relaxed);
+        }
+    }
+
+    fn writer(&self, ctx: &TaskCtx<'_>, size: &AtomicU64, seq: &AtomicU64, data: &[AtomicU64]) {
+        let mut words = 0u64;
+        loop {
+            let next = words + BLOCK;
+            match self.variant {
+                Variant::Fence => {
+                    Self::write_block(data, words);
+                    fence(Release);
+                    size.store(next, Relaxed);
+                }
+                Variant::Acquire => {
+                    Self::write_block(data, words);
+                    size.store(next, Release);
+                }
+                Variant::Seqcount => {
+                    Self::write_block(data, words);
+                    let s = seq.load(Relaxed);
+                    seq.store(s + 1, Relaxed);
+                    fence(Release);
+                    size.store(next, Relaxed);
+                    seq.store(s + 2, Release);
+                }
+                Variant::PublishFirst => {
+                    size.store(next, Relaxed);
+                    Self::write_block(data, words);
+                }
+            }
+            words = next;
+            ctx.slot.add(1);
+        }
+    }
+
+    fn read_size(&self, size: &AtomicU64, seq: &AtomicU64) -> u64 {
+        match self.variant {
+            Variant::Fence | Variant::PublishFirst => {
+                let s = size.load(Relaxed);
+                fence(Acquire);
+                s
+            }
+            Variant::Acquire => size.load(Acquire),
+            Variant::Seqcount => loop {
+                let s1 = seq.load(Acquire);
+                if s1 & 1 == 1 {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                let s = size.load(Relaxed);
+                fence(Acquire);
+                if seq.load(Relaxed) == s1 {
+                    break s;
+                }
+            },
+        }
+    }
+
+    fn reader(&self, ctx: &TaskCtx<'_>, size: &AtomicU64, seq: &AtomicU64, data: &[AtomicU64]) {
+        loop {
+            let s = self.read_size(size, seq);
+            if !block_ok(data, s) {
+                ctx.slot.add_aux(1);
+            }
+            ctx.slot.add(1);
+        }
+    }
+}
+
+impl Workload for ISize {
+    fn shared_bytes(&self) -> usize {
+        (DATA + CAPACITY) * 8
+    }
+
+    fn run(&self, ctx: &TaskCtx<'_>) -> Result<()> {
+        let words = ctx.shared.words();
+        let (size, seq, data) = (&words[0], &words[1], &words[DATA..DATA + CAPACITY]);
+        if ctx.nr == 0 {
+            self.writer(ctx, size, seq, data);
+        } else {
+            self.reader(ctx, size, seq, data);
+        }
+        Ok(())
+    }
+}
+
+/// What one point measured: rates, the reads made and the violations seen.
+struct Result1 {
+    reader_rate: f64,
+    writer_rate: f64,
+    reads: u64,
+    violations: u64,
+}
+
+fn summarise(outcome: &Outcome, tasks: usize) -> Result1 {
+    let totals = outcome.task_totals();
+    let secs = outcome.seconds().max(f64::MIN_POSITIVE);
+    Result1 {
+        reader_rate: totals[1..].iter().sum::<u64>() as f64 / secs,
+        writer_rate: totals[0] as f64 / secs,
+        reads: totals[1..].iter().sum(),
+        violations: outcome.aux[1..tasks].iter().sum(),
+    }
+}
+
+pub fn execute(args: &ModelArgs) -> Result<i32> {
+    let variants = pick_variants(
+        &args.variants,
+        &[
+            ("fence", Variant::Fence),
+            ("acquire", Variant::Acquire),
+            ("seqcount", Variant::Seqcount),
+            ("publish-first", Variant::PublishFirst),
+        ],
+        &[Variant::Fence, Variant::Acquire, Variant::Seqcount],
+    )?;
+    let readers = match &args.opts.tasks {
+        Some(t) => t.0.clone(),
+        None => vec![(crate::sysinfo::online_cpus() as usize)
+            .saturating_sub(1)
+            .max(1)],
+    };
+    let modes = args.mode.modes();
+    let needed = readers.iter().max().copied().unwrap_or(1) + 2;
+    let session = session::start(&args.opts, needed, &[])?;
+    let plan = plan(&args.opts);
+    let min_reads = args.reads;
+    let enough = move |t: &[u64]| t[1..].iter().sum::<u64>() >= min_reads;
+    eprintln!(
+        "patchbench model-isize: 1 writer + readers {readers:?}, {}; at least {} × {:.3} s \
+         samples and {min_reads} reads after {} warm-up samples",
+        modes
+            .iter()
+            .map(|m| m.plural())
+            .collect::<Vec<_>>()
+            .join(" and "),
+        plan.samples,
+        plan.interval.as_secs_f64(),
+        plan.warmup
+    );
+
+    let mut metrics = Vec::new();
+    let mut lines = Vec::new();
+    let mut bad = Vec::new();
+    let mut failure = None;
+    'all: for &mode in &modes {
+        for &r in &readers {
+            for &variant in &variants {
+                let mut spec = plan.spec(r + 1, mode, &args.opts);
+                spec.until = Some(&enough);
+                spec.max_extra = (120.0 / plan.interval.as_secs_f64()).ceil() as usize;
+                let outcome = match session.run(&ISize { variant }, &spec) {
+                    Ok(o) => o,
+                    Err(e) => {
+                        failure = Some(e);
+                        break 'all;
+                    }
+                };
+                let s = summarise(&outcome, r + 1);
+                let note = if variant == Variant::PublishFirst {
+                    "  (planted bug: size published before the data)"
+                } else {
+                    ""
+                };
+                eprintln!(
+                    "  {:<13} {:>2} readers {:<9} {:>13.0} reads/s {:>12.0} blocks/s {:>11} reads \
+                     {:>9} violations{note}{}",
+                    variant.name(),
+                    r,
+                    mode.plural(),
+                    s.reader_rate,
+                    s.writer_rate,
+                    s.reads,
+                    s.violations,
+                    counter_line(&outcome, 0..r + 1)
+                        .map(|l| format!("  {l}"))
+                        .unwrap_or_default()
+                );
+                if s.violations > 0 && variant != Variant::PublishFirst {
+                    bad.push(format!(
+                        "{} ({} readers, {})",
+                        variant.name(),
+                        r,
+                        mode.plural()
+                    ));
+                }
+                let p = params(&[
+                    ("variant", variant.name().into()),
+                    ("readers", r.to_string()),
+                    ("mode", mode.plural().into()),
+                ]);
+                let reader_samples: Vec<f64> = outcome
+                    .measured
+                    .iter()
+                    .map(|x| x.rate_of(1..r + 1))
+                    .collect();
+                let writer_samples: Vec<f64> =
+                    outcome.measured.iter().map(|x| x.rate_of(0..1)).collect();
+                for (name, unit, dir, value, samples) in [
+                    (
+                        "reader_ops",
+                        "reads/s",
+                        Direction::HigherIsBetter,
+                        s.reader_rate,
+                        reader_samples,
+                    ),
+                    (
+                        "writer_ops",
+                        "blocks/s",
+                        Direction::HigherIsBetter,
+                        s.writer_rate,
+                        writer_samples,
+                    ),
+                    (
+                        "violations",
+                        "reads",
+                        Direction::LowerIsBetter,
+                        s.violations as f64,
+                        vec![],
+                    ),
+                    (
+                        "reads",
+                        "reads",
+                        Direction::HigherIsBetter,
+                        s.reads as f64,
+                        vec![],
+                    ),
+                ] {
+                    metrics.push(Metric {
+                        name: format!("model.isize.{name}"),
+                        params: p.clone(),
+                        title: format!("isize {} {name}", variant.name()),
+                        unit: unit.into(),
+                        direction: dir,
+                        value,
+                        samples,
+                    });
+                }
+                lines.push(format!(
+                    "{:<13} {:<9} {:>7} {:>14.0} {:>14.0} {:>12} {:>10}\n",
+                    variant.name(),
+                    mode.plural(),
+                    r,
+                    s.reader_rate,
+                    s.writer_rate,
+                    s.reads,
+                    s.violations
+                ));
+            }
+        }
+    }
+    if !lines.is_empty() {
+        print!(
+            "\n{:<13} {:<9} {:>7} {:>14} {:>14} {:>12} {:>10}\n{}",
+            "variant",
+            "mode",
+            "readers",
+            "reads/s",
+            "writes/s",
+            "reads",
+            "violations",
+            lines.concat()
+        );
+    }
+    let mut config = base_config(args, &readers, &modes);
+    config.insert("min_reads".into(), serde_json::json!(args.reads));
+    config.insert(
+        "variants".into(),
+        serde_json::json!(variants.iter().map(|v| v.name()).collect::<Vec<_>>()),
+    );
+    let mut record = session::new_record("model", &args.opts, &session.started_at, config);
+    record.metrics = metrics;
+    session::conclude(&args.opts, session, record, failure)?;
+    if !bad.is_empty() {
+        return Err(RunFailed(format!(
+            "ordering violations in {}: the memory-ordering code is wrong",
+            bad.join(", ")
+        ))
+        .into());
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring() -> Vec<AtomicU64> {
+        (0..CAPACITY).map(|_| AtomicU64::new(0)).collect()
+    }
+
+    #[test]
+    fn checker_counts_a_size_published_before_its_data() {
+        let data = ring();
+        assert!(block_ok(&data, 0));
+        ISize::write_block(&data, 0);
+        assert!(block_ok(&data, BLOCK));
+        // Planted: size says two blocks, only one was written.
+        assert!(!block_ok(&data, 2 * BLOCK));
+        ISize::write_block(&data, BLOCK);
+        assert!(block_ok(&data, 2 * BLOCK));
+    }
+
+    #[test]
+    fn a_lapping_writer_is_no_violation_but_stale_data_is() {
+        let data = ring();
+        let lap = CAPACITY as u64;
+        // The writer has lapped: slots of block 0 now hold block `lap`'s newer values.
+        ISize::write_block(&data, lap);
+        assert!(block_ok(&data, BLOCK));
+        // A size one lap ahead of data that still holds the old lap's values is a violation.
+        let old = ring();
+        ISize::write_block(&old, 0);
+        assert!(!block_ok(&old, lap + BLOCK));
+    }
+}

@@ -1,0 +1,202 @@
+//! Per-task performance counters through `perf_event_open(2)` (`--counters`).
+//!
+//! The driver opens one counter per task and event on the task's thread id (pid = tid,
+//! cpu = -1), counting user and kernel time, and reads them at the start and the end of the
+//! measured window; divided by the operations counted in that window they give per-operation
+//! costs. Hardware events (instructions, cycles, cache misses) are often not exposed (virtual
+//! machines, containers, `perf_event_paranoid`); then the run says "not available on this
+//! system" once and goes on with the software events the kernel does offer.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::FromRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const PERF_TYPE_HARDWARE: u32 = 0;
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_FORMAT_TOTAL_TIME_ENABLED: u64 = 1;
+const PERF_FORMAT_TOTAL_TIME_RUNNING: u64 = 2;
+/// `exclude_hv` in the attribute's flag bits.
+const EXCLUDE_HV: u64 = 1 << 6;
+/// `exclude_kernel`.
+const EXCLUDE_KERNEL: u64 = 1 << 5;
+/// `PERF_FLAG_FD_CLOEXEC`.
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+
+/// The events tried, in report order: (name, type, config).
+const EVENTS: [(&str, u32, u64); 7] = [
+    ("instructions", PERF_TYPE_HARDWARE, 1),
+    ("cycles", PERF_TYPE_HARDWARE, 0),
+    ("cache-misses", PERF_TYPE_HARDWARE, 3),
+    ("task-clock-ns", PERF_TYPE_SOFTWARE, 1),
+    ("context-switches", PERF_TYPE_SOFTWARE, 3),
+    ("page-faults", PERF_TYPE_SOFTWARE, 2),
+    ("cpu-migrations", PERF_TYPE_SOFTWARE, 4),
+];
+
+static HW_WARNED: AtomicBool = AtomicBool::new(false);
+static ALL_WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The first 64 bytes of `struct perf_event_attr` (PERF_ATTR_SIZE_VER0).
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    bp_addr: u64,
+}
+
+/// Open counters: for every available event, one file per task.
+pub struct CounterSet {
+    events: Vec<(&'static str, Vec<File>)>,
+}
+
+/// Counter values summed over tasks, scaled for multiplexing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterValues {
+    pub values: Vec<(String, f64)>,
+}
+
+impl CounterValues {
+    /// `self − earlier`, event by event.
+    pub fn minus(&self, earlier: &CounterValues) -> CounterValues {
+        CounterValues {
+            values: self
+                .values
+                .iter()
+                .zip(&earlier.values)
+                .map(|((n, a), (_, b))| (n.clone(), a - b))
+                .collect(),
+        }
+    }
+
+    /// Each event divided by `ops` (events per operation).
+    pub fn per_op(&self, ops: u64) -> Vec<(String, f64)> {
+        let ops = ops.max(1) as f64;
+        self.values
+            .iter()
+            .map(|(n, v)| (n.clone(), v / ops))
+            .collect()
+    }
+}
+
+fn open_one(tid: i32, type_: u32, config: u64) -> Option<File> {
+    for flags in [EXCLUDE_HV, EXCLUDE_HV | EXCLUDE_KERNEL] {
+        let attr = PerfEventAttr {
+            type_,
+            size: std::mem::size_of::<PerfEventAttr>() as u32,
+            config,
+            read_format: PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+            flags,
+            ..Default::default()
+        };
+        // SAFETY: a valid attribute of the size it declares; the result is a new fd or -1.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &attr as *const PerfEventAttr,
+                tid,
+                -1i32,
+                -1i32,
+                PERF_FLAG_FD_CLOEXEC,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: the kernel just returned this descriptor to us.
+            return Some(unsafe { File::from_raw_fd(fd as i32) });
+        }
+    }
+    None
+}
+
+/// Opens every event the kernel allows on every task; None (after saying so once) when none
+/// can be opened.
+pub fn open(tids: &[i32]) -> Option<CounterSet> {
+    let mut events = Vec::new();
+    let mut hw_missing = false;
+    for (name, type_, config) in EVENTS {
+        let files: Option<Vec<File>> = tids.iter().map(|t| open_one(*t, type_, config)).collect();
+        match files {
+            Some(f) => events.push((name, f)),
+            None if type_ == PERF_TYPE_HARDWARE => hw_missing = true,
+            None => {}
+        }
+    }
+    if events.is_empty() {
+        if !ALL_WARNED.swap(true, Ordering::Relaxed) {
+            eprintln!("patchbench: performance counters: not available on this system");
+        }
+        return None;
+    }
+    if hw_missing && !HW_WARNED.swap(true, Ordering::Relaxed) {
+        eprintln!(
+            "patchbench: hardware counters (instructions, cycles, cache misses): not available \
+             on this system; reporting software counters only"
+        );
+    }
+    Some(CounterSet { events })
+}
+
+impl CounterSet {
+    /// Reads every counter, summed over tasks and scaled by enabled/running time.
+    pub fn read(&mut self) -> CounterValues {
+        let values = self
+            .events
+            .iter_mut()
+            .map(|(name, files)| {
+                let total = files.iter_mut().map(read_scaled).sum();
+                (name.to_string(), total)
+            })
+            .collect();
+        CounterValues { values }
+    }
+}
+
+fn read_scaled(f: &mut File) -> f64 {
+    let mut buf = [0u8; 24];
+    if f.read_exact(&mut buf).is_err() {
+        return 0.0;
+    }
+    let word = |i: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&buf[i * 8..i * 8 + 8]);
+        u64::from_ne_bytes(b)
+    };
+    let (value, enabled, running) = (word(0), word(1), word(2));
+    if running == 0 {
+        0.0
+    } else {
+        value as f64 * enabled as f64 / running as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attr_is_the_version_0_size() {
+        assert_eq!(std::mem::size_of::<PerfEventAttr>(), 64);
+    }
+
+    #[test]
+    fn per_op_divides_deltas() {
+        let a = CounterValues {
+            values: vec![("page-faults".into(), 10.0)],
+        };
+        let b = CounterValues {
+            values: vec![("page-faults".into(), 110.0)],
+        };
+        assert_eq!(
+            b.minus(&a).per_op(50),
+            vec![("page-faults".to_string(), 2.0)]
+        );
+    }
+}
