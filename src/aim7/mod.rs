@@ -157,14 +157,15 @@ fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
 
 /// Rejects a --dir that is unusable: missing, a symlink, read-only or full.
 fn check_work_dir(dir: &Path) -> anyhow::Result<fsinfo::FsInfo> {
-    crate::cli::check_dir(dir)?;
-    let info = fsinfo::collect(dir);
-    if info.read_only {
+    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    if is_real_dir && fsinfo::collect(dir).read_only {
         return usage(format!(
             "--dir {}: the filesystem is mounted read-only; choose a writable directory",
             dir.display()
         ));
     }
+    crate::cli::check_dir(dir)?;
+    let info = fsinfo::collect(dir);
     if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
         let no_inodes = v.files() > 0 && v.files_available() == 0;
         if v.blocks_available() == 0 || no_inodes {
