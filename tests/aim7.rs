@@ -460,3 +460,74 @@ fn the_help_says_how_to_make_a_ramdisk_or_use_tmpfs() {
     assert!(help.contains("tmpfs"));
     assert!(help.contains("--aim-start-delay"));
 }
+
+#[test]
+fn an_unwritable_json_path_is_refused_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = aim7(&[
+        "creat-clo",
+        "--load",
+        "2",
+        "--json",
+        "/nonexistent-dir/x.json",
+        "--dir",
+    ])
+    .arg(dir.path())
+    .assert()
+    .code(2)
+    .get_output()
+    .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--json"), "{stderr}");
+    assert!(
+        !stderr.contains("process group"),
+        "nothing may run: {stderr}"
+    );
+}
+
+#[test]
+fn several_runs_and_loads_each_become_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("o.json");
+    let work = dir.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let out = aim7(&[
+        "creat-clo",
+        "--load",
+        "2,3",
+        "--jobs",
+        "1",
+        "--runs",
+        "2",
+        "--dir",
+    ])
+    .arg(&work)
+    .arg("--json")
+    .arg(&json)
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mean of 2 runs"));
+    let doc = read_json(&json);
+    let jpm: Vec<&Value> = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"] == "aim7.jobs-per-min")
+        .collect();
+    assert_eq!(jpm.len(), 2);
+    for m in jpm {
+        let samples = m["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 2);
+        let mean = (samples[0].as_f64().unwrap() + samples[1].as_f64().unwrap()) / 2.0;
+        assert!((m["value"].as_f64().unwrap() - mean).abs() < 1e-9 * mean);
+    }
+    let times = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "aim7.task-completion-time" && m["params"]["load"] == "3")
+        .unwrap();
+    assert_eq!(times["samples"].as_array().unwrap().len(), 6);
+}

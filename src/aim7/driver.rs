@@ -122,6 +122,9 @@ pub struct Outcome {
     pub driver_max_rss_kib: u64,
 }
 
+/// How often a long run says how far it is.
+const PROGRESS_EVERY_NS: u64 = 60_000_000_000;
+
 fn ensure_single_threaded() -> anyhow::Result<()> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let threads = status
@@ -371,6 +374,7 @@ pub fn run(
     drop(go_write);
 
     // Run: collect reports, reap, until the last task is gone.
+    let mut next_progress = task::monotonic_ns() + PROGRESS_EVERY_NS;
     while t.reaped < tasks {
         if let Some(sig) = signals.pending() {
             t.kill_and_reap();
@@ -393,6 +397,15 @@ pub fn run(
                 task,
                 how: describe_status(status),
             });
+        }
+        let now = task::monotonic_ns();
+        if now >= next_progress {
+            let secs = (now - start) as f64 / 1e9;
+            progress(&format!(
+                "{secs:.0} s: {} of {tasks} tasks finished",
+                t.reaped
+            ));
+            next_progress = now + PROGRESS_EVERY_NS;
         }
         if t.reaped < tasks {
             poll_two(fds.report_read, signals.wake.as_raw_fd(), 100);

@@ -179,6 +179,28 @@ fn check_work_dir(dir: &Path) -> anyhow::Result<fsinfo::FsInfo> {
     Ok(info)
 }
 
+/// Fails early when the --json file could not be written at the end.
+fn check_json_target(path: &Path) -> anyhow::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let writable = parent.is_dir()
+        && nix::unistd::access(
+            parent,
+            nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+        )
+        .is_ok();
+    if !writable || path.is_dir() {
+        return usage(format!(
+            "--json {}: cannot write there ({} is missing or not writable); give another path",
+            path.display(),
+            parent.display()
+        ));
+    }
+    Ok(())
+}
+
 fn is_no_space(errno: i32) -> bool {
     errno == libc::ENOSPC || errno == libc::EDQUOT
 }
@@ -437,6 +459,9 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .iter()
         .map(|d| check_work_dir(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    if let Some(path) = &args.json {
+        check_json_target(path)?;
+    }
     let max_load = args.load.iter().copied().max().unwrap_or(1);
     let extra = tests.iter().map(|j| j.extra_procs).max().unwrap_or(0);
     if let Err(refusal) = limits::check(max_load, extra) {
@@ -584,6 +609,17 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
                 if let Some(p) = rec.points.last_mut() {
                     p.runs.push((figures, outcome, leftover));
                 }
+            }
+            if let Some(p) = rec.points.last().filter(|p| p.runs.len() > 1) {
+                let jpm: Vec<f64> = p.runs.iter().map(|(f, _, _)| f.jobs_per_min).collect();
+                let (lo, hi) = jpm
+                    .iter()
+                    .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+                println!(
+                    "mean of {} runs: {:.2} jobs/min (min {lo:.2}, max {hi:.2})",
+                    jpm.len(),
+                    mean(&jpm)
+                );
             }
             for p in &private {
                 fixtures::remove(job, p.path());
