@@ -373,67 +373,113 @@ fn running_out_of_space_mid_run_stops_every_task_and_cleans_up() {
     assert_eq!(entries(&fs.path), ["keep-me"]);
 }
 
+/// A long creat-clo run whose tasks have all been released.
+struct LongRun {
+    child: std::process::Child,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStderr>>,
+    pgid: i32,
+    _dir: tempfile::TempDir,
+    work: std::path::PathBuf,
+    json: std::path::PathBuf,
+}
+
+impl LongRun {
+    fn start(load: u32) -> LongRun {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let json = dir.path().join("o.json");
+        let mut child = std::process::Command::new(bin())
+            .args([
+                "aim7",
+                "creat-clo",
+                "--jobs",
+                "1000000",
+                "--no-store",
+                "--load",
+            ])
+            .arg(load.to_string())
+            .arg("--dir")
+            .arg(&work)
+            .arg("--json")
+            .arg(&json)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut seen = String::new();
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("released") {
+                break;
+            }
+        }
+        assert!(seen.contains(&format!("{load} tasks parked")), "{seen}");
+        let pgid = group_from_stderr(&seen);
+        assert_eq!(members_of_group(pgid).len(), load as usize);
+        LongRun {
+            child,
+            lines,
+            pgid,
+            _dir: dir,
+            work,
+            json,
+        }
+    }
+
+    /// Waits for the exit status and the rest of stderr.
+    fn finish(mut self) -> (Option<i32>, Vec<String>, LongRun) {
+        let rest: Vec<String> = self.lines.by_ref().map_while(Result::ok).collect();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let code = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s.code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("patchbench did not stop");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        (code, rest, self)
+    }
+}
+
+#[test]
+fn a_crashing_task_stops_the_run_with_no_task_or_file_left() {
+    let run = LongRun::start(10);
+    let victim = *members_of_group(run.pgid).iter().max().unwrap();
+    // SAFETY: killing one of the tasks our child started.
+    unsafe { libc::kill(victim, libc::SIGKILL) };
+    let (code, rest, run) = run.finish();
+    assert_eq!(code, Some(1), "{rest:?}");
+    assert!(
+        rest.iter().any(|l| l.contains("was killed by signal 9")),
+        "{rest:?}"
+    );
+    assert!(members_of_group(run.pgid).is_empty(), "tasks left behind");
+    assert!(entries(&run.work).is_empty());
+}
+
 /// Starts a long run, waits until all tasks are released, sends `sig`, and checks the exit
 /// status, that no task survives, that the --dir is empty and that the JSON was kept.
 fn interrupt_running_tasks(load: u32, sig: i32, status: i32) {
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let json = dir.path().join("o.json");
-    let mut child = std::process::Command::new(bin())
-        .args([
-            "aim7",
-            "creat-clo",
-            "--jobs",
-            "1000000",
-            "--no-store",
-            "--load",
-        ])
-        .arg(load.to_string())
-        .arg("--dir")
-        .arg(&work)
-        .arg("--json")
-        .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = String::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen.push_str(&line);
-        seen.push('\n');
-        if line.contains("released") {
-            break;
-        }
-    }
-    assert!(seen.contains(&format!("{load} tasks parked")), "{seen}");
-    let pgid = group_from_stderr(&seen);
-    assert_eq!(members_of_group(pgid).len(), load as usize);
+    let run = LongRun::start(load);
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, sig) };
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let code = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("patchbench did not stop after the signal");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    unsafe { libc::kill(run.child.id() as i32, sig) };
+    let (code, rest, run) = run.finish();
     assert_eq!(code, Some(status), "{}", rest.join("\n"));
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
-    assert!(members_of_group(pgid).is_empty(), "tasks left behind");
+    assert!(members_of_group(run.pgid).is_empty(), "tasks left behind");
     assert!(
-        entries(&work).is_empty(),
+        entries(&run.work).is_empty(),
         "files left behind: {:?}",
-        entries(&work)
+        entries(&run.work)
     );
-    assert_eq!(read_json(&json)["incomplete"], true);
+    assert_eq!(read_json(&run.json)["incomplete"], true);
 }
 
 #[test]
