@@ -577,3 +577,30 @@ fn several_runs_and_loads_each_become_samples() {
         .unwrap();
     assert_eq!(times["samples"].as_array().unwrap().len(), 6);
 }
+
+#[test]
+fn aims_start_delay_is_counted_inside_real_and_every_completion_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("o.json");
+    aim7(&[
+        "creat-clo",
+        "--load",
+        "2",
+        "--jobs",
+        "1",
+        "--aim-start-delay",
+        "--dir",
+    ])
+    .arg(dir.path())
+    .arg("--json")
+    .arg(&json)
+    .assert()
+    .success();
+    let doc = read_json(&json);
+    let run = first_run(&doc);
+    assert!(run["figures"]["real"].as_f64().unwrap() >= 10.0);
+    for t in run["completion_seconds"].as_array().unwrap() {
+        assert!(t.as_f64().unwrap() >= 10.0);
+    }
+    assert_eq!(doc["config"]["aim_start_delay_seconds"], 10);
+}
