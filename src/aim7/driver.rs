@@ -1,0 +1,449 @@
+//! The AIM7 driver for one load point: fork N tasks from this single-threaded process into
+//! their own process group, wait until every one is parked on the start pipe, take the start
+//! mark (optionally sleep AIM's 10 s), release them all at once by closing the pipe, then
+//! collect each task's report and reap it, until the last one is gone.
+//!
+//! SIGINT, SIGTERM and SIGHUP are caught with signal-hook (a flag and a wake-up socket, no
+//! threads); on one, or when a task fails, every task is killed at once with
+//! `kill(-pgid, SIGKILL)` and reaped before returning. Tasks also carry PR_SET_PDEATHSIG so
+//! none outlives a driver that is killed outright.
+
+use super::task::{self, Report, TaskFds, TaskPlan, DONE, FAILED, PARKED, RECORD_BYTES};
+use anyhow::Context;
+use std::collections::HashMap;
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The driver's signal handling: which terminating signal arrived, and a socket that becomes
+/// readable on any handled signal (including SIGCHLD), so poll() wakes at once.
+pub struct Signals {
+    caught: Arc<AtomicUsize>,
+    wake: UnixStream,
+    /// Kept open for the handlers, which write to its descriptor.
+    wake_write: UnixStream,
+}
+
+impl Signals {
+    pub fn install() -> anyhow::Result<Signals> {
+        let caught = Arc::new(AtomicUsize::new(0));
+        let (wake, wake_write) = UnixStream::pair().context("cannot create a socket pair")?;
+        wake.set_nonblocking(true)?;
+        wake_write.set_nonblocking(true)?;
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            signal_hook::flag::register_usize(sig, Arc::clone(&caught), sig as usize)?;
+        }
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGCHLD] {
+            signal_hook::low_level::pipe::register_raw(sig, wake_write.as_raw_fd())?;
+        }
+        Ok(Signals {
+            caught,
+            wake,
+            wake_write,
+        })
+    }
+
+    /// The terminating signal received, if any.
+    pub fn pending(&self) -> Option<i32> {
+        match self.caught.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s as i32),
+        }
+    }
+
+    fn drain(&self) {
+        let mut buf = [0u8; 256];
+        while matches!((&self.wake).read(&mut buf), Ok(n) if n > 0) {}
+    }
+
+    /// Sleeps up to `d`, returning early on a signal.
+    pub fn sleep(&self, d: Duration) {
+        let ms = d.as_millis().min(i32::MAX as u128) as i32;
+        let mut fds = [libc::pollfd {
+            fd: self.wake.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: valid pollfd array.
+        unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
+        self.drain();
+    }
+}
+
+/// Why a load point stopped before all tasks finished.
+#[derive(Debug)]
+pub enum Stop {
+    Interrupted(i32),
+    /// A task's system call failed (ENOSPC included: the caller tells them apart).
+    TaskFailed {
+        task: u32,
+        dir: usize,
+        op: String,
+        errno: i32,
+    },
+    /// A task ended without reporting (crash, killed from outside).
+    TaskDied {
+        task: u32,
+        how: String,
+    },
+    /// fork() failed after `started` tasks.
+    CannotFork {
+        started: u32,
+        errno: i32,
+    },
+    Other(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Stop {
+    fn from(e: anyhow::Error) -> Stop {
+        Stop::Other(e)
+    }
+}
+
+/// What one load point measured.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// Seconds from the start mark to each task's end, by task number.
+    pub completion: Vec<f64>,
+    /// Start mark to the last task reaped (includes the start delay, as AIM's does).
+    pub real: f64,
+    /// The tasks' user + system CPU seconds.
+    pub cpu: f64,
+    /// First fork to the last task parked.
+    pub park_seconds: f64,
+    /// Sum of every task's op counters.
+    pub counters: [u64; 4],
+    pub task_max_rss_kib: u64,
+    pub task0_private_kib: u64,
+    pub task0_pss_kib: u64,
+    pub driver_max_rss_kib: u64,
+}
+
+/// How often a long run says how far it is.
+const PROGRESS_EVERY_NS: u64 = 60_000_000_000;
+
+fn ensure_single_threaded() -> anyhow::Result<()> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let threads = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .unwrap_or(1);
+    anyhow::ensure!(
+        threads == 1,
+        "internal error: the aim7 driver has {threads} threads; it must fork from one"
+    );
+    Ok(())
+}
+
+fn children_cpu_seconds() -> f64 {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .map(|u| {
+            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+            t(u.user_time()) + t(u.system_time())
+        })
+        .unwrap_or(0.0)
+}
+
+fn pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
+    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).context("cannot create a pipe")
+}
+
+/// The tasks of one load point, as the driver tracks them.
+struct Tasks {
+    pgid: libc::pid_t,
+    by_pid: HashMap<libc::pid_t, u32>,
+    reaped: u32,
+    reports: Vec<Option<Report>>,
+    failed: Option<Report>,
+    parked: u32,
+    partial: Vec<u8>,
+}
+
+impl Tasks {
+    /// Kills every task still alive and reaps them all.
+    fn kill_and_reap(&mut self) {
+        if self.pgid > 0 {
+            // SAFETY: signalling the tasks' own process group.
+            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        }
+        for &pid in self.by_pid.keys() {
+            // SAFETY: signalling our own unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        loop {
+            // SAFETY: reaping our children.
+            let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) };
+            if r > 0 {
+                self.by_pid.remove(&r);
+                continue;
+            }
+            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        self.by_pid.clear();
+    }
+
+    /// Reads every complete report waiting on the (non-blocking) report pipe.
+    fn read_reports(&mut self, fd: i32) {
+        let mut buf = vec![0u8; RECORD_BYTES * 256];
+        loop {
+            // SAFETY: reading into a local buffer.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return;
+            }
+            self.partial.extend_from_slice(&buf[..n as usize]);
+            let whole = self.partial.len() / RECORD_BYTES * RECORD_BYTES;
+            let records: Vec<u8> = self.partial.drain(..whole).collect();
+            for rec in records.chunks(RECORD_BYTES) {
+                let r = Report::decode(rec);
+                match r.kind {
+                    PARKED => self.parked += 1,
+                    DONE if (r.task as usize) < self.reports.len() => {
+                        let t = r.task as usize;
+                        self.reports[t] = Some(r);
+                    }
+                    FAILED if self.failed.is_none() => self.failed = Some(r),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Reaps every task that has ended; returns the first one that ended badly.
+    fn reap_ended(&mut self) -> Option<(u32, i32)> {
+        let mut bad = None;
+        loop {
+            let mut status = 0;
+            // SAFETY: non-blocking reap of our children.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                return bad;
+            }
+            if let Some(task) = self.by_pid.remove(&pid) {
+                self.reaped += 1;
+                let clean = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+                if !clean && bad.is_none() {
+                    bad = Some((task, status));
+                }
+            }
+        }
+    }
+}
+
+fn describe_status(status: i32) -> String {
+    if libc::WIFSIGNALED(status) {
+        let sig = libc::WTERMSIG(status);
+        let name = nix::sys::signal::Signal::try_from(sig)
+            .map(|s| s.as_str())
+            .unwrap_or("?");
+        format!("was killed by signal {sig} ({name})")
+    } else {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    }
+}
+
+fn poll_two(a: i32, b: i32, timeout_ms: i32) {
+    let mut fds = [
+        libc::pollfd {
+            fd: a,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: b,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    // SAFETY: valid pollfd array.
+    unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+}
+
+/// Runs one load point of `tasks` tasks, each running `plan.jobs_per_task` jobs.
+pub fn run(
+    plan: &TaskPlan,
+    tasks: u32,
+    start_delay: Duration,
+    signals: &Signals,
+    progress: &dyn Fn(&str),
+) -> Result<Outcome, Stop> {
+    ensure_single_threaded()?;
+    let (go_read, go_write) = pipe()?;
+    let (report_read, report_write) = pipe()?;
+    let fds = TaskFds {
+        go_read: go_read.as_raw_fd(),
+        go_write: go_write.as_raw_fd(),
+        report_read: report_read.as_raw_fd(),
+        report_write: report_write.as_raw_fd(),
+        signal_fds: [signals.wake.as_raw_fd(), signals.wake_write.as_raw_fd()],
+    };
+    nix::fcntl::fcntl(
+        &report_read,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    )
+    .context("cannot make the report pipe non-blocking")?;
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+
+    // SAFETY: getpid has no preconditions.
+    let driver = unsafe { libc::getpid() };
+    let mut t = Tasks {
+        pgid: 0,
+        by_pid: HashMap::with_capacity(tasks as usize),
+        reaped: 0,
+        reports: vec![None; tasks as usize],
+        failed: None,
+        parked: 0,
+        partial: Vec::new(),
+    };
+    let cpu_before = children_cpu_seconds();
+    let fork_start = task::monotonic_ns();
+    for i in 0..tasks {
+        if let Some(sig) = signals.pending() {
+            t.kill_and_reap();
+            return Err(Stop::Interrupted(sig));
+        }
+        // SAFETY: the driver is single-threaded (checked above); the child runs task_main,
+        // which never returns.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: we are the freshly forked child.
+            unsafe { task::task_main(plan, i, t.pgid, driver, &fds) };
+        }
+        if pid < 0 {
+            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            t.kill_and_reap();
+            return Err(Stop::CannotFork { started: i, errno });
+        }
+        if t.pgid == 0 {
+            t.pgid = pid;
+        }
+        // SAFETY: moving our own child into the tasks' group (the child does the same).
+        unsafe { libc::setpgid(pid, t.pgid) };
+        t.by_pid.insert(pid, i);
+        if i == 0 {
+            progress(&format!("tasks run in process group {pid}"));
+        }
+        if i % 256 == 255 {
+            t.read_reports(fds.report_read);
+        }
+    }
+    drop(report_write);
+
+    // Park: every task has written PARKED and sits in read() on the start pipe.
+    while t.parked < tasks {
+        poll_two(fds.report_read, signals.wake.as_raw_fd(), 200);
+        signals.drain();
+        t.read_reports(fds.report_read);
+        if let Some(sig) = signals.pending() {
+            t.kill_and_reap();
+            return Err(Stop::Interrupted(sig));
+        }
+        if let Some((task, status)) = t.reap_ended() {
+            t.kill_and_reap();
+            return Err(Stop::TaskDied {
+                task,
+                how: format!("{} before the start", describe_status(status)),
+            });
+        }
+    }
+    let start = task::monotonic_ns();
+    let park_seconds = (start - fork_start) as f64 / 1e9;
+    progress(&format!(
+        "{tasks} tasks parked in {park_seconds:.2} s; released"
+    ));
+    if !start_delay.is_zero() {
+        let until = start + start_delay.as_nanos() as u64;
+        while task::monotonic_ns() < until && signals.pending().is_none() {
+            signals.sleep(Duration::from_nanos(
+                until.saturating_sub(task::monotonic_ns()),
+            ));
+        }
+    }
+    drop(go_write);
+
+    // Run: collect reports, reap, until the last task is gone.
+    let mut next_progress = task::monotonic_ns() + PROGRESS_EVERY_NS;
+    while t.reaped < tasks {
+        if let Some(sig) = signals.pending() {
+            t.kill_and_reap();
+            return Err(Stop::Interrupted(sig));
+        }
+        let bad = t.reap_ended();
+        t.read_reports(fds.report_read);
+        if let Some(f) = t.failed.take() {
+            t.kill_and_reap();
+            return Err(Stop::TaskFailed {
+                task: f.task,
+                dir: f.dir as usize,
+                op: f.op,
+                errno: f.errno,
+            });
+        }
+        if let Some((task, status)) = bad {
+            t.kill_and_reap();
+            return Err(Stop::TaskDied {
+                task,
+                how: describe_status(status),
+            });
+        }
+        let now = task::monotonic_ns();
+        if now >= next_progress {
+            let secs = (now - start) as f64 / 1e9;
+            progress(&format!(
+                "{secs:.0} s: {} of {tasks} tasks finished",
+                t.reaped
+            ));
+            next_progress = now + PROGRESS_EVERY_NS;
+        }
+        if t.reaped < tasks {
+            poll_two(fds.report_read, signals.wake.as_raw_fd(), 100);
+            signals.drain();
+        }
+    }
+    let end = task::monotonic_ns();
+    t.read_reports(fds.report_read);
+    let cpu = children_cpu_seconds() - cpu_before;
+
+    let mut out = Outcome {
+        real: (end - start) as f64 / 1e9,
+        cpu,
+        park_seconds,
+        completion: Vec::with_capacity(tasks as usize),
+        ..Outcome::default()
+    };
+    for (i, r) in t.reports.iter().enumerate() {
+        let Some(r) = r else {
+            return Err(Stop::TaskDied {
+                task: i as u32,
+                how: "ended without reporting".into(),
+            });
+        };
+        out.completion
+            .push(r.finish_ns.saturating_sub(start) as f64 / 1e9);
+        for (sum, c) in out.counters.iter_mut().zip(r.counters) {
+            *sum += c;
+        }
+        out.task_max_rss_kib = out.task_max_rss_kib.max(r.maxrss_kib);
+        if i == 0 {
+            out.task0_private_kib = r.private_kib;
+            out.task0_pss_kib = r.pss_kib;
+        }
+    }
+    out.driver_max_rss_kib =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+            .map(|u| u.max_rss() as u64)
+            .unwrap_or(0);
+    Ok(out)
+}

@@ -1,0 +1,179 @@
+//! Checks, before anything is forked, that the system lets this many tasks exist at once:
+//! RLIMIT_NPROC (`ulimit -u`), the cgroup's pids.max, kernel.threads-max and kernel.pid_max,
+//! the open-file limits. A load that cannot be reached is refused with the limit, its current
+//! use and how to raise it.
+//!
+//! The driver needs only a constant number of descriptors whatever the load (all tasks share
+//! one start pipe and one report pipe), and each task holds at most a few files open, so the
+//! per-process open-file limit needs only a small constant; the system-wide `fs.file-max` must
+//! leave room for a few open files per task.
+
+/// Descriptors the driver or one task may hold at once.
+const FDS_PER_PROCESS: u64 = 32;
+/// Open files per task counted against fs.file-max (inherited pipes are shared, not new).
+const FILES_PER_TASK: u64 = 3;
+
+/// A limit that stops the requested load, as one line saying what and how to fix it.
+pub type Refusal = String;
+
+fn read_u64(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Threads (the unit RLIMIT_NPROC counts) owned by real user `uid`.
+fn threads_of_user(uid: u32) -> u64 {
+    let mut total = 0;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
+            continue;
+        };
+        let field = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| {
+                    v.split_whitespace()
+                        .next()
+                        .and_then(|x| x.parse::<u64>().ok())
+                })
+        };
+        if field("Uid:") == Some(u64::from(uid)) {
+            total += field("Threads:").unwrap_or(1);
+        }
+    }
+    total
+}
+
+/// The pids.max and pids.current of this process's cgroup (v2 or the v1 pids controller).
+fn cgroup_pids() -> Option<(u64, u64, String)> {
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    for line in cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let dir = if controllers.is_empty() {
+            format!("/sys/fs/cgroup{path}")
+        } else if controllers.split(',').any(|c| c == "pids") {
+            format!("/sys/fs/cgroup/pids{path}")
+        } else {
+            continue;
+        };
+        let max = std::fs::read_to_string(format!("{dir}/pids.max")).ok()?;
+        let max: u64 = match max.trim() {
+            "max" => continue,
+            v => v.parse().ok()?,
+        };
+        let current = read_u64(&format!("{dir}/pids.current")).unwrap_or(0);
+        return Some((max, current, format!("{dir}/pids.max")));
+    }
+    None
+}
+
+/// Scheduling entities in the whole system (the total of /proc/loadavg's 4th field).
+fn system_threads() -> Option<u64> {
+    let l = std::fs::read_to_string("/proc/loadavg").ok()?;
+    l.split_whitespace().nth(3)?.split('/').nth(1)?.parse().ok()
+}
+
+/// Checks that `tasks` more processes (each able to create `extra` more at once) can exist.
+pub fn check(tasks: u32, extra: u32) -> Result<(), Refusal> {
+    let need = u64::from(tasks) * u64::from(1 + extra);
+    let load = format!("--load {tasks} needs {need} processes");
+
+    let nproc = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NPROC);
+    if let Ok((soft, _hard)) = nproc {
+        if soft != libc::RLIM_INFINITY {
+            let used = threads_of_user(
+                // SAFETY: getuid has no preconditions.
+                unsafe { libc::getuid() },
+            );
+            if used + need > soft {
+                return Err(format!(
+                    "{load} but the process limit (RLIMIT_NPROC, `ulimit -u`) is {soft} with {used} \
+                     in use by this user; raise it (e.g. `ulimit -u {}`, or nproc in \
+                     /etc/security/limits.conf) or lower --load",
+                    used + need + 64
+                ));
+            }
+        }
+    }
+    if let Some((max, current, file)) = cgroup_pids() {
+        if current + need > max {
+            return Err(format!(
+                "{load} but this cgroup allows {max} ({current} in use, {file}); raise pids.max \
+                 or lower --load"
+            ));
+        }
+    }
+    let running = system_threads().unwrap_or(0);
+    for (name, limit) in [
+        (
+            "kernel.threads-max",
+            read_u64("/proc/sys/kernel/threads-max"),
+        ),
+        ("kernel.pid_max", read_u64("/proc/sys/kernel/pid_max")),
+    ] {
+        if let Some(limit) = limit {
+            if running + need > limit {
+                return Err(format!(
+                    "{load} but {name} is {limit} with {running} in use; raise it with \
+                     `sysctl -w {name}={}` or lower --load",
+                    (running + need) * 2
+                ));
+            }
+        }
+    }
+    let nofile = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE);
+    if let Ok((soft, _)) = nofile {
+        if soft < FDS_PER_PROCESS {
+            return Err(format!(
+                "the open-file limit (RLIMIT_NOFILE, `ulimit -n`) is {soft}; aim7 needs at least \
+                 {FDS_PER_PROCESS} per process; raise it with `ulimit -n 1024`"
+            ));
+        }
+    }
+    if let Ok(nr) = std::fs::read_to_string("/proc/sys/fs/file-nr") {
+        let v: Vec<u64> = nr
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        if let [allocated, _, max] = v[..] {
+            let want = u64::from(tasks) * FILES_PER_TASK;
+            if allocated + want > max {
+                return Err(format!(
+                    "--load {tasks} needs about {want} open files but fs.file-max is {max} with \
+                     {allocated} open; raise it with `sysctl -w fs.file-max={}` or lower --load",
+                    (allocated + want) * 2
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_load_passes_here() {
+        assert_eq!(check(2, 1), Ok(()));
+    }
+
+    #[test]
+    fn this_user_owns_at_least_this_thread() {
+        assert!(
+            threads_of_user(
+                // SAFETY: getuid has no preconditions.
+                unsafe { libc::getuid() }
+            ) >= 1
+        );
+        assert!(system_threads().unwrap_or(1) >= 1);
+    }
+}
