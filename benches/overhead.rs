@@ -5,8 +5,8 @@
 //! (the program every patchbench copy runs in) for the same duration, and prints the best rate
 //! of each and the ratio Rust/C. Target: ≥ 0.97 for each.
 //!
-//! Run: `cargo bench --bench overhead` (env `OVERHEAD_SECS`, default 2, and `OVERHEAD_ROUNDS`,
-//! default 5).
+//! Run: `cargo bench --bench overhead` (env `OVERHEAD_SECS`, default 2, `OVERHEAD_ROUNDS`,
+//! default 5, and `OVERHEAD_TESTS`, e.g. `syscall,context1`, to run only some).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -72,7 +72,8 @@ fn main() {
         "{:<10} {:>14} {:>14} {:>8}",
         "test", "C (lps)", "patchbench", "ratio"
     );
-    for test in TESTS {
+    let only = std::env::var("OVERHEAD_TESTS").unwrap_or_default();
+    for test in TESTS.iter().filter(|t| only.is_empty() || only.split(',').any(|o| o == **t)) {
         let c = build_c(test, dir.path());
         let (mut best_c, mut best_rust) = (0.0f64, 0.0f64);
         for _ in 0..rounds {
