@@ -73,7 +73,10 @@ fn main() {
         "test", "C (lps)", "patchbench", "ratio"
     );
     let only = std::env::var("OVERHEAD_TESTS").unwrap_or_default();
-    for test in TESTS.iter().filter(|t| only.is_empty() || only.split(',').any(|o| o == **t)) {
+    for test in TESTS
+        .iter()
+        .filter(|t| only.is_empty() || only.split(',').any(|o| o == **t))
+    {
         let c = build_c(test, dir.path());
         let (mut best_c, mut best_rust) = (0.0f64, 0.0f64);
         for _ in 0..rounds {

@@ -181,6 +181,10 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     if !record.tests.is_empty() {
         print!("{}", crate::report::unixbench_text::render(&record));
     }
+    if let Some(id) = record.extra.get("store_id").and_then(|v| v.as_str()) {
+        let path = crate::store::store_path(args.store.store.as_deref())?;
+        eprintln!("patchbench: saved as run {id} in {}", path.display());
+    }
     outcome.map(|_| 0)
 }
 
