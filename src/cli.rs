@@ -187,3 +187,40 @@ pub fn check_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Rejects an output path whose directory is missing or not writable, or that names a
+/// directory.
+pub fn check_output(what: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if path.is_dir() {
+        return usage(format!(
+            "{what} {}: is a directory; give a file name",
+            path.display()
+        ));
+    }
+    if !parent.is_dir() {
+        return usage(format!(
+            "{what} {}: directory {} does not exist; create it or write elsewhere",
+            path.display(),
+            parent.display()
+        ));
+    }
+    let w = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
+    if nix::unistd::access(&parent, w).is_err() {
+        return usage(format!(
+            "{what} {}: directory {} is not writable; write elsewhere",
+            path.display(),
+            parent.display()
+        ));
+    }
+    if path.exists() && nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_err() {
+        return usage(format!(
+            "{what} {}: file is not writable; write elsewhere",
+            path.display()
+        ));
+    }
+    Ok(())
+}

@@ -11,67 +11,10 @@
 use super::task::{self, Report, TaskFds, TaskPlan, DONE, FAILED, PARKED, RECORD_BYTES};
 use anyhow::Context;
 use std::collections::HashMap;
-use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-/// The driver's signal handling: which terminating signal arrived, and a socket that becomes
-/// readable on any handled signal (including SIGCHLD), so poll() wakes at once.
-pub struct Signals {
-    caught: Arc<AtomicUsize>,
-    wake: UnixStream,
-    /// Kept open for the handlers, which write to its descriptor.
-    wake_write: UnixStream,
-}
-
-impl Signals {
-    pub fn install() -> anyhow::Result<Signals> {
-        let caught = Arc::new(AtomicUsize::new(0));
-        let (wake, wake_write) = UnixStream::pair().context("cannot create a socket pair")?;
-        wake.set_nonblocking(true)?;
-        wake_write.set_nonblocking(true)?;
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            signal_hook::flag::register_usize(sig, Arc::clone(&caught), sig as usize)?;
-        }
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGCHLD] {
-            signal_hook::low_level::pipe::register_raw(sig, wake_write.as_raw_fd())?;
-        }
-        Ok(Signals {
-            caught,
-            wake,
-            wake_write,
-        })
-    }
-
-    /// The terminating signal received, if any.
-    pub fn pending(&self) -> Option<i32> {
-        match self.caught.load(Ordering::SeqCst) {
-            0 => None,
-            s => Some(s as i32),
-        }
-    }
-
-    fn drain(&self) {
-        let mut buf = [0u8; 256];
-        while matches!((&self.wake).read(&mut buf), Ok(n) if n > 0) {}
-    }
-
-    /// Sleeps up to `d`, returning early on a signal.
-    pub fn sleep(&self, d: Duration) {
-        let ms = d.as_millis().min(i32::MAX as u128) as i32;
-        let mut fds = [libc::pollfd {
-            fd: self.wake.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        // SAFETY: valid pollfd array.
-        unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
-        self.drain();
-    }
-}
+pub use crate::signals::Signals;
 
 /// Why a load point stopped before all tasks finished.
 #[derive(Debug)]
@@ -285,7 +228,7 @@ pub fn run(
         go_write: go_write.as_raw_fd(),
         report_read: report_read.as_raw_fd(),
         report_write: report_write.as_raw_fd(),
-        signal_fds: [signals.wake.as_raw_fd(), signals.wake_write.as_raw_fd()],
+        signal_fds: signals.raw_fds(),
     };
     nix::fcntl::fcntl(
         &report_read,
@@ -310,7 +253,7 @@ pub fn run(
     let cpu_before = children_cpu_seconds();
     let fork_start = task::monotonic_ns();
     for i in 0..tasks {
-        if let Some(sig) = signals.pending() {
+        if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
         }
@@ -343,10 +286,10 @@ pub fn run(
 
     // Park: every task has written PARKED and sits in read() on the start pipe.
     while t.parked < tasks {
-        poll_two(fds.report_read, signals.wake.as_raw_fd(), 200);
+        poll_two(fds.report_read, signals.fd().as_raw_fd(), 200);
         signals.drain();
         t.read_reports(fds.report_read);
-        if let Some(sig) = signals.pending() {
+        if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
         }
@@ -365,8 +308,8 @@ pub fn run(
     ));
     if !start_delay.is_zero() {
         let until = start + start_delay.as_nanos() as u64;
-        while task::monotonic_ns() < until && signals.pending().is_none() {
-            signals.sleep(Duration::from_nanos(
+        while task::monotonic_ns() < until && signals.pending().map(|i| i.signal).is_none() {
+            let _ = signals.sleep(Duration::from_nanos(
                 until.saturating_sub(task::monotonic_ns()),
             ));
         }
@@ -376,7 +319,7 @@ pub fn run(
     // Run: collect reports, reap, until the last task is gone.
     let mut next_progress = task::monotonic_ns() + PROGRESS_EVERY_NS;
     while t.reaped < tasks {
-        if let Some(sig) = signals.pending() {
+        if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
         }
@@ -408,7 +351,7 @@ pub fn run(
             next_progress = now + PROGRESS_EVERY_NS;
         }
         if t.reaped < tasks {
-            poll_two(fds.report_read, signals.wake.as_raw_fd(), 100);
+            poll_two(fds.report_read, signals.fd().as_raw_fd(), 100);
             signals.drain();
         }
     }

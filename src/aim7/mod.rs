@@ -3,15 +3,14 @@
 //! arithmetic (jobs/min, JTI, jobs/min/task, real, cpu) and LKP's metric names.
 //!
 //! Layout: `jobs/` (one file per AIM7 test), `task` (what a forked task runs), `driver` (fork,
-//! start barrier, reaping, signals), `metrics` (AIM's formulas), `limits` (process and file
-//! limits checked before forking), `fsinfo` (what each --dir is), `fixtures` (shared input
-//! files), and here: arguments, validation, the run loop, output and the result record.
+//! start barrier, reaping), `metrics` (AIM's formulas), `fixtures` (shared input files), and
+//! here: arguments, validation, the run loop, output and the result record. Shared with the
+//! other commands: `crate::limits` (process and file limits checked before forking),
+//! `crate::fsinfo` (what each --dir is), `crate::signals`.
 
 pub mod driver;
 pub mod fixtures;
-pub mod fsinfo;
 pub mod jobs;
-pub mod limits;
 pub mod metrics;
 pub mod task;
 
@@ -156,16 +155,16 @@ fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
 }
 
 /// Rejects a --dir that is unusable: missing, a symlink, read-only or full.
-fn check_work_dir(dir: &Path) -> anyhow::Result<fsinfo::FsInfo> {
+fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
     let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-    if is_real_dir && fsinfo::collect(dir).read_only {
+    if is_real_dir && crate::fsinfo::collect(dir).read_only {
         return usage(format!(
             "--dir {}: the filesystem is mounted read-only; choose a writable directory",
             dir.display()
         ));
     }
     crate::cli::check_dir(dir)?;
-    let info = fsinfo::collect(dir);
+    let info = crate::fsinfo::collect(dir);
     if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
         let no_inodes = v.files() > 0 && v.files_available() == 0;
         if v.blocks_available() == 0 || no_inodes {
@@ -177,28 +176,6 @@ fn check_work_dir(dir: &Path) -> anyhow::Result<fsinfo::FsInfo> {
         }
     }
     Ok(info)
-}
-
-/// Fails early when the --json file could not be written at the end.
-fn check_json_target(path: &Path) -> anyhow::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let writable = parent.is_dir()
-        && nix::unistd::access(
-            parent,
-            nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
-        )
-        .is_ok();
-    if !writable || path.is_dir() {
-        return usage(format!(
-            "--json {}: cannot write there ({} is missing or not writable); give another path",
-            path.display(),
-            parent.display()
-        ));
-    }
-    Ok(())
 }
 
 fn is_no_space(errno: i32) -> bool {
@@ -236,12 +213,6 @@ fn ctime_now() -> String {
         "[weekday repr:short] [month repr:short] [day padding:space] [hour]:[minute]:[second] [year]"
     );
     now.format(&fmt).unwrap_or_default()
-}
-
-fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -380,7 +351,7 @@ struct Recorder<'a> {
     args: &'a Aim7Args,
     record: RunRecord,
     points: Vec<Point>,
-    fs: Vec<fsinfo::FsInfo>,
+    fs: Vec<crate::fsinfo::FsInfo>,
 }
 
 impl Recorder<'_> {
@@ -395,7 +366,7 @@ impl Recorder<'_> {
             "aim7".into(),
             json!({ "points": pj, "filesystems": self.fs }),
         );
-        self.record.finished_at = now_rfc3339();
+        self.record.finished_at = crate::clock::now_rfc3339();
         self.record.incomplete = incomplete;
         if let Some(path) = &self.args.json {
             self.record.write_json(path)?;
@@ -460,11 +431,11 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .map(|d| check_work_dir(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(path) = &args.json {
-        check_json_target(path)?;
+        crate::cli::check_output("--json", path)?;
     }
     let max_load = args.load.iter().copied().max().unwrap_or(1);
     let extra = tests.iter().map(|j| j.extra_procs).max().unwrap_or(0);
-    if let Err(refusal) = limits::check(max_load, extra) {
+    if let Err(refusal) = crate::limits::check(max_load, extra, "--load") {
         return usage(refusal);
     }
     let true_program = if tests.iter().any(|j| j.name == "exec_test") {
@@ -480,7 +451,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     let true_program = std::ffi::CString::new(true_program.as_os_str().as_encoded_bytes().to_vec())
         .context("bad path for true")?;
 
-    let signals = Signals::install()?;
+    let signals = Signals::install_waking_on_child_exit()?;
     let private: Vec<tempfile::TempDir> = dirs
         .iter()
         .map(|d| make_private_dir(d))
@@ -524,7 +495,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
             source: Some("patchbench".into()),
             system,
             config,
-            started_at: now_rfc3339(),
+            started_at: crate::clock::now_rfc3339(),
             finished_at: String::new(),
             tests: Vec::new(),
             indexes: Vec::new(),
@@ -586,7 +557,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
                     disk_blocks,
                     true_program: true_program.clone(),
                 };
-                let result = match signals.pending() {
+                let result = match signals.pending().map(|i| i.signal) {
                     Some(sig) => Err(Stop::Interrupted(sig)),
                     None => driver::run(&plan, load, delay, &signals, &progress),
                 };

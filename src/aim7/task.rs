@@ -99,16 +99,7 @@ impl Report {
     }
 }
 
-/// CLOCK_MONOTONIC in ns (the same clock in every process).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::clock::monotonic_ns;
 
 fn write_report(fd: RawFd, r: &Report) -> bool {
     let bytes = r.encode();

@@ -94,9 +94,7 @@ pub(crate) fn imported_record(
     config: BTreeMap<String, serde_json::Value>,
     metrics: Vec<Metric>,
 ) -> RunRecord {
-    let now = time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default();
+    let now = crate::clock::now_rfc3339();
     RunRecord {
         schema: SCHEMA.to_string(),
         kind: kind.to_string(),

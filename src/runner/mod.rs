@@ -5,20 +5,18 @@
 //! Order as UnixBench: for each copy count, every selected test; for each test, its passes;
 //! before each pass, unless settle is off, `sync; sleep 1; sync; sleep 2`.
 
-pub mod limits;
 pub mod pass;
 pub mod progress;
 pub mod record;
 pub mod scoring;
-pub mod signals;
 
 use crate::cli::{check_dir, RunArgs};
 use crate::error::{usage, Interrupted};
 use crate::result::{RunRecord, RunSink};
+use crate::signals::Signals;
 use crate::workloads::catalog::{self, TestSpec};
 use crate::workloads::shell_scripts;
 use pass::{run_pass, PassPlan};
-use signals::Signals;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -119,17 +117,19 @@ const MAX_ADAPTIVE_PASSES: u32 = 50;
 pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let plan = Plan::from_args(args)?;
     if let Some(json) = &args.json {
-        check_output_path(json)?;
+        crate::cli::check_output("--json", json)?;
     }
-    let worker = limits::worker_program()?;
-    let max_copies = plan.copies.iter().copied().max().unwrap_or(1) as u64;
+    let worker = worker_program()?;
+    let max_copies = plan.copies.iter().copied().max().unwrap_or(1);
     let max_procs = plan
         .tests
         .iter()
         .map(|t| t.procs_per_copy)
         .max()
-        .unwrap_or(1) as u64;
-    limits::check_process_limit(max_copies * max_procs, "this run")?;
+        .unwrap_or(1);
+    if let Err(refusal) = crate::limits::check(max_copies, max_procs - 1, "--copies") {
+        return usage(refusal);
+    }
     let signals = Signals::install()?;
     let workdir = tempfile::Builder::new()
         .prefix("patchbench-")
@@ -258,31 +258,19 @@ fn settle(signals: &Signals) -> Result<(), Interrupted> {
     signals.sleep(Duration::from_secs(2))
 }
 
-/// Rejects an output file whose directory does not exist or is not writable, before running.
-pub fn check_output_path(path: &std::path::Path) -> anyhow::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !parent.is_dir() {
-        return usage(format!(
-            "{}: directory {} does not exist; create it or write elsewhere",
-            path.display(),
-            parent.display()
-        ));
+/// The `patchbench-worker` program: $PATCHBENCH_WORKER, else next to this executable.
+pub fn worker_program() -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os("PATCHBENCH_WORKER") {
+        return Ok(PathBuf::from(p));
     }
-    if path.is_dir() {
-        return usage(format!(
-            "{}: is a directory; give a file name",
-            path.display()
-        ));
+    let exe = std::env::current_exe()?;
+    let worker = exe.with_file_name("patchbench-worker");
+    if worker.is_file() {
+        return Ok(worker);
     }
-    if nix::unistd::access(&parent, nix::unistd::AccessFlags::W_OK).is_err() {
-        return usage(format!(
-            "{}: directory {} is not writable; write elsewhere",
-            path.display(),
-            parent.display()
-        ));
-    }
-    Ok(())
+    usage(format!(
+        "the worker program {} is missing; build every binary with `cargo build --release` \
+         (or set PATCHBENCH_WORKER to its path)",
+        worker.display()
+    ))
 }

@@ -5,9 +5,9 @@
 //! a pass's workers (and their children) share one process group, so an interruption or a
 //! failure can kill them all with one `kill(-pgid, SIGKILL)`.
 
-use super::signals::{signal_name, Signals};
 use crate::error::{usage, RunFailed};
 use crate::result::CopySample;
+use crate::signals::{signal_name, Signals};
 use crate::workloads::catalog::{TestSpec, TimeSource};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::Read;

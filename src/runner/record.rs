@@ -7,38 +7,7 @@ use crate::sysinfo::SystemInfo;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// Current time in RFC 3339 (UTC).
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
-/// The filesystem type of `dir`, by statfs magic number (the file tests depend on it).
-pub fn fs_type(dir: &std::path::Path) -> String {
-    match nix::sys::statfs::statfs(dir) {
-        Ok(s) => {
-            let magic = s.filesystem_type().0 as u64;
-            let name = match magic {
-                0x0102_1994 => "tmpfs",
-                0xEF53 => "ext2/3/4",
-                0x5846_5342 => "xfs",
-                0x9123_683E => "btrfs",
-                0x794C_7630 => "overlay",
-                0x6969 => "nfs",
-                0x2FC1_2FC1 => "zfs",
-                0x6573_5546 => "fuse",
-                _ => "",
-            };
-            if name.is_empty() {
-                format!("{magic:#x}")
-            } else {
-                name.to_string()
-            }
-        }
-        Err(_) => "unknown".to_string(),
-    }
-}
+use crate::clock::now_rfc3339;
 
 /// A record for a run that is about to start.
 pub fn new_record(plan: &Plan, label: Option<String>) -> RunRecord {
@@ -55,7 +24,9 @@ pub fn new_record(plan: &Plan, label: Option<String>) -> RunRecord {
     config.insert("precision".into(), json!(plan.precision));
     config.insert("max_time".into(), json!(plan.max_time));
     config.insert("dir".into(), json!(plan.dir.display().to_string()));
-    config.insert("dir_fstype".into(), json!(fs_type(&plan.dir)));
+    let fs = crate::fsinfo::collect(&plan.dir);
+    config.insert("dir_fstype".into(), json!(fs.fs_type));
+    config.insert("dir_mount".into(), json!(fs.summary()));
     let mut system = SystemInfo::collect();
     system.lang = "en_US.utf8".into();
     RunRecord {

@@ -12,7 +12,7 @@
 
 use crate::error::RunFailed;
 use crate::scale::counters::{self, CounterSet, CounterValues};
-use crate::scale::interrupt::Interrupt;
+use crate::signals::Signals;
 use anyhow::{Context, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
@@ -376,7 +376,7 @@ pub fn run(
     work: &dyn Workload,
     spec: &RunSpec<'_>,
     dir: &Path,
-    interrupt: &Interrupt,
+    interrupt: &Signals,
 ) -> Result<Outcome> {
     let n = spec.tasks;
     let prepared = work.prepare(dir, n).context("preparing the testcase")?;

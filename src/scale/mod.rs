@@ -5,7 +5,6 @@
 
 pub mod counters;
 pub mod harness;
-pub mod interrupt;
 pub mod output;
 pub mod plot;
 pub mod session;

@@ -2,17 +2,16 @@
 //! before anything starts (task counts, process limit, directories, output paths), the private
 //! working directory, the signal handlers, and the start of a result record.
 
-use crate::cli::{check_dir, parse_duration};
+use crate::cli::{check_dir, check_output, parse_duration};
 use crate::error::usage;
 use crate::result::RunRecord;
 use crate::scale::harness::{self, Mode, Outcome, RunSpec, Workload};
-use crate::scale::interrupt::Interrupt;
+use crate::signals::Signals;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use time::format_description::well_known::Rfc3339;
 
 /// The most tasks one point may have (will-it-scale's limit).
 pub const MAX_TASKS: usize = 2048;
@@ -169,7 +168,7 @@ pub fn task_counts(opts: &HarnessOpts) -> Vec<usize> {
 /// A started session: the private directory and the signal handlers.
 pub struct Session {
     pub dir: tempfile::TempDir,
-    pub interrupt: Interrupt,
+    pub interrupt: Signals,
     pub started_at: String,
 }
 
@@ -193,7 +192,7 @@ impl Session {
         self.dir
             .close()
             .context("cannot remove the working directory")?;
-        self.interrupt.check()
+        Ok(self.interrupt.check()?)
     }
 }
 
@@ -208,9 +207,12 @@ pub fn start(opts: &HarnessOpts, tasks_needed: usize, outputs: &[&Path]) -> Resu
     for o in outputs {
         check_output("output", o)?;
     }
-    check_process_limit(tasks_needed)?;
+    let tasks = u32::try_from(tasks_needed).unwrap_or(u32::MAX);
+    if let Err(refusal) = crate::limits::check(tasks, 0, "--tasks") {
+        return usage(refusal);
+    }
     // Handlers first, so a signal from here on still leads to the cleanup below.
-    let interrupt = Interrupt::install().context("cannot install signal handlers")?;
+    let interrupt = Signals::install().context("cannot install signal handlers")?;
     // tempfile makes the directory with mode 0700.
     let private = tempfile::Builder::new()
         .prefix("patchbench-")
@@ -223,95 +225,7 @@ pub fn start(opts: &HarnessOpts, tasks_needed: usize, outputs: &[&Path]) -> Resu
     })
 }
 
-pub fn now() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&Rfc3339)
-        .unwrap_or_else(|_| "unknown".into())
-}
-
-/// Rejects an output path whose directory is missing or not writable, or that names a
-/// directory.
-pub fn check_output(what: &str, path: &Path) -> Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if path.is_dir() {
-        return usage(format!(
-            "{what} {}: is a directory; give a file name",
-            path.display()
-        ));
-    }
-    if !parent.is_dir() {
-        return usage(format!(
-            "{what} {}: directory {} does not exist; create it or write elsewhere",
-            path.display(),
-            parent.display()
-        ));
-    }
-    let w = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
-    if nix::unistd::access(&parent, w).is_err() {
-        return usage(format!(
-            "{what} {}: directory {} is not writable; write elsewhere",
-            path.display(),
-            parent.display()
-        ));
-    }
-    if path.exists() && nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_err() {
-        return usage(format!(
-            "{what} {}: file is not writable; write elsewhere",
-            path.display()
-        ));
-    }
-    Ok(())
-}
-
-/// Refuses a run that would need more processes than `ulimit -u` leaves for this user.
-pub fn check_process_limit(needed: usize) -> Result<()> {
-    let (soft, _) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NPROC)
-        .context("cannot read the process limit")?;
-    if soft == nix::sys::resource::RLIM_INFINITY {
-        return Ok(());
-    }
-    let in_use = user_tasks();
-    let free = (soft as usize).saturating_sub(in_use);
-    if needed > free {
-        return usage(format!(
-            "this run needs {needed} processes/threads at once but the process limit \
-             (ulimit -u) is {soft} with {in_use} in use; lower --tasks or raise the limit"
-        ));
-    }
-    Ok(())
-}
-
-/// Threads (which the process limit counts) of all processes owned by this user.
-fn user_tasks() -> usize {
-    let uid = // SAFETY: getuid has no preconditions.
-    unsafe { libc::getuid() }.to_string();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let mut total = 0;
-    for e in entries.flatten() {
-        let Ok(status) = std::fs::read_to_string(e.path().join("status")) else {
-            continue;
-        };
-        let field = |name: &str| {
-            status.lines().find(|l| l.starts_with(name)).map(|l| {
-                l.split_whitespace()
-                    .skip(1)
-                    .map(str::to_string)
-                    .collect::<Vec<_>>()
-            })
-        };
-        if field("Uid:").and_then(|v| v.first().cloned()) == Some(uid.clone()) {
-            total += field("Threads:")
-                .and_then(|v| v.first().and_then(|t| t.parse().ok()))
-                .unwrap_or(1);
-        }
-    }
-    total
-}
+pub use crate::clock::now_rfc3339 as now;
 
 /// A new record of `kind` with the system fingerprint and the given settings.
 pub fn new_record(

@@ -14,11 +14,7 @@ pub fn run(opts: &StoreOpts, tests: u32, stall_after: u32, pause_ms: u64) -> any
     let Some(mut sink) = super::sink(opts)? else {
         return crate::error::usage("debug-slow-writer needs a store (drop --no-store)");
     };
-    let now = || {
-        time::OffsetDateTime::now_utc()
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default()
-    };
+    let now = crate::clock::now_rfc3339;
     let mut record = RunRecord {
         schema: SCHEMA.to_string(),
         kind: "debug".to_string(),

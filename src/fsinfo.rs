@@ -1,6 +1,6 @@
-//! The filesystem under each `--dir`: type, mount point, mount and superblock options (from
+//! The filesystem under a `--dir`: type, mount point, mount and superblock options (from
 //! /proc/self/mountinfo) and the statfs numbers. tmpfs, ext4 on a ramdisk and a real disk give
-//! very different AIM7 scores, so every result records this.
+//! very different AIM7 and file-copy scores, so every result records this.
 
 use serde::Serialize;
 use std::path::Path;

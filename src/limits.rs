@@ -1,12 +1,13 @@
-//! Checks, before anything is forked, that the system lets this many tasks exist at once:
-//! RLIMIT_NPROC (`ulimit -u`), the cgroup's pids.max, kernel.threads-max and kernel.pid_max,
-//! the open-file limits. A load that cannot be reached is refused with the limit, its current
-//! use and how to raise it.
+//! Checks, before anything is forked, that the system lets the requested processes exist at
+//! once: RLIMIT_NPROC (`ulimit -u`, counted in threads of this user, and applied to root too,
+//! so the check can be exercised anywhere), the cgroup's pids.max, kernel.threads-max and
+//! kernel.pid_max, and the open-file limits. A request that cannot be met is refused with the
+//! limit, its current use and how to raise it. Used by `run`, `aim7` and `scale`.
 //!
-//! The driver needs only a constant number of descriptors whatever the load (all tasks share
-//! one start pipe and one report pipe), and each task holds at most a few files open, so the
-//! per-process open-file limit needs only a small constant; the system-wide `fs.file-max` must
-//! leave room for a few open files per task.
+//! The drivers need only a constant number of descriptors whatever the load (tasks share their
+//! start and report pipes), and each task holds at most a few files open, so the per-process
+//! open-file limit needs only a small constant; the system-wide `fs.file-max` must leave room
+//! for a few open files per task.
 
 /// Descriptors the driver or one task may hold at once.
 const FDS_PER_PROCESS: u64 = 32;
@@ -82,9 +83,11 @@ fn system_threads() -> Option<u64> {
 }
 
 /// Checks that `tasks` more processes (each able to create `extra` more at once) can exist.
-pub fn check(tasks: u32, extra: u32) -> Result<(), Refusal> {
+/// `knob` names the option that sets the number (`--load`, `--copies`, `--tasks`) for the
+/// message.
+pub fn check(tasks: u32, extra: u32, knob: &str) -> Result<(), Refusal> {
     let need = u64::from(tasks) * u64::from(1 + extra);
-    let load = format!("--load {tasks} needs {need} processes");
+    let load = format!("{knob} {tasks} needs {need} processes");
 
     let nproc = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NPROC);
     if let Ok((soft, _hard)) = nproc {
@@ -97,7 +100,7 @@ pub fn check(tasks: u32, extra: u32) -> Result<(), Refusal> {
                 return Err(format!(
                     "{load} but the process limit (RLIMIT_NPROC, `ulimit -u`) is {soft} with {used} \
                      in use by this user; raise it (e.g. `ulimit -u {}`, or nproc in \
-                     /etc/security/limits.conf) or lower --load",
+                     /etc/security/limits.conf) or lower {knob}",
                     used + need + 64
                 ));
             }
@@ -107,7 +110,7 @@ pub fn check(tasks: u32, extra: u32) -> Result<(), Refusal> {
         if current + need > max {
             return Err(format!(
                 "{load} but this cgroup allows {max} ({current} in use, {file}); raise pids.max \
-                 or lower --load"
+                 or lower {knob}"
             ));
         }
     }
@@ -123,7 +126,7 @@ pub fn check(tasks: u32, extra: u32) -> Result<(), Refusal> {
             if running + need > limit {
                 return Err(format!(
                     "{load} but {name} is {limit} with {running} in use; raise it with \
-                     `sysctl -w {name}={}` or lower --load",
+                     `sysctl -w {name}={}` or lower {knob}",
                     (running + need) * 2
                 ));
             }
@@ -133,7 +136,7 @@ pub fn check(tasks: u32, extra: u32) -> Result<(), Refusal> {
     if let Ok((soft, _)) = nofile {
         if soft < FDS_PER_PROCESS {
             return Err(format!(
-                "the open-file limit (RLIMIT_NOFILE, `ulimit -n`) is {soft}; aim7 needs at least \
+                "the open-file limit (RLIMIT_NOFILE, `ulimit -n`) is {soft}; patchbench needs at least \
                  {FDS_PER_PROCESS} per process; raise it with `ulimit -n 1024`"
             ));
         }
@@ -147,8 +150,8 @@ pub fn check(tasks: u32, extra: u32) -> Result<(), Refusal> {
             let want = u64::from(tasks) * FILES_PER_TASK;
             if allocated + want > max {
                 return Err(format!(
-                    "--load {tasks} needs about {want} open files but fs.file-max is {max} with \
-                     {allocated} open; raise it with `sysctl -w fs.file-max={}` or lower --load",
+                    "{knob} {tasks} needs about {want} open files but fs.file-max is {max} with \
+                     {allocated} open; raise it with `sysctl -w fs.file-max={}` or lower {knob}",
                     (allocated + want) * 2
                 ));
             }
@@ -163,7 +166,7 @@ mod tests {
 
     #[test]
     fn a_small_load_passes_here() {
-        assert_eq!(check(2, 1), Ok(()));
+        assert_eq!(check(2, 1, "--load"), Ok(()));
     }
 
     #[test]

@@ -1,0 +1,20 @@
+//! Clocks shared by every command: wall-clock timestamps for results (RFC 3339, UTC) and the
+//! monotonic clock in nanoseconds, the one clock every process on the machine agrees on.
+
+/// The current time as RFC 3339 in UTC, e.g. `2026-11-29T20:35:04.123Z`.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (the same clock in every process, across exec).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
