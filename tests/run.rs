@@ -319,3 +319,39 @@ fn list_shows_every_test_with_unit_and_baseline() {
     assert!(text.contains("12440.0"));
     assert!(text.contains("index"));
 }
+
+#[test]
+fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std_bin();
+    cmd.args(["run", "shell8", "--copies", "4", "--no-store", "--dir"])
+        .arg(dir.path());
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 50,
+                rlim_max: 50,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--copies 4") && stderr.contains("ulimit -u"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing may start"
+    );
+}
