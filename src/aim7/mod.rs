@@ -372,7 +372,7 @@ impl Recorder<'_> {
             self.record.write_json(path)?;
         }
         if let Some(id) = crate::store::save(&self.args.store, &self.record)? {
-            eprintln!("saved as run {id}");
+            crate::store::announce(&self.args.store, &id);
         }
         Ok(())
     }

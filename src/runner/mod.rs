@@ -182,8 +182,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         print!("{}", crate::report::unixbench_text::render(&record));
     }
     if let Some(id) = record.extra.get("store_id").and_then(|v| v.as_str()) {
-        let path = crate::store::store_path(args.store.store.as_deref())?;
-        eprintln!("patchbench: saved as run {id} in {}", path.display());
+        crate::store::announce(&args.store, id);
     }
     outcome.map(|_| 0)
 }

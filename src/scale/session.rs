@@ -283,7 +283,7 @@ pub fn keep_record(opts: &HarnessOpts, record: &RunRecord) -> Result<()> {
         eprintln!("patchbench: wrote {}", path.display());
     }
     if let Some(id) = crate::store::save(&opts.store, record)? {
-        eprintln!("patchbench: saved as run {id}");
+        crate::store::announce(&opts.store, &id);
     }
     Ok(())
 }

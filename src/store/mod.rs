@@ -47,6 +47,14 @@ pub fn sink(opts: &StoreOpts) -> anyhow::Result<Option<Box<dyn RunSink>>> {
     })))
 }
 
+/// Tells the user where a run was saved: `patchbench: saved as run ID in PATH` on stderr.
+pub fn announce(opts: &StoreOpts, id: &str) {
+    match store_path(opts.store.as_deref()) {
+        Ok(path) => eprintln!("patchbench: saved as run {id} in {}", path.display()),
+        Err(_) => eprintln!("patchbench: saved as run {id}"),
+    }
+}
+
 /// Saves a finished record in one step (for commands that produce the whole record at once).
 pub fn save(opts: &StoreOpts, record: &RunRecord) -> anyhow::Result<Option<String>> {
     if opts.no_store {
