@@ -355,3 +355,89 @@ fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
         "nothing may start"
     );
 }
+
+/// Whether a process working in `dir` runs the worker of `test`.
+fn worker_running(dir: &Path, test: &str) -> bool {
+    processes_mentioning(&dir.to_string_lossy())
+        .into_iter()
+        .any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).split('\0').nth(1) == Some(test))
+                .unwrap_or(false)
+        })
+}
+
+#[test]
+fn an_interrupted_run_keeps_the_tests_that_finished_in_json_and_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("partial.json");
+    let store = dir.path().join("results.db");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let mut child = std_bin()
+        .args([
+            "run",
+            "pipe,spawn",
+            "--copies",
+            "1",
+            "--passes",
+            "1",
+            "--duration",
+            "5",
+            "--no-settle",
+        ])
+        .args(["--label", "partial", "--dir"])
+        .arg(&work)
+        .arg("--json")
+        .arg(&json)
+        .arg("--store")
+        .arg(&store)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until pipe is done and spawn is running, then interrupt.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !worker_running(&work, "spawn") {
+        assert!(Instant::now() < deadline, "spawn never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = wait_with_timeout(&mut child, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(130));
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert!(
+        stdout.contains("Pipe Throughput"),
+        "the finished test is reported: {stdout}"
+    );
+    assert!(stdout.contains("INCOMPLETE"), "{stdout}");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(record["incomplete"], true);
+    let tests = record["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 1);
+    assert_eq!(tests[0]["test"], "pipe");
+    // The store has the run with its finished test.
+    let out = bin()
+        .args(["show", "1", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("pipe") && shown.contains("partial"),
+        "{shown}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "private directory removed"
+    );
+}
