@@ -402,3 +402,31 @@ fn two_writers_at_once_are_both_kept() {
         assert_eq!((run.metrics, run.incomplete), (60, false), "{run:?}");
     }
 }
+
+/// The sample report of unixbench.md §7.1 survives import and `show --report` byte for byte:
+/// its index section comes back exactly as published.
+#[test]
+fn imported_sample_report_is_printed_back_unchanged() {
+    let (_dir, store) = temp_store();
+    patchbench(&store)
+        .args(["import", "--label", "sample"])
+        .arg(fixture("unixbench-7.1-sample.txt"))
+        .assert()
+        .success();
+    let out = patchbench(&store)
+        .args(["show", "1", "--report"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let source = std::fs::read_to_string(fixture("unixbench-7.1-sample.txt")).unwrap();
+    let section = |t: &str| -> String {
+        let start = t
+            .find("System Benchmarks Index Values")
+            .expect("index section");
+        let end = t[start..].find("System Benchmarks Index Score").unwrap() + start;
+        let line_end = t[end..].find('\n').unwrap() + end;
+        t[start..line_end].to_string()
+    };
+    assert_eq!(section(&text), section(&source));
+}

@@ -184,7 +184,14 @@ fn block(record: &RunRecord, copies: u32) -> String {
         }
         let _ = writeln!(out);
     }
-    if let Some(index) = record.indexes.iter().find(|i| i.copies == copies) {
+    // Imported reports may carry no index scores: compute them from the tests.
+    let computed = crate::runner::scoring::index_score(&tests, copies);
+    let index = record
+        .indexes
+        .iter()
+        .find(|i| i.copies == copies)
+        .or(computed.as_ref());
+    if let Some(index) = index {
         out.push_str(&index_section(&tests, index));
     }
     out

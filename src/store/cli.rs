@@ -54,6 +54,9 @@ pub struct ShowArgs {
     /// Run id, as `patchbench runs` lists it.
     #[arg(value_name = "RUN")]
     pub run: String,
+    /// For a UnixBench run: print its UnixBench text report instead.
+    #[arg(long)]
+    pub report: bool,
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -242,6 +245,17 @@ fn runs(a: &RunsArgs) -> anyhow::Result<i32> {
 fn show(a: &ShowArgs) -> anyhow::Result<i32> {
     let store = open(&a.store, false)?;
     let r = get_run(&store, &a.run)?;
+    if a.report {
+        if r.tests.is_empty() {
+            return crate::error::usage(format!(
+                "run {} has no UnixBench results to report; use `patchbench show {}`",
+                a.run.trim(),
+                a.run.trim()
+            ));
+        }
+        print!("{}", crate::report::unixbench_text::render(&r));
+        return Ok(0);
+    }
     let s = &r.system;
     println!(
         "run {}  label {}",
