@@ -93,6 +93,9 @@ pub struct RunArgs {
     /// Write every sample, the scores and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write UnixBench's CSV (one row of scores per copy count) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreOpts,
 }

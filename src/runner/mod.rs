@@ -16,6 +16,7 @@ use crate::result::{RunRecord, RunSink};
 use crate::signals::Signals;
 use crate::workloads::catalog::{self, TestSpec};
 use crate::workloads::shell_scripts;
+use anyhow::Context;
 use pass::{run_pass, PassPlan};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -119,6 +120,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(json) = &args.json {
         crate::cli::check_output("--json", json)?;
     }
+    if let Some(csv) = &args.csv {
+        crate::cli::check_output("--csv", csv)?;
+    }
     let worker = worker_program()?;
     let max_copies = plan.copies.iter().copied().max().unwrap_or(1);
     let max_procs = plan
@@ -177,6 +181,10 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     }
     if let Some(json) = &args.json {
         record.write_json(json)?;
+    }
+    if let Some(csv) = &args.csv {
+        std::fs::write(csv, crate::report::unixbench_csv::render(&record))
+            .with_context(|| format!("cannot write {}", csv.display()))?;
     }
     if !record.tests.is_empty() {
         print!("{}", crate::report::unixbench_text::render(&record));

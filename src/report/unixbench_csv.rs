@@ -1,0 +1,85 @@
+//! UnixBench's CSV (`UB_OUTPUT_CSV=true`, unixbench.md §7.4): a header
+//! `Concurrency,<test name>,...` in report order, then one row of scores (`%.1f`) per copy
+//! count. Scores only, as UnixBench writes it.
+
+use crate::result::{RunRecord, TestResult};
+
+/// Renders the CSV of a run.
+pub fn render(record: &RunRecord) -> String {
+    let mut names: Vec<&str> = record.tests.iter().map(|t| t.name.as_str()).collect();
+    names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    names.dedup();
+    let mut copies: Vec<u32> = record.tests.iter().map(|t| t.copies).collect();
+    copies.dedup();
+    let quote = |s: &str| {
+        if s.contains(',') || s.contains('"') {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::from("Concurrency");
+    for n in &names {
+        out.push(',');
+        out.push_str(&quote(n));
+    }
+    out.push('\n');
+    for c in copies {
+        out.push_str(&c.to_string());
+        for n in &names {
+            out.push(',');
+            let found: Option<&TestResult> =
+                record.tests.iter().find(|t| t.copies == c && t.name == *n);
+            if let Some(t) = found {
+                out.push_str(&format!("{:.1}", t.score));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::scoring::{combine_copies, combine_passes};
+    use crate::workloads::catalog::find;
+
+    #[test]
+    fn one_row_per_copy_count_in_report_order() {
+        let result = |id: &str, copies: u32, score: f64| {
+            let mut r = combine_passes(
+                find(id).unwrap(),
+                copies,
+                1.0,
+                vec![combine_copies(1, vec![], 0)],
+            );
+            r.score = score;
+            r
+        };
+        let record = RunRecord {
+            schema: crate::result::SCHEMA.into(),
+            kind: "unixbench".into(),
+            label: None,
+            source: None,
+            system: Default::default(),
+            config: Default::default(),
+            started_at: String::new(),
+            finished_at: String::new(),
+            tests: vec![
+                result("syscall", 1, 1000.04),
+                result("pipe", 1, 2000.0),
+                result("syscall", 2, 1900.0),
+                result("pipe", 2, 3900.26),
+            ],
+            indexes: vec![],
+            metrics: vec![],
+            extra: Default::default(),
+            incomplete: false,
+        };
+        assert_eq!(
+            render(&record),
+            "Concurrency,Pipe Throughput,System Call Overhead\n1,2000.0,1000.0\n2,3900.3,1900.0\n"
+        );
+    }
+}
