@@ -64,7 +64,7 @@ fn draw_curve(curve: &Curve, area: &Area<'_>) -> Result<(), Box<dyn std::error::
         .x_label_formatter(&|v| format!("{v:.0}"))
         .light_line_style(WHITE)
         .y_desc("operations per second")
-        .y_label_formatter(&|v| format!("{v:.3e}"))
+        .y_label_formatter(&|v| si(*v))
         .draw()?;
     for (name, color, pts) in series {
         if pts.len() < 2 {
@@ -96,4 +96,39 @@ fn line(curve: &Curve, f: impl Fn(&crate::scale::output::Row) -> Option<f64>) ->
         return pts;
     }
     std::iter::once((0.0, 0.0)).chain(pts).collect()
+}
+
+/// A rate with an SI suffix for axis labels: 950, 12.5k, 8.4M, 1.2G.
+fn si(v: f64) -> String {
+    let a = v.abs();
+    let (div, suffix) = if a >= 1e9 {
+        (1e9, "G")
+    } else if a >= 1e6 {
+        (1e6, "M")
+    } else if a >= 1e3 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    };
+    let x = v / div;
+    if x.fract().abs() < 1e-9 {
+        format!("{x:.0}{suffix}")
+    } else {
+        format!("{x:.1}{suffix}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::si;
+
+    #[test]
+    fn axis_labels_use_si_suffixes() {
+        assert_eq!(si(0.0), "0");
+        assert_eq!(si(950.0), "950");
+        assert_eq!(si(12_500.0), "12.5k");
+        assert_eq!(si(8_000_000.0), "8M");
+        assert_eq!(si(8_400_000.0), "8.4M");
+        assert_eq!(si(1.2e9), "1.2G");
+    }
 }
