@@ -4,6 +4,7 @@
 use clap::Parser;
 
 fn main() {
+    patchbench::private_dir::install_panic_hook();
     let cli = patchbench::cli::Cli::parse();
     let status = match patchbench::cli::execute(cli) {
         Ok(code) => code,

@@ -182,11 +182,8 @@ fn is_no_space(errno: i32) -> bool {
     errno == libc::ENOSPC || errno == libc::EDQUOT
 }
 
-fn make_private_dir(dir: &Path) -> anyhow::Result<tempfile::TempDir> {
-    match tempfile::Builder::new()
-        .prefix("patchbench-aim7-")
-        .tempdir_in(dir)
-    {
+fn make_private_dir(dir: &Path) -> anyhow::Result<crate::private_dir::PrivateDir> {
+    match crate::private_dir::PrivateDir::create(dir, "patchbench-aim7-") {
         Ok(t) => Ok(t),
         Err(e) if e.raw_os_error().is_some_and(is_no_space) => usage(format!(
             "--dir {}: no space left on the filesystem; free some space or choose another --dir",
@@ -452,7 +449,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .context("bad path for true")?;
 
     let signals = Signals::install_waking_on_child_exit()?;
-    let private: Vec<tempfile::TempDir> = dirs
+    let private: Vec<crate::private_dir::PrivateDir> = dirs
         .iter()
         .map(|d| make_private_dir(d))
         .collect::<anyhow::Result<_>>()?;

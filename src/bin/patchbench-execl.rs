@@ -3,12 +3,31 @@
 //! deadline on the monotonic clock, replaces itself with a fresh copy of itself; the last image
 //! prints `COUNT|n|1|lps` and `WALL|seconds` on stdout for the runner.
 //!
-//! It uses no part of the Rust runtime (`#![no_main]`: C `main`, libc calls, no allocation), so
-//! an exec of it costs what an exec of UnixBench's small C program costs, not the start-up of
-//! a large binary. Usage (by `patchbench-worker`): `patchbench-execl COUNT START_NS DEADLINE_NS`.
+//! It uses no Rust runtime or standard library (`#![no_std]`, `#![no_main]`: a C `main`, libc
+//! calls, no allocation), so it links only libc and an exec of it costs what an exec of
+//! UnixBench's small C program costs, not the start-up of a Rust binary. This needs
+//! `panic = "abort"` (Cargo.toml). Usage (by `patchbench-worker`):
+//! `patchbench-execl COUNT START_NS DEADLINE_NS`.
+#![no_std]
 #![no_main]
 
-use std::ffi::{c_char, c_int};
+use core::ffi::{c_char, c_int};
+
+// Without std nothing else asks the linker for libc.
+#[link(name = "c")]
+extern "C" {}
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: abort has no preconditions.
+    unsafe { libc::abort() }
+}
+
+/// The precompiled `core` is built for unwinding, so an unoptimised (dev) build still refers to
+/// the unwinding personality routine. With panic = "abort" nothing ever unwinds, so it is
+/// never called; this empty definition only satisfies the linker.
+#[no_mangle]
+extern "C" fn rust_eh_personality() {}
 
 /// Nanoseconds on the monotonic clock.
 fn now_ns() -> u64 {
@@ -120,7 +139,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     let cp = format(count, &mut c).0;
     let sp = format(start, &mut s).0;
     let dp = format(deadline, &mut d).0;
-    let next: [*const c_char; 5] = [program, cp.cast(), sp.cast(), dp.cast(), std::ptr::null()];
+    let next: [*const c_char; 5] = [program, cp.cast(), sp.cast(), dp.cast(), core::ptr::null()];
     // SAFETY: a NULL-terminated argv of NUL-terminated strings that live until the call.
     unsafe { libc::execv(program, next.as_ptr()) };
     write_all(b"ERROR|patchbench-execl: execv failed\n");

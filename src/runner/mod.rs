@@ -135,10 +135,8 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         return usage(refusal);
     }
     let signals = Signals::install()?;
-    let workdir = tempfile::Builder::new()
-        .prefix("patchbench-")
-        .tempdir_in(&plan.dir)
-        .map_err(|e| {
+    let workdir =
+        crate::private_dir::PrivateDir::create(&plan.dir, "patchbench-").map_err(|e| {
             anyhow::anyhow!(
                 "cannot create a private directory in {}: {e}",
                 plan.dir.display()

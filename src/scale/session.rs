@@ -167,7 +167,7 @@ pub fn task_counts(opts: &HarnessOpts) -> Vec<usize> {
 
 /// A started session: the private directory and the signal handlers.
 pub struct Session {
-    pub dir: tempfile::TempDir,
+    pub dir: crate::private_dir::PrivateDir,
     pub interrupt: Signals,
     pub started_at: String,
 }
@@ -214,9 +214,7 @@ pub fn start(opts: &HarnessOpts, tasks_needed: usize, outputs: &[&Path]) -> Resu
     // Handlers first, so a signal from here on still leads to the cleanup below.
     let interrupt = Signals::install().context("cannot install signal handlers")?;
     // tempfile makes the directory with mode 0700.
-    let private = tempfile::Builder::new()
-        .prefix("patchbench-")
-        .tempdir_in(&dir)
+    let private = crate::private_dir::PrivateDir::create(&dir, "patchbench-")
         .with_context(|| format!("cannot create a working directory in {}", dir.display()))?;
     Ok(Session {
         dir: private,
