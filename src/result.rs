@@ -98,6 +98,14 @@ pub fn metric_key(name: &str, params: &BTreeMap<String, String>) -> String {
     format!("{name}[{}]", p.join(","))
 }
 
+/// Metric parameters from (name, value) pairs.
+pub fn params(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
 /// The result of one UnixBench test at one copy count.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
@@ -173,6 +181,30 @@ pub struct IndexScore {
 }
 
 impl RunRecord {
+    /// An empty record of `kind` made by patchbench, started now, with the system it runs on
+    /// and its settings; results, label and end time are filled in by the caller.
+    pub fn new(
+        kind: &str,
+        system: SystemInfo,
+        config: BTreeMap<String, serde_json::Value>,
+    ) -> RunRecord {
+        RunRecord {
+            schema: SCHEMA.to_string(),
+            kind: kind.to_string(),
+            label: None,
+            source: Some("patchbench".to_string()),
+            system,
+            config,
+            started_at: crate::clock::now_rfc3339(),
+            finished_at: String::new(),
+            tests: Vec::new(),
+            indexes: Vec::new(),
+            metrics: Vec::new(),
+            extra: BTreeMap::new(),
+            incomplete: false,
+        }
+    }
+
     /// Parses a result document, checking the schema version.
     pub fn from_json(text: &str) -> anyhow::Result<RunRecord> {
         let value: serde_json::Value =

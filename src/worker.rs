@@ -68,7 +68,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }
     let started = Instant::now();
     if let Some(program) = execl {
-        let now = execl_throughput::monotonic_ns();
+        let now = crate::clock::monotonic_ns();
         let deadline = now + duration.as_nanos() as u64;
         let e = execl_throughput::start(&program, now, deadline);
         return fail(&format!("execl: {e}"));

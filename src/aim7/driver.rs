@@ -9,6 +9,7 @@
 //! none outlives a driver that is killed outright.
 
 use super::task::{self, Report, TaskFds, TaskPlan, DONE, FAILED, PARKED, RECORD_BYTES};
+use crate::clock::monotonic_ns;
 use anyhow::Context;
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -251,7 +252,7 @@ pub fn run(
         partial: Vec::new(),
     };
     let cpu_before = children_cpu_seconds();
-    let fork_start = task::monotonic_ns();
+    let fork_start = monotonic_ns();
     for i in 0..tasks {
         if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
@@ -301,23 +302,21 @@ pub fn run(
             });
         }
     }
-    let start = task::monotonic_ns();
+    let start = monotonic_ns();
     let park_seconds = (start - fork_start) as f64 / 1e9;
     progress(&format!(
         "{tasks} tasks parked in {park_seconds:.2} s; released"
     ));
     if !start_delay.is_zero() {
         let until = start + start_delay.as_nanos() as u64;
-        while task::monotonic_ns() < until && signals.pending().map(|i| i.signal).is_none() {
-            let _ = signals.sleep(Duration::from_nanos(
-                until.saturating_sub(task::monotonic_ns()),
-            ));
+        while monotonic_ns() < until && signals.pending().is_none() {
+            let _ = signals.sleep(Duration::from_nanos(until.saturating_sub(monotonic_ns())));
         }
     }
     drop(go_write);
 
     // Run: collect reports, reap, until the last task is gone.
-    let mut next_progress = task::monotonic_ns() + PROGRESS_EVERY_NS;
+    let mut next_progress = monotonic_ns() + PROGRESS_EVERY_NS;
     while t.reaped < tasks {
         if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
@@ -341,7 +340,7 @@ pub fn run(
                 how: describe_status(status),
             });
         }
-        let now = task::monotonic_ns();
+        let now = monotonic_ns();
         if now >= next_progress {
             let secs = (now - start) as f64 / 1e9;
             progress(&format!(
@@ -355,7 +354,7 @@ pub fn run(
             signals.drain();
         }
     }
-    let end = task::monotonic_ns();
+    let end = monotonic_ns();
     t.read_reports(fds.report_read);
     let cpu = children_cpu_seconds() - cpu_before;
 

@@ -16,7 +16,7 @@ pub mod task;
 
 use crate::cli::StoreOpts;
 use crate::error::{usage, Interrupted, RunFailed, Usage};
-use crate::result::{Direction, Metric, RunRecord, SCHEMA};
+use crate::result::{Direction, Metric, RunRecord};
 use anyhow::Context;
 use clap::Args;
 use driver::{Outcome, Signals, Stop};
@@ -212,14 +212,6 @@ fn ctime_now() -> String {
     now.format(&fmt).unwrap_or_default()
 }
 
-fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
-}
-
 fn metric(
     name: &str,
     p: &Point,
@@ -228,16 +220,16 @@ fn metric(
     direction: Direction,
     samples: Vec<f64>,
 ) -> Metric {
-    let mut params = BTreeMap::new();
-    params.insert("test".to_string(), p.job.name.to_string());
-    params.insert("load".to_string(), p.load.to_string());
     Metric {
         name: name.to_string(),
-        params,
+        params: crate::result::params(&[
+            ("test", p.job.name.to_string()),
+            ("load", p.load.to_string()),
+        ]),
         title: format!("{} {title} (load {})", p.job.name, p.load),
         unit: unit.to_string(),
         direction,
-        value: mean(&samples),
+        value: crate::stats::mean(&samples).unwrap_or(0.0),
         samples,
     }
 }
@@ -486,19 +478,8 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     let mut rec = Recorder {
         args,
         record: RunRecord {
-            schema: SCHEMA.to_string(),
-            kind: "aim7".into(),
             label: args.store.label.clone(),
-            source: Some("patchbench".into()),
-            system,
-            config,
-            started_at: crate::clock::now_rfc3339(),
-            finished_at: String::new(),
-            tests: Vec::new(),
-            indexes: Vec::new(),
-            metrics: Vec::new(),
-            extra: BTreeMap::new(),
-            incomplete: false,
+            ..RunRecord::new("aim7", system, config)
         },
         points: Vec::new(),
         fs,
@@ -586,7 +567,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
                 println!(
                     "mean of {} runs: {:.2} jobs/min (min {lo:.2}, max {hi:.2})",
                     jpm.len(),
-                    mean(&jpm)
+                    crate::stats::mean(&jpm).unwrap_or(0.0)
                 );
             }
             for p in &private {

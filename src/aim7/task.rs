@@ -6,6 +6,7 @@
 //! returning into the driver's code.
 
 use super::jobs::{Fail, Job, TaskCtx, TaskDir};
+use crate::clock::monotonic_ns;
 use std::ffi::CString;
 use std::os::fd::RawFd;
 
@@ -98,8 +99,6 @@ impl Report {
         }
     }
 }
-
-pub use crate::clock::monotonic_ns;
 
 fn write_report(fd: RawFd, r: &Report) -> bool {
     let bytes = r.encode();

@@ -11,7 +11,7 @@ mod unixbench;
 mod will_it_scale;
 
 use crate::error::Usage;
-use crate::result::{Metric, RunRecord, SCHEMA};
+use crate::result::{Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -94,28 +94,13 @@ pub(crate) fn imported_record(
     config: BTreeMap<String, serde_json::Value>,
     metrics: Vec<Metric>,
 ) -> RunRecord {
-    let now = crate::clock::now_rfc3339();
+    let record = RunRecord::new(kind, system, config);
     RunRecord {
-        schema: SCHEMA.to_string(),
-        kind: kind.to_string(),
-        label: None,
         source: None,
-        system,
-        config,
-        started_at: now.clone(),
-        finished_at: now,
-        tests: Vec::new(),
-        indexes: Vec::new(),
+        finished_at: record.started_at.clone(),
         metrics,
-        extra: BTreeMap::new(),
-        incomplete: false,
+        ..record
     }
 }
 
-/// The parameters map from (key, value) pairs.
-pub(crate) fn params(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
+pub(crate) use crate::result::params;

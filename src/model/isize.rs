@@ -197,11 +197,7 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
     eprintln!(
         "patchbench model-isize: 1 writer + readers {readers:?}, {}; at least {} × {:.3} s \
          samples and {min_reads} reads after {} warm-up samples",
-        modes
-            .iter()
-            .map(|m| m.plural())
-            .collect::<Vec<_>>()
-            .join(" and "),
+        crate::scale::harness::Mode::join(&modes),
         plan.samples,
         plan.interval.as_secs_f64(),
         plan.warmup

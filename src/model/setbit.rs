@@ -104,11 +104,7 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
     eprintln!(
         "patchbench model-setbit: tasks {tasks:?}, {}, read mix {}; {} × {:.3} s samples after \
          {} warm-up samples",
-        modes
-            .iter()
-            .map(|m| m.plural())
-            .collect::<Vec<_>>()
-            .join(" and "),
+        crate::scale::harness::Mode::join(&modes),
         if args.read_mix { "on" } else { "off" },
         plan.samples,
         plan.interval.as_secs_f64(),

@@ -2,7 +2,7 @@
 //! their times, test results, index scores, and the flat metrics `compare` reads.
 
 use super::{scoring, Plan};
-use crate::result::{Direction, Metric, RunRecord, TestResult, SCHEMA};
+use crate::result::{params, Direction, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -30,19 +30,8 @@ pub fn new_record(plan: &Plan, label: Option<String>) -> RunRecord {
     let mut system = SystemInfo::collect();
     system.lang = "en_US.utf8".into();
     RunRecord {
-        schema: SCHEMA.to_string(),
-        kind: "unixbench".to_string(),
         label,
-        source: Some("patchbench".to_string()),
-        system,
-        config,
-        started_at: now_rfc3339(),
-        finished_at: String::new(),
-        tests: Vec::new(),
-        indexes: Vec::new(),
-        metrics: Vec::new(),
-        extra: BTreeMap::new(),
-        incomplete: false,
+        ..RunRecord::new("unixbench", system, config)
     }
 }
 
@@ -104,12 +93,9 @@ pub fn finish(record: &mut RunRecord) {
 pub fn metrics(record: &RunRecord) -> Vec<Metric> {
     let mut out = Vec::new();
     for t in &record.tests {
-        let mut params = BTreeMap::new();
-        params.insert("test".to_string(), t.test.clone());
-        params.insert("copies".to_string(), t.copies.to_string());
         out.push(Metric {
             name: "unixbench.score".into(),
-            params,
+            params: params(&[("test", t.test.clone()), ("copies", t.copies.to_string())]),
             title: t.name.clone(),
             unit: t.unit.clone(),
             direction: Direction::HigherIsBetter,
@@ -118,11 +104,9 @@ pub fn metrics(record: &RunRecord) -> Vec<Metric> {
         });
     }
     for i in &record.indexes {
-        let mut params = BTreeMap::new();
-        params.insert("copies".to_string(), i.copies.to_string());
         out.push(Metric {
             name: "unixbench.index".into(),
-            params,
+            params: params(&[("copies", i.copies.to_string())]),
             title: format!("{} Index Score", i.category),
             unit: "index".into(),
             direction: Direction::HigherIsBetter,

@@ -46,6 +46,12 @@ impl Mode {
             Mode::Thread => "threads",
         }
     }
+
+    /// `processes and threads`, for messages.
+    pub fn join(modes: &[Mode]) -> String {
+        let words: Vec<&str> = modes.iter().map(|m| m.plural()).collect();
+        words.join(" and ")
+    }
 }
 
 /// One task's counters: written only by that task, read by the driver.
@@ -288,7 +294,7 @@ pub struct Outcome {
 impl Outcome {
     /// Mean over the measured samples of the summed ops/s (will-it-scale's `average`).
     pub fn average(&self) -> f64 {
-        mean(&self.total_rates())
+        crate::stats::mean(&self.total_rates()).unwrap_or(0.0)
     }
 
     /// The summed ops/s of every measured sample.
@@ -307,14 +313,6 @@ impl Outcome {
     /// Seconds in the measured window.
     pub fn seconds(&self) -> f64 {
         self.measured.iter().map(|s| s.seconds).sum()
-    }
-}
-
-pub fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
     }
 }
 

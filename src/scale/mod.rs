@@ -75,11 +75,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         "patchbench scale: {} at tasks {:?}, {}; {} × {:.3} s samples after {} warm-up samples",
         tests.iter().map(|t| t.name).collect::<Vec<_>>().join(" "),
         tasks,
-        modes
-            .iter()
-            .map(|m| m.plural())
-            .collect::<Vec<_>>()
-            .join(" and "),
+        harness::Mode::join(&modes),
         plan.samples,
         plan.interval.as_secs_f64(),
         plan.warmup,

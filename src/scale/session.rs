@@ -219,11 +219,9 @@ pub fn start(opts: &HarnessOpts, tasks_needed: usize, outputs: &[&Path]) -> Resu
     Ok(Session {
         dir: private,
         interrupt,
-        started_at: now(),
+        started_at: crate::clock::now_rfc3339(),
     })
 }
-
-pub use crate::clock::now_rfc3339 as now;
 
 /// A new record of `kind` with the system fingerprint and the given settings.
 pub fn new_record(
@@ -233,29 +231,14 @@ pub fn new_record(
     config: BTreeMap<String, serde_json::Value>,
 ) -> RunRecord {
     RunRecord {
-        schema: crate::result::SCHEMA.to_string(),
-        kind: kind.to_string(),
         label: opts.store.label.clone(),
-        source: Some("patchbench".to_string()),
-        system: crate::sysinfo::SystemInfo::collect(),
-        config,
         started_at: started_at.to_string(),
-        finished_at: now(),
-        tests: Vec::new(),
-        indexes: Vec::new(),
-        metrics: Vec::new(),
-        extra: BTreeMap::new(),
-        incomplete: false,
+        finished_at: crate::clock::now_rfc3339(),
+        ..RunRecord::new(kind, crate::sysinfo::SystemInfo::collect(), config)
     }
 }
 
-/// Metric parameters from (name, value) pairs.
-pub fn params(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
+pub use crate::result::params;
 
 /// Ends a run: keeps the record (marked incomplete after a failure or signal), removes the
 /// working directory, and passes the failure on.

@@ -4,7 +4,7 @@
 //! SIGKILL mid-run and runs two at once against one store. It measures nothing.
 
 use crate::cli::StoreOpts;
-use crate::result::{Direction, Metric, RunRecord, SCHEMA};
+use crate::result::{Direction, Metric, RunRecord};
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -16,19 +16,15 @@ pub fn run(opts: &StoreOpts, tests: u32, stall_after: u32, pause_ms: u64) -> any
     };
     let now = crate::clock::now_rfc3339;
     let mut record = RunRecord {
-        schema: SCHEMA.to_string(),
-        kind: "debug".to_string(),
         label: opts.label.clone(),
         source: Some("debug-slow-writer".to_string()),
-        system: crate::sysinfo::SystemInfo::collect(),
-        config: BTreeMap::new(),
-        started_at: now(),
         finished_at: now(),
-        tests: Vec::new(),
-        indexes: Vec::new(),
-        metrics: Vec::new(),
-        extra: BTreeMap::new(),
         incomplete: true,
+        ..RunRecord::new(
+            "debug",
+            crate::sysinfo::SystemInfo::collect(),
+            BTreeMap::new(),
+        )
     };
     let id = sink.started(&record)?.unwrap_or_default();
     println!("started {id}");

@@ -16,8 +16,6 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-pub use crate::clock::monotonic_ns;
-
 /// `patchbench-execl`, next to the running program.
 pub fn program() -> std::io::Result<PathBuf> {
     let exe = std::env::current_exe()?;
