@@ -30,6 +30,9 @@ pub enum Command {
     Scale(crate::scale::ScaleArgs),
     /// Run a user-space model of a kernel mechanism (model-setbit, model-isize).
     Model(crate::model::ModelArgs),
+    /// Check the machine for noise (busy processes, steal, governor, turbo, swap, …) before
+    /// measuring: one line per source; exit status 1 when any warns.
+    Check(crate::noise::command::CheckArgs),
     #[command(flatten)]
     Store(crate::store::cli::StoreCommand),
 }
@@ -153,6 +156,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Aim7(args) => crate::aim7::execute(&args),
         Command::Scale(args) => crate::scale::execute(&args),
         Command::Model(args) => crate::model::execute(&args),
+        Command::Check(args) => crate::noise::command::execute(&args),
         Command::Store(cmd) => crate::store::cli::execute(cmd),
     }
 }

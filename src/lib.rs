@@ -19,6 +19,7 @@ pub mod fsinfo;
 pub mod import;
 pub mod limits;
 pub mod model;
+pub mod noise;
 pub mod private_dir;
 pub mod report;
 pub mod result;

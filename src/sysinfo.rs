@@ -34,6 +34,10 @@ pub struct SystemInfo {
     pub rustc: String,
     /// `release` or `debug`: a debug build's numbers are not comparable.
     pub build_profile: String,
+    /// The noise check taken as the run started (`patchbench check`'s findings and the
+    /// sampled activity); absent in older files, imports and commands that do not take it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::NoiseReport>,
     /// Anything else worth keeping (filesystems of directories used, …).
     #[serde(default)]
     pub extra: BTreeMap<String, String>,
@@ -78,6 +82,7 @@ impl SystemInfo {
             rustc: env!("PATCHBENCH_RUSTC").to_string(),
             build_profile: env!("PATCHBENCH_PROFILE").to_string(),
             extra: cpu_extra(),
+            noise: None,
         }
     }
 }
