@@ -195,4 +195,13 @@ mod tests {
         assert!(s.memory_bytes > 0);
         assert_eq!(s.patchbench_version, env!("CARGO_PKG_VERSION"));
     }
+
+    #[test]
+    fn a_fingerprint_without_a_noise_report_still_reads() {
+        let mut old = serde_json::to_value(SystemInfo::collect()).unwrap();
+        assert!(old.get("noise").is_none(), "None is not written");
+        old.as_object_mut().unwrap().remove("cpufreq_governor");
+        let back: SystemInfo = serde_json::from_value(old).unwrap();
+        assert_eq!(back.noise, None);
+    }
 }

@@ -83,6 +83,10 @@ fn full_index_prints_the_report_and_keeps_every_sample() {
     assert!(record["system"]["kernel_release"]
         .as_str()
         .is_some_and(|s| !s.is_empty()));
+    // The noise check taken as the run started travels in the fingerprint.
+    let noise = &record["system"]["noise"];
+    assert_eq!(noise["schema"], "patchbench.check/1", "{noise}");
+    assert!(noise["findings"].as_array().is_some_and(|f| f.len() >= 15));
     // The private directory is gone, and nothing else was left in --dir.
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()

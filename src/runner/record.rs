@@ -29,6 +29,7 @@ pub fn new_record(plan: &Plan, label: Option<String>) -> RunRecord {
     config.insert("dir_mount".into(), json!(fs.summary()));
     let mut system = SystemInfo::collect();
     system.lang = "en_US.utf8".into();
+    system.noise = Some(crate::noise::snapshot(&plan.dir, crate::noise::RUN_SAMPLE));
     RunRecord {
         label,
         ..RunRecord::new("unixbench", system, config)
