@@ -30,8 +30,7 @@ pub enum Command {
     Scale(crate::scale::ScaleArgs),
     /// Run a user-space model of a kernel mechanism (model-setbit, model-isize).
     Model(crate::model::ModelArgs),
-    /// Check the machine for noise (busy processes, steal, governor, turbo, swap, …) before
-    /// measuring: one line per source; exit status 1 when any warns.
+    /// Check the machine for noise before measuring; exit status 1 if anything warns.
     Check(crate::noise::command::CheckArgs),
     #[command(flatten)]
     Store(crate::store::cli::StoreCommand),

@@ -8,7 +8,8 @@
 //! `compare` and `stats` (reading other tools' output, the verdicts), `aim7`, `scale` and
 //! `model` (the other commands). Shared by every command that starts processes: `signals`
 //! (SIGINT/SIGTERM/SIGHUP without threads), `limits` (process limits checked before
-//! starting), `fsinfo` (what filesystem a --dir is on), `clock`.
+//! starting), `fsinfo` (what filesystem a --dir is on), `clock`, and `noise` (the noise
+//! sources `check` reports and runs store, and the per-pass monitor).
 
 pub mod aim7;
 pub mod cli;
