@@ -7,7 +7,8 @@
 //! - [`snapshot`] is the same check, silent, for the start of a measuring command; the run
 //!   stores it in its fingerprint ([`crate::sysinfo::SystemInfo::noise`]).
 //! - [`activity`] is the per-pass monitor a harness runs around each pass.
-//! - [`warnings`] lists a stored report's warnings, one line each, for `compare`.
+//! - [`warnings`] / [`run_warnings`] list a stored report's warnings, one line each, for
+//!   `compare`; [`settings`] gives its settings for comparing the sides.
 //!
 //! The probes read through a [`sysfs::Root`], so tests run them on sample trees in the
 //! kernel's formats. Sampled sources (other processes, steal, pressure, swapping,
@@ -271,6 +272,17 @@ pub fn warnings(report: &NoiseReport) -> Vec<String> {
         .collect()
 }
 
+/// The warnings of the noise check a run stored (none for a run without one: older files,
+/// imports).
+pub fn run_warnings(record: &crate::result::RunRecord) -> Vec<String> {
+    record
+        .system
+        .noise
+        .as_ref()
+        .map(warnings)
+        .unwrap_or_default()
+}
+
 /// A stored report's settings (id → value), for `compare` to diff between the sides.
 pub fn settings(report: &NoiseReport) -> BTreeMap<String, String> {
     report
@@ -368,5 +380,12 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s["smt"], "off");
         assert_eq!(r.exit_status(), 1);
+        let mut system = crate::sysinfo::SystemInfo::default();
+        let mut record =
+            crate::result::RunRecord::new("unixbench", system.clone(), Default::default());
+        assert!(run_warnings(&record).is_empty());
+        system.noise = Some(r);
+        record.system = system;
+        assert_eq!(run_warnings(&record).len(), 2);
     }
 }
