@@ -274,7 +274,7 @@ pub fn warnings(report: &NoiseReport) -> Vec<String> {
 
 /// The warnings of the noise check a run stored (none for a run without one: older files,
 /// imports).
-pub fn run_warnings(record: &crate::result::RunRecord) -> Vec<String> {
+pub fn run_warnings(record: &crate::record::RunRecord) -> Vec<String> {
     record
         .system
         .noise
@@ -382,7 +382,7 @@ mod tests {
         assert_eq!(r.exit_status(), 1);
         let mut system = crate::sysinfo::SystemInfo::default();
         let mut record =
-            crate::result::RunRecord::new("unixbench", system.clone(), Default::default());
+            crate::record::RunRecord::new("unixbench", system.clone(), Default::default());
         assert!(run_warnings(&record).is_empty());
         system.noise = Some(r);
         record.system = system;
