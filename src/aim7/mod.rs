@@ -15,7 +15,7 @@ pub mod metrics;
 pub mod task;
 
 use crate::args::StoreOpts;
-use crate::error::{usage, Interrupted, RunFailed, Usage};
+use crate::error::{usage, RunFailed, Usage};
 use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
 use clap::Args;
@@ -194,15 +194,6 @@ fn make_private_dir(dir: &Path) -> anyhow::Result<crate::private_dir::PrivateDir
     }
 }
 
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    }
-}
-
 /// AIM's row ends with the wall-clock date, as ctime() prints it.
 fn ctime_now() -> String {
     let now = time::OffsetDateTime::now_local().unwrap_or_else(|_| time::OffsetDateTime::now_utc());
@@ -369,9 +360,17 @@ impl Recorder<'_> {
 
 fn stop_error(stop: Stop, job: &Job, load: u32, dirs: &[PathBuf]) -> anyhow::Error {
     match stop {
-        Stop::Interrupted(sig) => Interrupted { signal: sig, name: signal_name(sig) }.into(),
-        Stop::TaskFailed { task, dir, op, errno } => {
-            let d = dirs.get(dir).map(|d| d.display().to_string()).unwrap_or_default();
+        Stop::Interrupted(sig) => crate::proc::signals::interrupted(sig).into(),
+        Stop::TaskFailed {
+            task,
+            dir,
+            op,
+            errno,
+        } => {
+            let d = dirs
+                .get(dir)
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
             let err = std::io::Error::from_raw_os_error(errno);
             if is_no_space(errno) {
                 Usage(format!(
@@ -381,17 +380,23 @@ fn stop_error(stop: Stop, job: &Job, load: u32, dirs: &[PathBuf]) -> anyhow::Err
                 ))
                 .into()
             } else {
-                RunFailed(format!("{} at load {load}: task {task}: {op} in --dir {d} failed: {err}", job.name)).into()
+                RunFailed(format!(
+                    "{} at load {load}: task {task}: {op} in --dir {d} failed: {err}",
+                    job.name
+                ))
+                .into()
             }
         }
-        Stop::TaskDied { task, how } => RunFailed(format!("{} at load {load}: task {task} {how}", job.name)).into(),
-        Stop::CannotFork { started, errno } => Usage(format!(
-            "{} at load {load}: only {started} tasks could be started (fork: {}); raise the process \
-             limit (`ulimit -u`, the cgroup's pids.max, kernel.pid_max) or lower --load",
-            job.name,
-            std::io::Error::from_raw_os_error(errno)
-        ))
-        .into(),
+        Stop::TaskDied { task, how } => {
+            RunFailed(format!("{} at load {load}: task {task} {how}", job.name)).into()
+        }
+        Stop::CannotFork { started, errno } => crate::proc::start_refused(
+            &format!("{} at load {load}", job.name),
+            started as usize,
+            load as usize,
+            std::io::Error::from_raw_os_error(errno),
+            "--load",
+        ),
         Stop::Other(e) => e,
     }
 }

@@ -1,21 +1,11 @@
-//! The worker side of a copy: what `patchbench-worker` does.
-//!
-//! Protocol with the runner (one worker process per copy per pass):
-//! - argv: `patchbench-worker TEST SECONDS SETTLE` (SETTLE is 1 or 0); the working directory is
-//!   the run's private directory.
-//! - stdin is the start barrier: the worker does its setup, prints `READY`, then reads stdin
-//!   until EOF. The runner closes the write end once every copy is ready, releasing all at once.
-//! - stdout carries result lines in UnixBench's style: `COUNT|count|timebase|unit`, optionally
-//!   `TIME|seconds` (self-timed tests), always `WALL|seconds` (from release to the end of the
-//!   work, children reaped), or `ERROR|message` with exit status 1.
-//! - `execl` replaces the worker with `patchbench-execl 0 START_NS DEADLINE_NS`, which execs
-//!   itself until the deadline and prints the same result lines.
+//! The worker side of a copy: what `patchbench-worker` does. The protocol with the runner is
+//! in [`crate::unixbench::protocol`].
 
-use crate::unixbench::catalog;
 use crate::unixbench::workloads::{
     context_switch, dhrystone, execl_throughput, file_copy, pipe_throughput, process_creation,
     shell_scripts, syscall_overhead, timer, whetstone,
 };
+use crate::unixbench::{catalog, protocol};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -78,11 +68,11 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let wall = started.elapsed().as_secs_f64();
     match outcome {
         Ok(o) => {
-            let mut out = format!("COUNT|{}|{}|{}\n", o.count, spec.timebase, spec.unit);
+            let mut out = protocol::count_line(o.count, spec.timebase, spec.unit);
             if let Some(t) = o.time {
-                out.push_str(&format!("TIME|{t}\n"));
+                out.push_str(&protocol::time_line(t));
             }
-            out.push_str(&format!("WALL|{wall}\n"));
+            out.push_str(&protocol::wall_line(wall));
             emit(&out)
         }
         Err(e) => fail(&format!("{test}: {e}")),
@@ -130,7 +120,7 @@ fn run_test(
 /// Announces readiness and blocks until the runner closes the barrier (EOF on stdin).
 fn wait_for_release() -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(b"READY\n")?;
+    stdout.write_all(protocol::READY)?;
     stdout.flush()?;
     let mut buf = [0u8; 64];
     let mut stdin = std::io::stdin().lock();
@@ -153,7 +143,6 @@ fn emit(text: &str) -> i32 {
 }
 
 fn fail(msg: &str) -> i32 {
-    let line = msg.replace('\n', " ");
-    let _ = emit(&format!("ERROR|{line}\n"));
+    let _ = emit(&protocol::error_line(msg));
     1
 }
