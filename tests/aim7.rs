@@ -2,7 +2,10 @@
 //! against N × J × per-job counts), cleanup, AIM's output, bad input, limits, a full
 //! filesystem, and real SIGINT/SIGTERM with hundreds of tasks running.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{entries, read_json, Tmpfs};
 use serde_json::Value;
 use std::io::BufRead;
 use std::os::unix::process::CommandExt;
@@ -10,29 +13,18 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn bin() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("patchbench")
+fn bin() -> std::process::Command {
+    common::std_patchbench()
 }
 
 fn aim7(args: &[&str]) -> Command {
-    let mut c = Command::cargo_bin("patchbench").unwrap();
+    let mut c = common::patchbench();
     c.arg("aim7").arg("--no-store").args(args);
     c
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 fn first_run(doc: &Value) -> &Value {
-    &doc["extra"]["aim7"]["points"][0]["runs"][0]
+    &doc["aim7"]["points"][0]["runs"][0]
 }
 
 /// Processes whose process group is `pgid` (field 5 of /proc/PID/stat).
@@ -95,7 +87,7 @@ fn creat_clo_issues_exactly_n_j_1000_pairs_and_n_j_unlinks_and_leaves_nothing() 
     assert_eq!(run["leftover_files"], 0);
     assert_eq!(run["completion_seconds"].as_array().unwrap().len(), 20);
     assert!(
-        doc["extra"]["aim7"]["filesystems"][0]["fs_type"]
+        doc["aim7"]["filesystems"][0]["fs_type"]
             .as_str()
             .unwrap()
             .len()
@@ -197,13 +189,7 @@ fn two_dirs_are_used_round_robin() {
         .assert()
         .success();
     let doc = read_json(&json);
-    assert_eq!(
-        doc["extra"]["aim7"]["filesystems"]
-            .as_array()
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(doc["aim7"]["filesystems"].as_array().unwrap().len(), 2);
     assert_eq!(first_run(&doc)["counters"]["unlink"], 8);
     assert!(entries(&a).is_empty() && entries(&b).is_empty());
 }
@@ -230,12 +216,12 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
     fails_with(
         &["creat-clo", "--load", "0"],
         Some(dir.path()),
-        "at least 1 task",
+        "0 is not in 1..",
     );
     fails_with(
         &["creat-clo", "--load", "2", "--jobs", "0"],
         Some(dir.path()),
-        "at least 1 job",
+        "0 is not in 1..",
     );
     fails_with(
         &["creat-clo", "--load", "2"],
@@ -261,7 +247,7 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
 #[test]
 fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = std::process::Command::new(bin());
+    let mut cmd = bin();
     cmd.args([
         "aim7",
         "creat-clo",
@@ -294,43 +280,6 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
         "no task may start: {stderr}"
     );
     assert!(entries(dir.path()).is_empty());
-}
-
-/// Mounts a tmpfs with `opts` on a fresh directory; None where mounting is not permitted.
-struct Tmpfs {
-    _parent: tempfile::TempDir,
-    path: std::path::PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(opts: &str) -> Option<Tmpfs> {
-        let parent = tempfile::tempdir().ok()?;
-        let path = parent.path().join("mnt");
-        std::fs::create_dir(&path).ok()?;
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
-            .arg(&path)
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !ok {
-            eprintln!("skipping: cannot mount tmpfs here");
-            return None;
-        }
-        Some(Tmpfs {
-            _parent: parent,
-            path,
-        })
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(&self.path)
-            .status();
-    }
 }
 
 #[test]
@@ -389,7 +338,7 @@ impl LongRun {
         let work = dir.path().join("work");
         std::fs::create_dir(&work).unwrap();
         let json = dir.path().join("o.json");
-        let mut child = std::process::Command::new(bin())
+        let mut child = bin()
             .args([
                 "aim7",
                 "creat-clo",

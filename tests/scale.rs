@@ -3,35 +3,11 @@
 //! status 2 before anything starts; SIGINT and SIGTERM leave no task and no file behind.
 //! Nothing here depends on how fast the machine is: only counts > 0, files and exit statuses.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
+
+use common::{entries, patchbench, processes_mentioning, read_json, walk, SHORT};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-/// Short sampling for tests: two 0.25 s samples, no warm-up.
-const SHORT: [&str; 6] = [
-    "--duration",
-    "0.5",
-    "--warmup",
-    "0",
-    "--sample-interval",
-    "0.25",
-];
-
-fn patchbench() -> Command {
-    Command::cargo_bin("patchbench").unwrap()
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 /// Runs `test` in both modes with one task; checks each point counted operations and that the
 /// private working directory is gone afterwards.
@@ -58,7 +34,7 @@ fn counter_moves(test: &str) {
         .assert()
         .success();
     let r = read_json(&json);
-    let points = r["extra"]["points"].as_array().unwrap();
+    let points = r["will_it_scale"]["points"].as_array().unwrap();
     assert_eq!(points.len(), 2, "{test}: one point per mode");
     for p in points {
         let ops: u64 = p["per_task_ops"]
@@ -76,62 +52,34 @@ fn counter_moves(test: &str) {
     );
 }
 
-macro_rules! testcase_tests {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() {
-                counter_moves(stringify!($name));
-            }
-        )*
-    };
+/// Every registered testcase, two at a time as the test harness ran them on this 2-core
+/// machine when each had its own test (each is its own patchbench process).
+#[test]
+fn every_registered_testcase_counts_in_both_modes() {
+    let names: Vec<&str> = patchbench::will_it_scale::testcases::ALL
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(name) = names.get(i) else { break };
+                counter_moves(name);
+            });
+        }
+    });
 }
-
-testcase_tests!(
-    brk1,
-    context_switch1,
-    dup1,
-    eventfd1,
-    futex1,
-    futex2,
-    getppid1,
-    lock1,
-    lock2,
-    lseek1,
-    lseek2,
-    mmap1,
-    mmap2,
-    open1,
-    open2,
-    open3,
-    page_fault1,
-    page_fault2,
-    page_fault3,
-    pipe1,
-    poll1,
-    poll2,
-    posix_semaphore1,
-    pread1,
-    pread2,
-    pread3,
-    pwrite1,
-    pwrite2,
-    pwrite3,
-    read1,
-    read2,
-    sched_yield,
-    signal1,
-    unix1,
-    unlink1,
-    unlink2,
-    write1,
-);
 
 #[test]
 fn list_names_every_testcase() {
     let out = patchbench().args(["scale", "--list"]).assert().success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert_eq!(text.lines().count(), 37);
+    assert_eq!(
+        text.lines().count(),
+        patchbench::will_it_scale::testcases::ALL.len()
+    );
     assert!(text.contains("open1") && text.contains("Separate file open/close"));
 }
 
@@ -224,7 +172,7 @@ fn counters_flag_reports_or_says_not_available() {
         .success();
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     let r = read_json(&json);
-    let counters = &r["extra"]["points"][0]["counters_per_op"];
+    let counters = &r["will_it_scale"]["points"][0]["counters_per_op"];
     // Either the kernel gave counters, or the run said so exactly once and went on.
     if counters.is_null() {
         assert_eq!(err.matches("not available on this system").count(), 1);
@@ -296,7 +244,7 @@ fn missing_dir_is_refused() {
 fn more_tasks_than_the_process_limit_is_refused() {
     use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"));
+    let mut cmd = common::std_patchbench();
     cmd.args([
         "scale",
         "getppid1",
@@ -329,29 +277,13 @@ fn more_tasks_than_the_process_limit_is_refused() {
     assert!(entries(dir.path()).is_empty());
 }
 
-/// Processes whose command line mentions `marker` (tasks are forked, so they carry the
-/// driver's command line with its unique --dir).
-fn processes_mentioning(marker: &str) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(marker))
-                .unwrap_or(false)
-        })
-        .collect()
-}
-
 /// Starts a long run, waits until `procs` processes (driver, tasks, helpers) run and, when
 /// `files`, the tasks have made their files; sends `signal`, and checks the exit status, that
 /// every task is gone within a second and that no file is left.
 fn interrupted(test: &str, mode: &str, procs: usize, files: bool, signal: i32, status: i32) {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().to_str().unwrap().to_string();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"))
+    let child = common::std_patchbench()
         .args([
             "scale",
             test,
@@ -402,20 +334,6 @@ fn interrupted(test: &str, mode: &str, procs: usize, files: bool, signal: i32, s
         "left {:?}",
         walk(dir.path())
     );
-}
-
-fn walk(d: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(d) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            }
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

@@ -35,7 +35,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const POLL_STEP: Duration = Duration::from_millis(20);
 
 /// Whether tasks are processes or threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Process,
     Thread,

@@ -1,7 +1,9 @@
-//! The live progress line on stderr (test, copies, pass, time left). Drawn only when stderr is
-//! a terminal, redrawn by the runner's own poll loop (no ticker thread).
+//! The one progress facility of every long-running command (`run`, `aim7`, `scale`, `model`,
+//! an import of many files): a live line on stderr saying where the run is, drawn with
+//! indicatif only when stderr is a terminal and redrawn by the command's own loop (no ticker
+//! thread, so a harness can still fork). Lines that must stay in the log go through
+//! [`Progress::line`]: above the live line on a terminal, plain stderr lines otherwise.
 
-use crate::unixbench::catalog::TestSpec;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 
@@ -10,6 +12,7 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// A live line on stderr if it is a terminal; otherwise only [`Progress::line`] prints.
     pub fn new() -> Progress {
         if !std::io::stderr().is_terminal() {
             return Progress { bar: None };
@@ -22,23 +25,28 @@ impl Progress {
         Progress { bar: Some(bar) }
     }
 
+    /// A progress line that is never drawn (for tests and quiet callers).
+    pub fn hidden() -> Progress {
+        Progress { bar: None }
+    }
+
     /// Shows where the run is.
-    pub fn show(&mut self, spec: &TestSpec, copies: u32, pass: u32, passes: u32, left: f64) {
+    pub fn show(&self, message: &str) {
         if let Some(bar) = &self.bar {
-            bar.set_message(format!(
-                "{} · {} cop{} · pass {}/{} · {:.0} s left",
-                spec.name,
-                copies,
-                if copies == 1 { "y" } else { "ies" },
-                pass,
-                passes,
-                left
-            ));
+            bar.set_message(message.to_string());
             bar.tick();
         }
     }
 
-    /// Removes the line.
+    /// Prints a line that stays (above the live line on a terminal).
+    pub fn line(&self, text: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(text),
+            None => eprintln!("{text}"),
+        }
+    }
+
+    /// Removes the live line.
     pub fn finish(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
@@ -49,5 +57,11 @@ impl Progress {
 impl Default for Progress {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
