@@ -16,7 +16,7 @@ use crate::record::sink::Sinks;
 use crate::record::RunRecord;
 use crate::report::progress::Progress;
 use crate::unixbench::catalog::{self, TestSpec};
-use crate::unixbench::workloads::shell_scripts;
+use crate::unixbench::workloads;
 use pass::{run_pass, PassPlan};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -71,7 +71,13 @@ pub fn run(
                 plan.dir.display()
             )
         })?;
-    shell_scripts::install(workdir.path())?;
+    let mut installed: Vec<workloads::Install> = Vec::new();
+    for install in plan.tests.iter().filter_map(|t| t.install) {
+        if !installed.iter().any(|i| std::ptr::fn_addr_eq(*i, install)) {
+            install(workdir.path())?;
+            installed.push(install);
+        }
+    }
     let outcome = run_all(
         plan,
         worker,
