@@ -59,6 +59,7 @@ testcases! {
     lock2,
     lseek1,
     lseek2,
+    malloc1,
     mmap1,
     mmap2,
     open1,
