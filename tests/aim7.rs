@@ -553,3 +553,66 @@ fn aims_start_delay_is_counted_inside_real_and_every_completion_time() {
     }
     assert_eq!(doc["config"]["aim_start_delay_seconds"], 10);
 }
+
+/// SIGTERM during the third load point: the two finished ones are in the JSON file and the
+/// store, the third has no run, and nothing is left behind.
+#[test]
+fn sigterm_in_the_third_load_point_keeps_the_first_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let json = dir.path().join("o.json");
+    let store = dir.path().join("s.db");
+    let mut child = bin()
+        .args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "100"])
+        .arg("--dir")
+        .arg(&work)
+        .arg("--json")
+        .arg(&json)
+        .arg("--store")
+        .arg(&store)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut released = 0;
+    for line in lines.by_ref().map_while(Result::ok) {
+        if line.contains("released") {
+            released += 1;
+            if released == 3 {
+                break;
+            }
+        }
+    }
+    assert_eq!(released, 3, "the third load point never started");
+    common::signal(&child, libc::SIGTERM);
+    // Read stderr to the end: a closed pipe would fail the run's last message.
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = common::wait_with_timeout(&mut child, Duration::from_secs(30));
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
+    assert_eq!(status.code(), Some(143));
+    let loads_with_results = |doc: &Value| -> Vec<String> {
+        doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["name"] == "aim7.jobs-per-min")
+            .map(|m| m["params"]["load"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let doc = read_json(&json);
+    assert_eq!(doc["incomplete"], true);
+    assert_eq!(loads_with_results(&doc), ["1", "2"]);
+    let points = doc["aim7"]["points"].as_array().unwrap();
+    assert_eq!(points[2]["runs"].as_array().unwrap().len(), 0);
+    let exported = common::patchbench()
+        .args(["export", "1", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let stored: Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(loads_with_results(&stored), ["1", "2"]);
+    assert_eq!(stored["incomplete"], true);
+    assert!(entries(&work).is_empty());
+}

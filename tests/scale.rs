@@ -351,3 +351,76 @@ fn sigint_stops_helper_tasks_too() {
     // context_switch1's partners are grandchildren in process mode.
     interrupted("context_switch1", "process", 5, false, libc::SIGINT, 130);
 }
+
+/// SIGTERM mid-way through the task counts: the points that finished are in the JSON file
+/// and the store.
+#[test]
+fn sigterm_mid_way_keeps_the_finished_task_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let json = dir.path().join("r.json");
+    let store = dir.path().join("s.db");
+    let mut child = common::std_patchbench()
+        .args(["scale", "getppid1", "--tasks", "1,2,3", "--mode", "process"])
+        .args([
+            "--duration",
+            "1",
+            "--warmup",
+            "0",
+            "--sample-interval",
+            "0.25",
+        ])
+        .arg("--dir")
+        .arg(&work)
+        .arg("--json")
+        .arg(&json)
+        .arg("--store")
+        .arg(&store)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut points = 0;
+    for line in lines.by_ref().map_while(Result::ok) {
+        if line.contains("ops/s") && line.contains("per task") {
+            points += 1;
+            if points == 2 {
+                break;
+            }
+        }
+    }
+    assert_eq!(points, 2);
+    common::signal(&child, libc::SIGTERM);
+    // Read stderr to the end: a closed pipe would fail the run's last message.
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = common::wait_with_timeout(&mut child, Duration::from_secs(30));
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
+    assert_eq!(status.code(), Some(143));
+    let tasks_of = |doc: &serde_json::Value| -> Vec<u64> {
+        doc["will_it_scale"]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["tasks"].as_u64().unwrap())
+            .collect()
+    };
+    let doc = read_json(&json);
+    assert_eq!(doc["incomplete"], true);
+    assert_eq!(tasks_of(&doc), [1, 2]);
+    let exported = common::patchbench()
+        .args(["export", "1", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let stored: serde_json::Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(tasks_of(&stored), [1, 2]);
+    assert!(stored["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "will-it-scale.2.processes"));
+    assert!(entries(&work).is_empty());
+}

@@ -375,3 +375,56 @@ fn imported_sample_report_is_printed_back_unchanged() {
     };
     assert_eq!(section(&text), section(&source));
 }
+
+/// Result documents of schema patchbench.run/1 (written by the previous release) are still
+/// read, by `import` and as a compare side, with their untyped sections moved into the typed
+/// ones.
+#[test]
+fn schema_1_documents_are_still_read() {
+    let (_d, path) = temp_store();
+    for kind in ["unixbench", "aim7", "scale", "model"] {
+        let file = fixture(&format!("v1/{kind}.json"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let r = RunRecord::from_json(&text).unwrap();
+        assert_eq!(r.schema, patchbench::record::SCHEMA, "{kind}");
+        assert!(!r.metrics.is_empty(), "{kind}");
+        match kind {
+            "unixbench" => assert_eq!(r.blocks.len(), 1),
+            "aim7" => assert_eq!(r.aim7.as_ref().unwrap().points.len(), 2),
+            "scale" => assert!(!r.will_it_scale.as_ref().unwrap().points.is_empty()),
+            _ => {}
+        }
+        assert!(!r.extra.contains_key("blocks") && !r.extra.contains_key("points"));
+        patchbench(&path)
+            .arg("import")
+            .arg(&file)
+            .assert()
+            .success();
+    }
+    patchbench(&path)
+        .args(["compare", "1", "1", "--format", "inline"])
+        .assert()
+        .success();
+}
+
+/// The UnixBench text report is promised byte for byte: a stored run (here a schema-1 JSON
+/// file, so the bytes are fixed) prints exactly the snapshot.
+#[test]
+fn the_unixbench_report_is_unchanged_byte_for_byte() {
+    let (_d, path) = temp_store();
+    patchbench(&path)
+        .arg("import")
+        .arg(fixture("v1/unixbench.json"))
+        .assert()
+        .success();
+    let out = patchbench(&path)
+        .args(["show", "1", "--report"])
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // insta compares without the trailing newlines; UnixBench ends each block with one.
+    assert!(text.ends_with("964.7\n\n"), "{text:?}");
+    insta::assert_snapshot!(text);
+}
