@@ -12,7 +12,8 @@
 //!   limits).
 //! - `record` (the result model, its sinks, the atomic file writer), `report` (every
 //!   renderer, stdout, progress), `store`, `import`, `compare`, `stats`.
-//! - shared system bits: `sysinfo`, `fsinfo`, `clock`, `private_dir`, `error`.
+//! - shared bits: `sysinfo`, `fsinfo`, `clock`, `private_dir`, `progress` (the one progress
+//!   line), `error`.
 
 // Everything written to stdout goes through `report::print`, which turns a closed pipe into an
 // error instead of a panic.
@@ -30,6 +31,7 @@ pub mod import;
 pub mod model;
 pub mod private_dir;
 pub mod proc;
+pub mod progress;
 pub mod record;
 pub mod report;
 pub mod stats;

@@ -15,10 +15,10 @@ pub mod metrics;
 pub mod task;
 
 use crate::error::{usage, RunFailed, Usage};
+use crate::progress::Progress;
 use crate::record::aim7::{Aim7Details, Aim7Point, Aim7Run};
 use crate::record::sink::Sinks;
 use crate::record::{Direction, Metric, RunRecord};
-use crate::report::progress::Progress;
 use anyhow::Context;
 use driver::{Outcome, Signals, Stop};
 use jobs::{Factor, Job, TaskDir};
@@ -95,31 +95,8 @@ pub fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
     Ok(out)
 }
 
-/// Rejects a --dir that is unusable: missing, a symlink, read-only or full.
-pub fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
-    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-    if is_real_dir && crate::fsinfo::collect(dir).read_only {
-        return usage(format!(
-            "--dir {}: the filesystem is mounted read-only; choose a writable directory",
-            dir.display()
-        ));
-    }
-    crate::args::check_dir(dir)?;
-    let info = crate::fsinfo::collect(dir);
-    if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
-        let no_inodes = v.files() > 0 && v.files_available() == 0;
-        if v.blocks_available() == 0 || no_inodes {
-            return usage(format!(
-                "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
-                dir.display(),
-                if no_inodes { "inodes" } else { "blocks" }
-            ));
-        }
-    }
-    Ok(info)
-}
-
-fn is_no_space(errno: i32) -> bool {
+/// ENOSPC or EDQUOT: the filesystem has no room.
+pub fn is_no_space(errno: i32) -> bool {
     errno == libc::ENOSPC || errno == libc::EDQUOT
 }
 

@@ -5,13 +5,13 @@ use super::shared::{self, StoreOpts};
 use crate::aim7::{self, jobs, Plan, AIM_START_DELAY};
 use crate::args::parse_kib;
 use crate::error::usage;
+use crate::progress::Progress;
 use crate::record::aim7::Aim7Details;
 use crate::record::{Kind, RunRecord};
-use crate::report::progress::Progress;
 use crate::report::terminal::TerminalSink;
 use anyhow::Context;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const AFTER_HELP: &str = "\
@@ -72,6 +72,30 @@ pub struct Aim7Args {
     pub store: StoreOpts,
 }
 
+/// Rejects a --dir that is unusable: missing, a symlink, read-only or full.
+pub fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
+    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+    if is_real_dir && crate::fsinfo::collect(dir).read_only {
+        return usage(format!(
+            "--dir {}: the filesystem is mounted read-only; choose a writable directory",
+            dir.display()
+        ));
+    }
+    crate::args::check_dir(dir)?;
+    let info = crate::fsinfo::collect(dir);
+    if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
+        let no_inodes = v.files() > 0 && v.files_available() == 0;
+        if v.blocks_available() == 0 || no_inodes {
+            return usage(format!(
+                "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
+                dir.display(),
+                if no_inodes { "inodes" } else { "blocks" }
+            ));
+        }
+    }
+    Ok(info)
+}
+
 /// Runs `patchbench aim7`; returns the exit status.
 pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     let tests = aim7::resolve_tests(&args.tests)?;
@@ -82,7 +106,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     };
     let fs = dirs
         .iter()
-        .map(|d| aim7::check_work_dir(d))
+        .map(|d| check_work_dir(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(path) = &args.json {
         crate::args::check_output("--json", path)?;

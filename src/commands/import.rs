@@ -4,8 +4,8 @@
 
 use super::shared::StoreArg;
 use crate::import::{self, ImportOptions};
+use crate::progress::Progress;
 use crate::record::RunRecord;
-use crate::report::progress::Progress;
 use clap::Args;
 use std::path::PathBuf;
 

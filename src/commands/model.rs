@@ -4,8 +4,8 @@
 use super::shared::{self, HarnessOpts, ModeChoice};
 use crate::error::usage;
 use crate::model::{isize, pick_variants, setbit, Request, DEFAULT_DURATION, DEFAULT_WARMUP};
+use crate::progress::Progress;
 use crate::record::{Kind, RunRecord};
-use crate::report::progress::Progress;
 use crate::report::terminal::TerminalSink;
 use anyhow::Result;
 use clap::Args;

@@ -5,8 +5,8 @@
 use super::shared::{self, StoreOpts};
 use crate::args::{check_dir, parse_duration, parse_precision};
 use crate::error::usage;
+use crate::progress::Progress;
 use crate::record::sink::FileSink;
-use crate::report::progress::Progress;
 use crate::report::terminal::TerminalSink;
 use crate::unixbench::catalog;
 use crate::unixbench::runner::{self, Plan};

@@ -4,9 +4,9 @@
 
 use super::shared::{self, HarnessOpts, ModeChoice};
 use crate::error::usage;
+use crate::progress::Progress;
 use crate::record::sink::FileSink;
 use crate::record::{Kind, RunRecord};
-use crate::report::progress::Progress;
 use crate::report::terminal::TerminalSink;
 use crate::will_it_scale::testcases::{self, Testcase};
 use crate::will_it_scale::{self, Config, Request, DEFAULT_DURATION, DEFAULT_WARMUP};

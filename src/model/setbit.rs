@@ -12,10 +12,10 @@
 use super::{counter_line, details, Request};
 use crate::counter_harness::session::Session;
 use crate::counter_harness::{TaskCtx, Workload};
+use crate::progress::Progress;
 use crate::record::model::ModelPoint;
 use crate::record::sink::Sinks;
 use crate::record::{Direction, Metric, RunRecord};
-use crate::report::progress::Progress;
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;

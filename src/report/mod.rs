@@ -1,13 +1,12 @@
 //! Every renderer: the UnixBench text report and CSV, the test list, compare's formats, the
 //! will-it-scale tables and plot, AIM7's table, the models' tables, the store's listings, and
-//! the terminal: standard output (closed-pipe safe), the terminal reporter sink and the one
-//! progress line.
+//! the terminal: standard output (closed-pipe safe) and the terminal reporter sink. (The
+//! progress line, which the harnesses draw, is `crate::progress`.)
 
 pub mod aim7;
 pub mod compare;
 pub mod list;
 pub mod model;
-pub mod progress;
 pub mod scale;
 pub mod scale_svg;
 pub mod store;

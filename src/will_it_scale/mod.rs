@@ -8,10 +8,10 @@ pub mod testcases;
 
 use crate::counter_harness::session::{Plan, Session};
 use crate::counter_harness::{Mode, Outcome};
+use crate::progress::Progress;
 use crate::record::sink::Sinks;
 use crate::record::will_it_scale::{ScaleDetails, ScalePoint};
 use crate::record::{Direction, Metric, RunRecord};
-use crate::report::progress::Progress;
 use serde::Serialize;
 use testcases::Testcase;
 

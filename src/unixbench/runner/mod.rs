@@ -12,9 +12,9 @@ pub mod scoring;
 
 use crate::error::{usage, Interrupted};
 use crate::proc::signals::Signals;
+use crate::progress::Progress;
 use crate::record::sink::Sinks;
 use crate::record::RunRecord;
-use crate::report::progress::Progress;
 use crate::unixbench::catalog::{self, TestSpec};
 use crate::unixbench::workloads;
 use pass::{run_pass, PassPlan};
