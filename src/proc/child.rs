@@ -104,3 +104,26 @@ pub fn ensure_single_threaded(who: &str) -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicking_child_exits_with_the_panic_status_and_is_described_as_a_panic() {
+        // SAFETY: the child only installs the hook and panics; glibc keeps malloc usable
+        // after fork.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            report_panics_as("test task");
+            panic!("boom");
+        }
+        let mut status = 0;
+        // SAFETY: reaping the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(libc::WEXITSTATUS(status), crate::proc::status::PANIC_EXIT);
+        assert!(crate::proc::status::describe_raw(status).starts_with("panicked"));
+    }
+}
