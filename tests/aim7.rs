@@ -564,7 +564,7 @@ fn sigterm_in_the_third_load_point_keeps_the_first_two() {
     let json = dir.path().join("o.json");
     let store = dir.path().join("s.db");
     let mut child = bin()
-        .args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "100"])
+        .args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "10"])
         .arg("--dir")
         .arg(&work)
         .arg("--json")

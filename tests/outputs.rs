@@ -283,7 +283,7 @@ fn run_two_tests(
 ) -> std::process::Child {
     let mut c = std_patchbench();
     c.args(["run", "syscall,pipe", "--copies", "1", "--passes", "1"])
-        .args(["--duration", "1", "--no-settle", "--store"])
+        .args(["--duration", "0.5", "--no-settle", "--store"])
         .arg(store)
         .arg("--json")
         .arg(json)
