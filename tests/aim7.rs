@@ -8,7 +8,6 @@ use assert_cmd::Command;
 use common::{entries, read_json, Tmpfs};
 use serde_json::Value;
 use std::io::BufRead;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -259,19 +258,7 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
         "--dir",
     ])
     .arg(dir.path());
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 100,
-                rlim_max: 100,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_process_limit(&mut cmd, 100);
     let out = Command::from_std(cmd).assert().code(2).get_output().clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ulimit -u"), "{stderr}");
@@ -518,12 +505,7 @@ fn several_runs_and_loads_each_become_samples() {
         let mean = (samples[0].as_f64().unwrap() + samples[1].as_f64().unwrap()) / 2.0;
         assert!((m["value"].as_f64().unwrap() - mean).abs() < 1e-9 * mean);
     }
-    let times = doc["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "aim7.task-completion-time" && m["params"]["load"] == "3")
-        .unwrap();
+    let times = common::metric(&doc, "aim7.task-completion-time", &[("load", "3")]);
     assert_eq!(times["samples"].as_array().unwrap().len(), 6);
 }
 
@@ -563,33 +545,16 @@ fn sigterm_in_the_third_load_point_keeps_the_first_two() {
     std::fs::create_dir(&work).unwrap();
     let json = dir.path().join("o.json");
     let store = dir.path().join("s.db");
-    let mut child = bin()
-        .args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "10"])
+    let mut cmd = bin();
+    cmd.args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "10"])
         .arg("--dir")
         .arg(&work)
         .arg("--json")
         .arg(&json)
         .arg("--store")
-        .arg(&store)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut released = 0;
-    for line in lines.by_ref().map_while(Result::ok) {
-        if line.contains("released") {
-            released += 1;
-            if released == 3 {
-                break;
-            }
-        }
-    }
-    assert_eq!(released, 3, "the third load point never started");
-    common::signal(&child, libc::SIGTERM);
-    // Read stderr to the end: a closed pipe would fail the run's last message.
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = common::wait_with_timeout(&mut child, Duration::from_secs(30));
+        .arg(&store);
+    // The third "released" is the third load point's tasks starting.
+    let (status, rest) = common::interrupt_after(&mut cmd, "released", 3, libc::SIGTERM);
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
     assert_eq!(status.code(), Some(143));
     let loads_with_results = |doc: &Value| -> Vec<String> {

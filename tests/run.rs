@@ -280,24 +280,11 @@ fn list_shows_every_test_with_unit_and_baseline() {
 
 #[test]
 fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = std_bin();
     cmd.args(["run", "shell8", "--copies", "4", "--no-store", "--dir"])
         .arg(dir.path());
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 50,
-                rlim_max: 50,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_process_limit(&mut cmd, 50);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -141,12 +141,7 @@ fn writes_csv_svg_and_json_with_lkp_metric_names() {
     ] {
         assert!(names.iter().any(|x| x == n), "missing metric {n}");
     }
-    let m = r["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "will-it-scale.2.processes" && m["params"]["test"] == "open1")
-        .unwrap();
+    let m = common::metric(&r, "will-it-scale.2.processes", &[("test", "open1")]);
     assert_eq!(m["samples"].as_array().unwrap().len(), 2);
 }
 
@@ -242,7 +237,6 @@ fn missing_dir_is_refused() {
 
 #[test]
 fn more_tasks_than_the_process_limit_is_refused() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = common::std_patchbench();
     cmd.args([
@@ -256,19 +250,7 @@ fn more_tasks_than_the_process_limit_is_refused() {
     ])
     .arg("--dir")
     .arg(dir.path());
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 16,
-                rlim_max: 16,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_process_limit(&mut cmd, 16);
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");
@@ -361,42 +343,17 @@ fn sigterm_mid_way_keeps_the_finished_task_counts() {
     std::fs::create_dir(&work).unwrap();
     let json = dir.path().join("r.json");
     let store = dir.path().join("s.db");
-    let mut child = common::std_patchbench()
-        .args(["scale", "getppid1", "--tasks", "1,2,3", "--mode", "process"])
-        .args([
-            "--duration",
-            "1",
-            "--warmup",
-            "0",
-            "--sample-interval",
-            "0.25",
-        ])
+    let mut cmd = common::std_patchbench();
+    cmd.args(["scale", "getppid1", "--tasks", "1,2,3", "--mode", "process"])
+        .args(SHORT)
         .arg("--dir")
         .arg(&work)
         .arg("--json")
         .arg(&json)
         .arg("--store")
-        .arg(&store)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::BufRead;
-    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut points = 0;
-    for line in lines.by_ref().map_while(Result::ok) {
-        if line.contains("ops/s") && line.contains("per task") {
-            points += 1;
-            if points == 2 {
-                break;
-            }
-        }
-    }
-    assert_eq!(points, 2);
-    common::signal(&child, libc::SIGTERM);
-    // Read stderr to the end: a closed pipe would fail the run's last message.
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = common::wait_with_timeout(&mut child, Duration::from_secs(30));
+        .arg(&store);
+    // Each finished point prints one "ops/s ... per task" line.
+    let (status, rest) = common::interrupt_after(&mut cmd, "per task", 2, libc::SIGTERM);
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
     assert_eq!(status.code(), Some(143));
     let tasks_of = |doc: &serde_json::Value| -> Vec<u64> {

@@ -213,3 +213,66 @@ pub fn sample_record(label: &str, values: &[(&str, f64)]) -> RunRecord {
         )
     }
 }
+
+/// The metric of a result document with this name and these params.
+pub fn metric<'a>(
+    doc: &'a serde_json::Value,
+    name: &str,
+    params: &[(&str, &str)],
+) -> &'a serde_json::Value {
+    doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name && params.iter().all(|(k, v)| m["params"][*k] == *v))
+        .unwrap_or_else(|| panic!("no metric {name} {params:?}"))
+}
+
+/// Starts `cmd` with stderr piped, waits for the `count`-th stderr line containing `needle`,
+/// sends `sig`, reads stderr to the end (a closed pipe would fail the run's last message) and
+/// returns the exit status and the lines after the signal.
+pub fn interrupt_after(
+    cmd: &mut std::process::Command,
+    needle: &str,
+    count: usize,
+    sig: i32,
+) -> (std::process::ExitStatus, Vec<String>) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = 0;
+    for line in lines.by_ref().map_while(Result::ok) {
+        if line.contains(needle) {
+            seen += 1;
+            if seen == count {
+                break;
+            }
+        }
+    }
+    assert_eq!(seen, count, "never saw {needle:?} {count} times");
+    signal(&child, sig);
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    (wait_with_timeout(&mut child, Duration::from_secs(30)), rest)
+}
+
+/// Makes `cmd` start with RLIMIT_NPROC (`ulimit -u`) lowered to `limit`.
+pub fn with_process_limit(cmd: &mut std::process::Command, limit: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
