@@ -3,12 +3,14 @@
 //! [`Finding`]: `ok`, `warn` (with the measured value and how to fix it) or `not exposed` (the
 //! kernel does not show it here, as cpufreq in a VM). Nothing here changes a setting.
 //!
-//! - `patchbench check` ([`command`]) prints the findings; exit status 1 with warnings.
+//! - `patchbench check` (`crate::commands::check`) prints the findings; exit status 1 with
+//!   warnings.
 //! - [`snapshot`] is the same check, silent, for the start of a measuring command; the run
 //!   stores it in its fingerprint ([`crate::sysinfo::SystemInfo::noise`]).
 //! - [`activity`] is the per-pass monitor a harness runs around each pass.
-//! - [`warnings`] / [`run_warnings`] list a stored report's warnings, one line each, for
-//!   `compare`; [`settings`] gives its settings for comparing the sides.
+//! - [`warnings`] lists a stored report's warnings, one line each, for `compare` (a run's:
+//!   [`crate::sysinfo::SystemInfo::noise_warnings`]); [`settings`] gives its settings for
+//!   comparing the sides.
 //!
 //! The probes read through a [`sysfs::Root`], so tests run them on sample trees in the
 //! kernel's formats. Sampled sources (other processes, steal, pressure, swapping,
@@ -17,7 +19,6 @@
 pub mod activity;
 pub mod cgroup;
 pub mod clocksource;
-pub mod command;
 pub mod cpu_power;
 pub mod load;
 pub mod memory;
@@ -272,17 +273,6 @@ pub fn warnings(report: &NoiseReport) -> Vec<String> {
         .collect()
 }
 
-/// The warnings of the noise check a run stored (none for a run without one: older files,
-/// imports).
-pub fn run_warnings(record: &crate::record::RunRecord) -> Vec<String> {
-    record
-        .system
-        .noise
-        .as_ref()
-        .map(warnings)
-        .unwrap_or_default()
-}
-
 /// A stored report's settings (id → value), for `compare` to diff between the sides.
 pub fn settings(report: &NoiseReport) -> BTreeMap<String, String> {
     report
@@ -380,12 +370,5 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert_eq!(s["smt"], "off");
         assert_eq!(r.exit_status(), 1);
-        let mut system = crate::sysinfo::SystemInfo::default();
-        let mut record =
-            crate::record::RunRecord::new("unixbench", system.clone(), Default::default());
-        assert!(run_warnings(&record).is_empty());
-        system.noise = Some(r);
-        record.system = system;
-        assert_eq!(run_warnings(&record).len(), 2);
     }
 }

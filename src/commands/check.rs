@@ -1,10 +1,11 @@
 //! `patchbench check`: its arguments and what it does. Samples the machine for `--sample`
-//! seconds, prints one line per noise source (or the report as JSON) and exits 1 when any
-//! source warns, so a script can refuse to measure on a noisy machine.
+//! seconds (the probes are `crate::noise`), prints one line per noise source (or the report as
+//! JSON) and exits 1 when any source warns, so a script can refuse to measure on a noisy
+//! machine.
 
+use crate::args::parse_sample_secs;
 use crate::error::usage;
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -24,24 +25,11 @@ pub struct CheckArgs {
     pub dir: Option<PathBuf>,
     /// Seconds to watch for other processes, stolen time, CPU pressure, swapping and
     /// throttling.
-    #[arg(long, value_name = "SECS", default_value = "1", value_parser = parse_sample)]
+    #[arg(long, value_name = "SECS", default_value = "1", value_parser = parse_sample_secs)]
     pub sample: f64,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: CheckFormat,
-}
-
-fn parse_sample(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number of seconds; give e.g. --sample 1"))?;
-    if !(0.05..=60.0).contains(&v) {
-        return Err(format!(
-            "--sample must be between 0.05 and 60 seconds, got {s}"
-        ));
-    }
-    Ok(v)
 }
 
 /// Runs the check; returns 0 when nothing warns, 1 otherwise.
@@ -53,18 +41,11 @@ pub fn execute(args: &CheckArgs) -> anyhow::Result<i32> {
             dir.display()
         ));
     }
-    let report = super::snapshot(&dir, Duration::from_secs_f64(args.sample));
+    let report = crate::noise::snapshot(&dir, Duration::from_secs_f64(args.sample));
     let text = match args.format {
         CheckFormat::Text => crate::report::check::render(&report),
         CheckFormat::Json => format!("{}\n", serde_json::to_string_pretty(&report)?),
     };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        // A reader that stopped early (`| head`) is no error.
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            return Err(anyhow::Error::new(e).context("writing the check to stdout"))
-        }
-        _ => {}
-    }
+    crate::report::print(&text)?;
     Ok(report.exit_status())
 }
