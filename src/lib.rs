@@ -3,7 +3,8 @@
 //!
 //! Layout: `cli` (the clap definition and dispatch), `workloads` (one file per UnixBench
 //! workload), `worker` (the per-copy worker process), `runner` (copies, barrier, passes,
-//! cleanup, scoring), `result` (the result model), `report` (text and other formats),
+//! cleanup, scoring), `result` (the result model), `domain` (what each stored number may
+//! be), `report` (text and other formats),
 //! `sysinfo` (the system fingerprint), `store` (SQLite store and its commands), `import`,
 //! `compare` and `stats` (reading other tools' output, the verdicts), `aim7`, `scale` and
 //! `model` (the other commands). Shared by every command that starts processes: `signals`
@@ -14,6 +15,7 @@ pub mod aim7;
 pub mod cli;
 pub mod clock;
 pub mod compare;
+pub mod domain;
 pub mod error;
 pub mod fsinfo;
 pub mod import;
