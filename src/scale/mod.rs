@@ -99,7 +99,13 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
                         points.push(p);
                     }
                     Err(e) => {
-                        failure = Some(e);
+                        // Name the point that failed (a signal is not the point's fault).
+                        let interrupted = e.downcast_ref::<crate::error::Interrupted>().is_some();
+                        failure = Some(if interrupted {
+                            e
+                        } else {
+                            e.context(format!("{} at {n} {}", test.name, mode.plural()))
+                        });
                         break 'all;
                     }
                 }
