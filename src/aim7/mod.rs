@@ -154,20 +154,50 @@ fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
     Ok(out)
 }
 
-/// Rejects a --dir that is unusable: missing, a symlink, read-only or full.
+/// Kernel interface filesystems: no storage, nowhere to put AIM7's files.
+const VIRTUAL_FS: &[&str] = &[
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "pstore",
+    "bpf",
+    "configfs",
+    "efivarfs",
+    "selinuxfs",
+    "fusectl",
+    "binfmt_misc",
+    "devpts",
+    "mqueue",
+];
+
+/// Rejects a --dir that is unusable: missing, a symlink, read-only, a kernel interface such as
+/// /proc, or full.
 fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
-    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-    if is_real_dir && crate::fsinfo::collect(dir).read_only {
+    crate::cli::check_real_dir(dir)?;
+    let info = crate::fsinfo::collect(dir);
+    if VIRTUAL_FS.contains(&info.fs_type.as_str()) {
+        return usage(format!(
+            "--dir {}: this is a {} filesystem, the kernel's interface, not storage for files; \
+             choose a directory on a disk or tmpfs with --dir",
+            dir.display(),
+            info.fs_type
+        ));
+    }
+    if info.read_only {
         return usage(format!(
             "--dir {}: the filesystem is mounted read-only; choose a writable directory",
             dir.display()
         ));
     }
     crate::cli::check_dir(dir)?;
-    let info = crate::fsinfo::collect(dir);
     if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
+        // A filesystem without a size (ramfs) never runs out; only a sized one can be full.
         let no_inodes = v.files() > 0 && v.files_available() == 0;
-        if v.blocks_available() == 0 || no_inodes {
+        if (v.blocks() > 0 && v.blocks_available() == 0) || no_inodes {
             return usage(format!(
                 "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
                 dir.display(),

@@ -131,18 +131,30 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         .map(|t| t.procs_per_copy)
         .max()
         .unwrap_or(1);
-    if let Err(refusal) = crate::limits::check(max_copies, max_procs - 1, "--copies") {
+    let load = crate::limits::Load {
+        knob: "--copies",
+        asked: max_copies,
+        processes: u64::from(max_copies) * u64::from(max_procs),
+        // The runner reads every copy's stdout and stderr through pipes of its own.
+        driver_fds_per_task: 2,
+    };
+    if let Err(refusal) = crate::limits::check_load(&load) {
         return usage(refusal);
     }
     let signals = Signals::install()?;
-    let workdir =
-        crate::private_dir::PrivateDir::create(&plan.dir, "patchbench-").map_err(|e| {
+    let cannot = |e: std::io::Error| -> anyhow::Error {
+        if pass::is_no_space(&e.to_string()) {
+            crate::error::Usage(pass::full_dir_message(&plan.dir)).into()
+        } else {
             anyhow::anyhow!(
                 "cannot create a private directory in {}: {e}",
                 plan.dir.display()
             )
-        })?;
-    shell_scripts::install(workdir.path())?;
+        }
+    };
+    let workdir =
+        crate::private_dir::PrivateDir::create(&plan.dir, "patchbench-").map_err(cannot)?;
+    shell_scripts::install(workdir.path()).map_err(cannot)?;
 
     let mut sink = crate::store::sink(&args.store)?;
     let mut record = record::new_record(&plan, args.store.label.clone());

@@ -213,7 +213,7 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         }
         if let Some(i) = copies.iter().position(|c| !c.out_open && !c.ready()) {
             let _ = copies[i].child.wait();
-            let msg = failure_message(&what, i, &mut copies[i]);
+            let msg = failure_message(&what, plan.workdir, i, &mut copies[i]);
             kill_all(pgid, &mut copies);
             return Err(RunFailed(msg).into());
         }
@@ -249,7 +249,7 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
                     .is_none()
         }) {
             let _ = copies[i].child.wait();
-            let msg = failure_message(&what, i, &mut copies[i]);
+            let msg = failure_message(&what, plan.workdir, i, &mut copies[i]);
             kill_all(pgid, &mut copies);
             return Err(RunFailed(msg).into());
         }
@@ -279,7 +279,7 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         let report = parse_report(&String::from_utf8_lossy(&c.out));
         let ok = status.success() && report.error.is_none();
         let (Some(count), Some(wall), true) = (report.count, report.wall, ok) else {
-            return Err(RunFailed(failure_message(&what, i, c)).into());
+            return Err(RunFailed(failure_message(&what, plan.workdir, i, c)).into());
         };
         let seconds = match plan.spec.time_source {
             TimeSource::SelfReported => report.time.unwrap_or(wall),
@@ -293,11 +293,42 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             rate: super::scoring::rate(count, seconds, plan.spec.timebase),
         });
     }
+    // The shell scripts ignore a failed write (as UnixBench's do), so a file or shell pass
+    // that filled --dir would count loops that did not do their work: refuse the pass when a
+    // copy's programs said so on stderr, or the filesystem is full at its end.
+    let writes_files = plan.spec.id.starts_with("fs") || plan.spec.id.starts_with("shell");
+    let said_full = copies
+        .iter()
+        .any(|c| is_no_space(&String::from_utf8_lossy(&c.err)));
+    if said_full || (writes_files && dir_full(plan.workdir)) {
+        let dir = plan.workdir.parent().unwrap_or(plan.workdir);
+        return Err(RunFailed(format!("{what}: {}", full_dir_message(dir))).into());
+    }
     Ok(samples)
 }
 
-/// Says why copy `i` failed: its error line, the signal that killed it, or its exit status.
-fn failure_message(what: &str, i: usize, c: &mut Copy) -> String {
+/// Whether the filesystem of `dir` has no free block left.
+fn dir_full(dir: &Path) -> bool {
+    nix::sys::statvfs::statvfs(dir).is_ok_and(|v| v.blocks() > 0 && v.blocks_free() == 0)
+}
+
+/// Whether an error says the filesystem is full (ENOSPC) or the quota used up (EDQUOT).
+pub fn is_no_space(message: &str) -> bool {
+    message.contains("No space left on device") || message.contains("Disk quota exceeded")
+}
+
+/// What to say when the `--dir` filesystem is full.
+pub fn full_dir_message(dir: &Path) -> String {
+    format!(
+        "--dir {}: the filesystem is full (no space left on device); free some space there or \
+         choose another --dir",
+        dir.display()
+    )
+}
+
+/// Says why copy `i` failed: its error line, the signal that killed it, or its exit status;
+/// when its files no longer fit in `workdir` (inside --dir), which directory is full.
+fn failure_message(what: &str, workdir: &Path, i: usize, c: &mut Copy) -> String {
     let report = parse_report(&String::from_utf8_lossy(&c.out));
     let stderr = String::from_utf8_lossy(&c.err).trim().replace('\n', " | ");
     let status = c.child.try_wait().ok().flatten();
@@ -315,7 +346,16 @@ fn failure_message(what: &str, i: usize, c: &mut Copy) -> String {
     } else {
         format!(" (stderr: {stderr})")
     };
-    format!("{what}: copy {} of its pass: {how}{extra}", i + 1)
+    let full = is_no_space(&how) || is_no_space(&stderr) || dir_full(workdir);
+    let hint = if full {
+        format!(
+            "; {}",
+            full_dir_message(workdir.parent().unwrap_or(workdir))
+        )
+    } else {
+        String::new()
+    };
+    format!("{what}: copy {} of its pass: {how}{extra}{hint}", i + 1)
 }
 
 #[cfg(test)]

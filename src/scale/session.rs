@@ -207,8 +207,15 @@ pub fn start(opts: &HarnessOpts, tasks_needed: usize, outputs: &[&Path]) -> Resu
     for o in outputs {
         check_output("output", o)?;
     }
-    let tasks = u32::try_from(tasks_needed).unwrap_or(u32::MAX);
-    if let Err(refusal) = crate::limits::check(tasks, 0, "--tasks") {
+    // The message names the largest --tasks given; the count includes helpers and hosts.
+    let asked = task_counts(opts).into_iter().max().unwrap_or(1);
+    let load = crate::limits::Load {
+        knob: "--tasks",
+        asked: u32::try_from(asked).unwrap_or(u32::MAX),
+        processes: tasks_needed as u64,
+        driver_fds_per_task: 0,
+    };
+    if let Err(refusal) = crate::limits::check_load(&load) {
         return usage(refusal);
     }
     // Handlers first, so a signal from here on still leads to the cleanup below.
