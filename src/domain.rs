@@ -13,7 +13,7 @@
 //! - the counts in a metric's parameters (`tasks`, `copies`, `load`) are whole numbers from 1
 //!   to [`MAX_COUNT`], the most processes Linux lets exist at once.
 
-use crate::result::{IndexScore, Metric, PassResult, RunRecord, TestResult};
+use crate::record::{IndexScore, Metric, PassResult, RunRecord, TestResult};
 
 /// Metrics whose value must be > 0.
 pub const POSITIVE_METRICS: &[&str] = &[
@@ -215,7 +215,7 @@ impl RunRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{params, Direction};
+    use crate::record::{params, Direction};
 
     fn metric(name: &str, value: f64, p: &[(&str, &str)]) -> Metric {
         Metric {

@@ -272,7 +272,7 @@ fn bad_values(store: &Path, after_id: i64) -> Vec<String> {
         .unwrap();
     for run in runs {
         let (id, json) = run.unwrap();
-        match serde_json::from_str::<patchbench::result::RunRecord>(&json) {
+        match serde_json::from_str::<patchbench::record::RunRecord>(&json) {
             Err(e) => bad.push(format!("run {id} does not read back: {e}")),
             Ok(r) => {
                 for m in &r.metrics {

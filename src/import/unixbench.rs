@@ -11,9 +11,9 @@
 
 use super::{field_count, field_number, imported_record, line_error, params, LineError, Results};
 use crate::domain::Domain;
-use crate::result::{Direction, Metric, RunRecord, TestResult};
+use crate::record::{Direction, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
-use crate::workloads::catalog::TESTS;
+use crate::unixbench::catalog::TESTS;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;

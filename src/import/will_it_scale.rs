@@ -8,7 +8,7 @@
 
 use super::{field_count, field_number, imported_record, line_error, params, LineError, Results};
 use crate::domain::Domain;
-use crate::result::{Direction, Metric, RunRecord};
+use crate::record::{Direction, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use std::collections::{BTreeMap, HashMap};
 

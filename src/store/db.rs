@@ -14,7 +14,7 @@
 //! run's other results and the label's other runs stay usable.
 
 use crate::error::Usage;
-use crate::result::{Direction, IndexScore, Metric, RunRecord, TestResult};
+use crate::record::{Direction, IndexScore, Metric, RunRecord, TestResult};
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -413,7 +413,7 @@ fn entry_name(item: &serde_json::Value) -> String {
             .get("params")
             .and_then(|p| serde_json::from_value(p.clone()).ok())
             .unwrap_or_default();
-        return crate::result::metric_key(&name, &params);
+        return crate::record::metric_key(&name, &params);
     }
     text("test")
         .or_else(|| text("category"))
@@ -470,7 +470,7 @@ fn write_metrics(tx: &rusqlite::Transaction, id: i64, record: &RunRecord) -> any
 mod tests {
     use super::*;
     use crate::domain::{JTI_METRIC, POSITIVE_METRICS};
-    use crate::result::params;
+    use crate::record::params;
     use std::collections::BTreeMap;
 
     /// The CHECK constraints of schema version 2 accept exactly what `crate::domain` accepts.

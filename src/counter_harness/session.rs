@@ -3,10 +3,10 @@
 //! working directory, the signal handlers, and the start of a result record.
 
 use crate::cli::{check_dir, check_output, parse_duration};
+use crate::counter_harness::{self as harness, Mode, Outcome, RunSpec, Workload};
 use crate::error::usage;
-use crate::result::RunRecord;
-use crate::scale::harness::{self, Mode, Outcome, RunSpec, Workload};
-use crate::signals::Signals;
+use crate::proc::signals::Signals;
+use crate::record::RunRecord;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -209,13 +209,13 @@ pub fn start(opts: &HarnessOpts, tasks_needed: usize, outputs: &[&Path]) -> Resu
     }
     // The message names the largest --tasks given; the count includes helpers and hosts.
     let asked = task_counts(opts).into_iter().max().unwrap_or(1);
-    let load = crate::limits::Load {
+    let load = crate::proc::limits::Load {
         knob: "--tasks",
         asked: u32::try_from(asked).unwrap_or(u32::MAX),
         processes: tasks_needed as u64,
         driver_fds_per_task: 0,
     };
-    if let Err(refusal) = crate::limits::check_load(&load) {
+    if let Err(refusal) = crate::proc::limits::check_load(&load) {
         return usage(refusal);
     }
     // Handlers first, so a signal from here on still leads to the cleanup below.
@@ -245,7 +245,7 @@ pub fn new_record(
     }
 }
 
-pub use crate::result::params;
+pub use crate::record::params;
 
 /// Ends a run: keeps the record (marked incomplete after a failure or signal), removes the
 /// working directory, and passes the failure on.
