@@ -14,7 +14,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod task;
 
-use crate::cli::StoreOpts;
+use crate::args::StoreOpts;
 use crate::error::{usage, Interrupted, RunFailed, Usage};
 use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
@@ -177,7 +177,7 @@ const VIRTUAL_FS: &[&str] = &[
 /// Rejects a --dir that is unusable: missing, a symlink, read-only, a kernel interface such as
 /// /proc, or full.
 fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
-    crate::cli::check_real_dir(dir)?;
+    crate::args::check_real_dir(dir)?;
     let info = crate::fsinfo::collect(dir);
     if VIRTUAL_FS.contains(&info.fs_type.as_str()) {
         return usage(format!(
@@ -193,7 +193,7 @@ fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
             dir.display()
         ));
     }
-    crate::cli::check_dir(dir)?;
+    crate::args::check_dir(dir)?;
     if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
         // A filesystem without a size (ramfs) never runs out; only a sized one can be full.
         let no_inodes = v.files() > 0 && v.files_available() == 0;
@@ -450,7 +450,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .map(|d| check_work_dir(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(path) = &args.json {
-        crate::cli::check_output("--json", path)?;
+        crate::args::check_output("--json", path)?;
     }
     let max_load = args.load.iter().copied().max().unwrap_or(1);
     let extra = tests.iter().map(|j| j.extra_procs).max().unwrap_or(0);
