@@ -5,12 +5,14 @@
 //! killed task, the process limit, a full tmpfs, `/proc`, short durations and an empty store
 //! file, and a lowered open-file limit. Tests that mount a tmpfs skip (saying so) unless root.
 
-mod support;
+mod common;
 
+use common::{
+    fingerprint, fixture, patchbench_with_store, run_bounded, with_limit, with_soft_limit, Outcome,
+    Tmpfs,
+};
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
-use support::{fingerprint, fixture, limit, patchbench, run_bounded, soft_limit, Outcome, Tmpfs};
 
 const CSV_HEADER: &str = "tasks,processes,processes_idle,threads,threads_idle,linear\n";
 
@@ -18,7 +20,7 @@ const CSV_HEADER: &str = "tasks,processes,processes_idle,threads,threads_idle,li
 fn store_with_one_run() -> (tempfile::TempDir, std::path::PathBuf) {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("results.db");
-    let out = patchbench(&store)
+    let out = patchbench_with_store(&store)
         .arg("import")
         .arg(fixture("brk2.csv"))
         .output()
@@ -47,7 +49,7 @@ fn assert_refused(store: &Path, name: &str, text: &[u8], line: Option<usize>, sa
     std::fs::write(&file, text).unwrap();
     let before = fingerprint(store);
     let out = run_bounded(
-        patchbench(store).arg("import").arg(&file),
+        patchbench_with_store(store).arg("import").arg(&file),
         Duration::from_secs(30),
     );
     let where_ = match line {
@@ -77,7 +79,10 @@ fn an_infinite_or_nan_value_refuses_the_file_and_leaves_the_store_as_it_was() {
         assert_refused(&store, "x.csv", csv.as_bytes(), Some(2), "field processes");
     }
     // The label's good run is still readable.
-    let out = patchbench(&store).args(["show", "1"]).output().unwrap();
+    let out = patchbench_with_store(&store)
+        .args(["show", "1"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
 }
 
@@ -113,22 +118,25 @@ PRAGMA user_version = 1;
 "#;
 
 /// Writes one run as the earlier build did: `value` into the metrics table as given, and
-/// into the record JSON as serde_json writes it (`null` when not finite).
+/// into the record JSON (schema patchbench.run/1) as serde_json writes it (`null` when not
+/// finite).
 fn write_old_run(db: &rusqlite::Connection, label: &str, value: f64) {
     let mut record = patchbench::import::import_file(
-        &fixture("brk2.csv"),
+        Path::new(&fixture("brk2.csv")),
         &patchbench::import::ImportOptions::default(),
     )
     .unwrap();
     record.label = Some(label.to_string());
     record.metrics[0].value = value;
-    let json = serde_json::to_string(&record).unwrap();
+    let mut doc = serde_json::to_value(&record).unwrap();
+    doc["schema"] = serde_json::json!("patchbench.run/1");
+    let json = doc.to_string();
     db.execute(
         "INSERT INTO runs (label, kind, source, started_at, finished_at, host, kernel,
                            incomplete, record_json) VALUES (?1, ?2, ?3, ?4, ?5, '', '', 0, ?6)",
         rusqlite::params![
             label,
-            record.kind,
+            record.kind.as_str(),
             record.source,
             record.started_at,
             record.finished_at,
@@ -167,7 +175,10 @@ fn a_store_with_bad_values_from_an_earlier_build_opens_and_skips_them() {
         write_old_run(&db, "wis", 2100.0);
     }
     let ok = |args: &[&str]| -> Outcome {
-        let out = run_bounded(patchbench(&store).args(args), Duration::from_secs(60));
+        let out = run_bounded(
+            patchbench_with_store(&store).args(args),
+            Duration::from_secs(60),
+        );
         assert_eq!(out.code, Some(0), "{args:?}: {out:?}");
         out
     };
@@ -276,7 +287,10 @@ fn importers_refuse_broken_data_with_file_line_and_field() {
     assert_refused(&store, "huge.txt", huge.as_bytes(), Some(4), "field tasks");
 
     // patchbench JSON with a negative and a zero score.
-    let json = patchbench(&store).args(["export", "1"]).output().unwrap();
+    let json = patchbench_with_store(&store)
+        .args(["export", "1"])
+        .output()
+        .unwrap();
     let mut doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     for bad in [-5.0, 0.0] {
         doc["metrics"][0]["value"] = serde_json::json!(bad);
@@ -294,32 +308,29 @@ fn importers_refuse_broken_data_with_file_line_and_field() {
 #[test]
 fn thread_mode_that_cannot_make_its_threads_ends_with_one_line() {
     let d = tempfile::tempdir().unwrap();
-    let short = [
-        "--tasks",
-        "512",
-        "--mode",
-        "thread",
-        "--duration",
-        "0.5",
-        "--warmup",
-        "0",
-        "--sample-interval",
-        "0.25",
-        "--no-store",
-    ];
+    let threads = ["--tasks", "512", "--mode", "thread", "--no-store"];
     for cmd in [&["scale", "getppid1"][..], &["model", "model-setbit"][..]] {
-        let mut c = patchbench(&d.path().join("unused.db"));
-        c.args(cmd).args(short).arg("--dir").arg(d.path());
+        let mut c = patchbench_with_store(&d.path().join("unused.db"));
+        c.args(cmd)
+            .args(threads)
+            .args(common::SHORT)
+            .arg("--dir")
+            .arg(d.path());
         // 512 threads need 1 GiB of stacks; the driver alone fits in 150 MB.
-        limit(&mut c, libc::RLIMIT_AS, 150_000_000);
+        with_limit(&mut c, libc::RLIMIT_AS, 150_000_000);
         let out = run_bounded(&mut c, Duration::from_secs(30));
         assert!(!out.timed_out, "{cmd:?} hung: {out:?}");
-        assert_eq!(out.code, Some(1), "{cmd:?}: {out:?}");
+        // A start the system refused: the one "start refused" error of the process layer,
+        // exit status 2 (a limit to raise).
+        assert_eq!(out.code, Some(2), "{cmd:?}: {out:?}");
         let errors: Vec<&str> = out.stderr.lines().filter(|l| l.contains("error")).collect();
         assert_eq!(errors.len(), 1, "{}", out.stderr);
         let e = errors[0];
         assert!(
-            e.contains("could make only") && e.contains("of 512 threads") && e.contains("stopped"),
+            e.contains("starting threads: only")
+                && e.contains("of 512 tasks could be started")
+                && e.contains("stopped")
+                && e.contains("ulimit -v"),
             "{e}"
         );
         assert_eq!(out.left_behind, 0, "{cmd:?} left processes behind");
@@ -331,10 +342,10 @@ fn imports_are_bounded_whatever_the_input() {
     let (d, store) = store_with_one_run();
     let before = fingerprint(&store);
     let import = |file: &Path| -> Outcome {
-        let mut c = patchbench(&store);
+        let mut c = patchbench_with_store(&store);
         c.arg("import").arg(file);
         // An unbounded reader fails here quickly instead of eating the machine's memory.
-        limit(&mut c, libc::RLIMIT_AS, 1 << 30);
+        with_limit(&mut c, libc::RLIMIT_AS, 1 << 30);
         run_bounded(&mut c, Duration::from_secs(20))
     };
     let out = import(Path::new("/dev/zero"));
@@ -373,8 +384,9 @@ fn a_symbolic_link_given_as_dir_is_refused_with_or_without_a_trailing_slash() {
     let real = d.path().join("real");
     std::fs::create_dir_all(real.join("sub")).unwrap();
     std::os::unix::fs::symlink(&real, d.path().join("linkdir")).unwrap();
+    let real_sub = std::fs::canonicalize(real.join("sub")).unwrap();
     let commands: [&[&str]; 4] = [
-        &["run", "pipe", "-d", "0.1", "-i", "1", "--no-settle"],
+        &["run", "syscall", "-d", "0.1", "-i", "1", "--no-settle"],
         &["aim7", "creat-clo", "--load", "1", "--jobs", "1"],
         &[
             "scale",
@@ -397,21 +409,59 @@ fn a_symbolic_link_given_as_dir_is_refused_with_or_without_a_trailing_slash() {
             "0",
         ],
     ];
-    for dir in ["./linkdir/", "linkdir/.", "./linkdir//", "linkdir/sub"] {
-        for cmd in commands {
-            let mut c = patchbench(&d.path().join("unused.db"));
+    for cmd in commands {
+        // The link itself, however it is written, is refused with the real directory named.
+        for dir in ["linkdir", "./linkdir/", "linkdir/.", "./linkdir//"] {
+            let mut c = patchbench_with_store(&d.path().join("unused.db"));
             c.current_dir(d.path())
                 .args(cmd)
                 .args(["--no-store", "--dir", dir]);
             let out = run_bounded(&mut c, Duration::from_secs(60));
             let what = format!("{cmd:?} --dir {dir}");
-            assert_refusal(&out, &what, &["is a symbolic link", "real"]);
+            let real_shown = std::fs::canonicalize(&real).unwrap();
+            assert_refusal(
+                &out,
+                &what,
+                &[
+                    "is a symbolic link",
+                    &format!("--dir {}", real_shown.display()),
+                ],
+            );
         }
+        // A link among the parents (a home reached through a link) is resolved: the run
+        // works in the real directory and says so.
+        let json = d.path().join("out.json");
+        let mut c = patchbench_with_store(&d.path().join("unused.db"));
+        c.current_dir(d.path())
+            .args(cmd)
+            .args(["--no-store", "--dir", "linkdir/sub", "--json"])
+            .arg(&json);
+        let out = run_bounded(&mut c, Duration::from_secs(60));
+        assert_eq!(out.code, Some(0), "{cmd:?} --dir linkdir/sub: {out:?}");
+        let text = std::fs::read_to_string(&json).unwrap();
+        // run and aim7 record their directory (scale and model do not).
+        if ["run", "aim7"].contains(&cmd[0]) {
+            assert!(
+                text.contains(&format!("{}\"", real_sub.display())),
+                "{cmd:?}: the record names the real directory {}: {text}",
+                real_sub.display()
+            );
+        }
+        assert!(
+            !text.contains("linkdir"),
+            "{cmd:?}: the record names the link: {text}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&real_sub).unwrap().count(),
+            0,
+            "{cmd:?}: its private directory was left in {}",
+            real_sub.display()
+        );
     }
     assert_eq!(
         std::fs::read_dir(&real).unwrap().count(),
         1,
-        "nothing was made in it"
+        "nothing was made in the link's target"
     );
 }
 
@@ -427,7 +477,7 @@ fn children(pid: u32) -> Vec<i32> {
 #[test]
 fn a_killed_will_it_scale_task_is_reported_with_testcase_and_task_count() {
     let d = tempfile::tempdir().unwrap();
-    let child = patchbench(&d.path().join("unused.db"))
+    let child = patchbench_with_store(&d.path().join("unused.db"))
         .args(["scale", "getppid1", "--tasks", "2", "--mode", "process"])
         .args([
             "--duration",
@@ -456,7 +506,8 @@ fn a_killed_will_it_scale_task_is_reported_with_testcase_and_task_count() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("getppid1 at 2 processes: task") && err.contains("killed by SIGKILL"),
+        err.contains("getppid1 at 2 processes: task")
+            && err.contains("killed by signal 9 (SIGKILL)"),
         "{err}"
     );
 }
@@ -464,17 +515,19 @@ fn a_killed_will_it_scale_task_is_reported_with_testcase_and_task_count() {
 #[test]
 fn a_load_over_the_process_limit_names_the_number_asked_for() {
     let d = tempfile::tempdir().unwrap();
-    let mut c = patchbench(&d.path().join("unused.db"));
+    let mut c = patchbench_with_store(&d.path().join("unused.db"));
     c.args(["scale", "getppid1", "--tasks", "50", "--no-store"]);
-    soft_limit(&mut c, libc::RLIMIT_NPROC, 1);
+    with_soft_limit(&mut c, libc::RLIMIT_NPROC, 1);
     let out = run_bounded(&mut c, Duration::from_secs(30));
     assert_refusal(&out, "", &["--tasks 50 needs", "RLIMIT_NPROC"]);
 }
 
 #[test]
 fn a_full_dir_during_file_and_shell_tests_names_the_directory_and_the_fix() {
-    let Some(fs) = Tmpfs::mount("1m") else { return };
-    let dir = fs.path().display().to_string();
+    let Some(fs) = Tmpfs::mount("size=1m") else {
+        return;
+    };
+    let dir = fs.path.display().to_string();
     let wants = |out: &Outcome, what: &str| {
         assert_ne!(out.code, Some(0), "{what}: {out:?}");
         assert!(
@@ -484,7 +537,7 @@ fn a_full_dir_during_file_and_shell_tests_names_the_directory_and_the_fix() {
         );
     };
     let run = |test: &str, secs: &str| {
-        let mut c = patchbench(&fs.path().join("unused.db"));
+        let mut c = patchbench_with_store(&fs.path.join("unused.db"));
         c.args([
             "run",
             test,
@@ -496,7 +549,7 @@ fn a_full_dir_during_file_and_shell_tests_names_the_directory_and_the_fix() {
             "--no-store",
             "--dir",
         ])
-        .arg(fs.path());
+        .arg(&fs.path);
         c
     };
     // fsdisk's 8 MB file does not fit in 1 MB.
@@ -505,19 +558,19 @@ fn a_full_dir_during_file_and_shell_tests_names_the_directory_and_the_fix() {
         "fsdisk",
     );
     // Full before the run starts.
-    fs.fill("fill");
+    fs.fill();
     wants(
         &run_bounded(&mut run("shell1", "1"), Duration::from_secs(60)),
         "shell1 full",
     );
-    std::fs::remove_file(fs.path().join("fill")).unwrap();
+    std::fs::remove_file(fs.path.join("filler")).unwrap();
     // Full while shell1 runs: its scripts ignore failed writes, so the pass must notice.
     let mut c = run("shell1", "3");
     c.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
     let start = std::time::Instant::now();
-    while std::fs::read_dir(fs.path()).unwrap().count() == 0
+    while std::fs::read_dir(&fs.path).unwrap().count() == 0
         && start.elapsed() < Duration::from_secs(30)
     {
         std::thread::sleep(Duration::from_millis(5));
@@ -526,7 +579,7 @@ fn a_full_dir_during_file_and_shell_tests_names_the_directory_and_the_fix() {
     // Keep it full: the scripts' `rm` frees a few blocks each loop, which the filler takes.
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let filler = {
-        let (done, path) = (done.clone(), fs.path().join("fill"));
+        let (done, path) = (done.clone(), fs.path.join("fill"));
         std::thread::spawn(move || {
             use std::io::Write;
             let mut f = std::fs::File::create(path).unwrap();
@@ -551,7 +604,7 @@ fn a_full_dir_during_file_and_shell_tests_names_the_directory_and_the_fix() {
 #[test]
 fn aim7_on_proc_says_it_is_not_storage() {
     let out = run_bounded(
-        Command::new(support::bin()).args(["aim7", "creat-clo", "--no-store", "--dir", "/proc"]),
+        common::std_patchbench().args(["aim7", "creat-clo", "--no-store", "--dir", "/proc"]),
         Duration::from_secs(30),
     );
     assert_eq!(out.code, Some(2), "{out:?}");
@@ -566,7 +619,7 @@ fn aim7_on_proc_says_it_is_not_storage() {
 fn durations_below_the_documented_minimum_are_refused_with_the_real_range() {
     for d in ["0.0001", "0", "0.09", "86401"] {
         for cmd in [&["run", "pipe"][..], &["scale", "getppid1"][..]] {
-            let out = Command::new(support::bin())
+            let out = common::std_patchbench()
                 .args(cmd)
                 .args(["--duration", d, "--no-store"])
                 .output()
@@ -577,7 +630,7 @@ fn durations_below_the_documented_minimum_are_refused_with_the_real_range() {
         }
     }
     let d = tempfile::tempdir().unwrap();
-    let out = Command::new(support::bin())
+    let out = common::std_patchbench()
         .args([
             "run",
             "syscall",
@@ -606,7 +659,7 @@ fn an_empty_file_given_as_store_to_read_only_commands_is_not_made_a_store() {
         &["export", "1"],
         &["compare", "a", "b"],
     ] {
-        let out = patchbench(&store).args(args).output().unwrap();
+        let out = patchbench_with_store(&store).args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(
@@ -626,7 +679,7 @@ fn an_empty_file_given_as_store_to_read_only_commands_is_not_made_a_store() {
 fn too_few_open_files_are_refused_before_the_run_starts() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("fds.db");
-    let mut c = patchbench(&store);
+    let mut c = patchbench_with_store(&store);
     c.args([
         "run",
         "pipe",
@@ -640,7 +693,7 @@ fn too_few_open_files_are_refused_before_the_run_starts() {
         "--dir",
     ])
     .arg(d.path());
-    limit(&mut c, libc::RLIMIT_NOFILE, 64);
+    with_limit(&mut c, libc::RLIMIT_NOFILE, 64);
     let out = run_bounded(&mut c, Duration::from_secs(60));
     assert_refusal(&out, "", &["--copies 40 needs", "ulimit -n"]);
     assert!(

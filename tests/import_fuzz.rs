@@ -7,21 +7,21 @@
 //! - no panic (exit 0 or 2 only, never "internal error") and no hang;
 //! - a refused file (exit 2) gets one line naming it, and leaves the store byte-identical;
 //! - an accepted file stores only finite values in their metric's domain (checked here
-//!   independently of `src/domain.rs`: scores > 0, JTI in −100..=100, the rest ≥ 0, counts
+//!   independently of `src/record/domain.rs`: scores > 0, JTI in −100..=100, the rest ≥ 0, counts
 //!   whole numbers from 1 to 4194304), and its stored record reads back.
 //!
 //! `cargo test` runs 48 cases (a few seconds). `PATCHBENCH_FUZZ_CASES=5000 cargo test --test
 //! import_fuzz -- --nocapture` runs more and prints the counts. The case generator is seeded
 //! the same every run, so a failure reproduces; `PATCHBENCH_FUZZ_SEED=N` picks other cases.
 
-mod support;
+mod common;
 
+use common::{fingerprint, patchbench_with_store, run_bounded};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use support::{fingerprint, patchbench, run_bounded};
 
 /// Values a number in a file is replaced with.
 const HOSTILE_NUMBERS: &[&str] = &[
@@ -188,7 +188,7 @@ fn fixtures() -> Vec<(PathBuf, Vec<u8>)> {
         }
     }
     let mut out = Vec::new();
-    walk(&support::fixture(""), &mut out);
+    walk(Path::new(&common::fixture("")), &mut out);
     out
 }
 
@@ -272,7 +272,7 @@ fn bad_values(store: &Path, after_id: i64) -> Vec<String> {
         .unwrap();
     for run in runs {
         let (id, json) = run.unwrap();
-        match serde_json::from_str::<patchbench::record::RunRecord>(&json) {
+        match patchbench::record::RunRecord::from_json(&json) {
             Err(e) => bad.push(format!("run {id} does not read back: {e}")),
             Ok(r) => {
                 for m in &r.metrics {
@@ -318,9 +318,9 @@ fn mutated_fixtures_never_panic_hang_or_store_bad_values() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("fuzz.db");
     // Start from a store with one good run, so "byte-identical" compares something.
-    let first = patchbench(&store)
+    let first = patchbench_with_store(&store)
         .arg("import")
-        .arg(support::fixture("brk2.csv"))
+        .arg(common::fixture("brk2.csv"))
         .output()
         .unwrap();
     assert!(first.status.success(), "{first:?}");
@@ -352,7 +352,7 @@ fn mutated_fixtures_never_panic_hang_or_store_bad_values() {
         std::fs::write(&file, &mutated).unwrap();
         let before = fingerprint(&store);
         let out = run_bounded(
-            patchbench(&store).arg("import").arg(&file),
+            patchbench_with_store(&store).arg("import").arg(&file),
             Duration::from_secs(10),
         );
         let mut c = counts.borrow_mut();

@@ -4,9 +4,9 @@
 //! metrics `aim7.jobs-per-min`, `aim7.jti`, `aim7.jobs-per-min-per-task`, `aim7.real` and
 //! `aim7.cpu` with params `test` and `load`, the names lkp-tests and `patchbench aim7` use.
 
-use super::{field_count, field_number, imported_record, line_error, params, LineError, Results};
-use crate::domain::Domain;
-use crate::record::{Direction, Metric, RunRecord};
+use super::{field_count, field_number, imported_record, line_error, LineError, Results};
+use crate::record::domain::Domain;
+use crate::record::{Direction, Kind, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -92,17 +92,17 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
                 ),
             ];
             loads.push(serde_json::json!(load));
-            let p = params(&[("test", test.to_string()), ("load", load.to_string())]);
+            let p = [("test", test.to_string()), ("load", load.to_string())];
             for (name, title, unit, value, direction) in fields {
-                let m = Metric {
-                    name: name.to_string(),
-                    params: p.clone(),
-                    title: format!("AIM7 {test} {title}"),
-                    unit: unit.to_string(),
+                let m = Metric::new(
+                    name,
+                    &p,
+                    format!("AIM7 {test} {title}"),
+                    unit,
                     direction,
                     value,
-                    samples: Vec::new(),
-                };
+                    Vec::new(),
+                );
                 metrics.add(m, n)?;
             }
             rows_in_table += 1;
@@ -139,7 +139,7 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
     config.insert("test".to_string(), serde_json::json!(test));
     config.insert("load".to_string(), serde_json::Value::Array(loads));
     Ok(imported_record(
-        "aim7",
+        Kind::Aim7,
         SystemInfo::default(),
         config,
         metrics,

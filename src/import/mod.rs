@@ -6,7 +6,7 @@
 //! (`will_it_scale`), and patchbench's own JSON. A file that is none of these, or one cut off
 //! part-way, is an error naming the file and line.
 //!
-//! A file is taken whole or not at all: one value outside its metric's domain (`crate::domain`:
+//! A file is taken whole or not at all: one value outside its metric's domain (`crate::record::domain`:
 //! finite, scores > 0, whole task counts), one result given twice, or one malformed row
 //! refuses the file with its line and field. Files larger than [`MAX_IMPORT_BYTES`] (8 MiB;
 //! real result files are a few KiB) or giving more than [`MAX_RESULTS`] results are refused
@@ -17,7 +17,7 @@ mod unixbench;
 mod will_it_scale;
 
 use crate::error::Usage;
-use crate::record::{Metric, RunRecord};
+use crate::record::{Kind, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -178,7 +178,7 @@ pub(crate) fn field_number(
     line: usize,
     field: &str,
     s: &str,
-    domain: crate::domain::Domain,
+    domain: crate::record::domain::Domain,
 ) -> Result<f64, LineError> {
     let v: f64 = match s.trim().parse() {
         Ok(v) => v,
@@ -195,7 +195,8 @@ pub(crate) fn field_number(
 
 /// Parses a count (tasks, copies, load) read from `field`.
 pub(crate) fn field_count(line: usize, field: &str, s: &str) -> Result<u64, LineError> {
-    crate::domain::parse_count(&format!("field {field}"), s).or_else(|e| line_error(line, e))
+    crate::record::domain::parse_count(&format!("field {field}"), s)
+        .or_else(|e| line_error(line, e))
 }
 
 /// A parse error at a line of the file.
@@ -222,12 +223,12 @@ fn located(file: &str, e: LineError) -> anyhow::Error {
 
 /// A record for imported numbers: the system is whatever the file says (the rest unknown).
 pub(crate) fn imported_record(
-    kind: &str,
+    kind: Kind,
     system: SystemInfo,
     config: BTreeMap<String, serde_json::Value>,
     metrics: Vec<Metric>,
 ) -> RunRecord {
-    let record = RunRecord::new(kind, system, config);
+    let record = RunRecord::new(kind, system, &config);
     RunRecord {
         source: None,
         finished_at: record.started_at.clone(),
@@ -235,5 +236,3 @@ pub(crate) fn imported_record(
         ..record
     }
 }
-
-pub(crate) use crate::record::params;

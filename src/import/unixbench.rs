@@ -9,9 +9,9 @@
 //! test given twice in one block, or two blocks with the same copy count (two runs pasted into
 //! one file) are refused with the line.
 
-use super::{field_count, field_number, imported_record, line_error, params, LineError, Results};
-use crate::domain::Domain;
-use crate::record::{Direction, Metric, RunRecord, TestResult};
+use super::{field_count, field_number, imported_record, line_error, LineError, Results};
+use crate::record::domain::Domain;
+use crate::record::{Direction, Kind, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
 use crate::unixbench::catalog::TESTS;
 use regex::Regex;
@@ -295,15 +295,15 @@ fn build(
                     .find(|t| t.name == name)
                     .and_then(|t| t.baseline)
             });
-            let metric = Metric {
-                name: "unixbench.score".to_string(),
-                params: params(&[("test", id.clone()), ("copies", b.copies.to_string())]),
-                title: name.clone(),
-                unit: unit.clone(),
-                direction: Direction::HigherIsBetter,
-                value: score,
-                samples: Vec::new(),
-            };
+            let metric = Metric::new(
+                "unixbench.score",
+                &[("test", id.clone()), ("copies", b.copies.to_string())],
+                name.clone(),
+                unit.clone(),
+                Direction::HigherIsBetter,
+                score,
+                Vec::new(),
+            );
             metrics.add(metric, line)?;
             let spec = TESTS.iter().find(|t| t.id == id);
             tests.push(TestResult {
@@ -325,15 +325,15 @@ fn build(
             });
         }
         if let Some((index, line)) = b.index {
-            let metric = Metric {
-                name: "unixbench.index".to_string(),
-                params: params(&[("copies", b.copies.to_string())]),
-                title: "System Benchmarks Index Score".to_string(),
-                unit: "index".to_string(),
-                direction: Direction::HigherIsBetter,
-                value: index,
-                samples: Vec::new(),
-            };
+            let metric = Metric::new(
+                "unixbench.index",
+                &[("copies", b.copies.to_string())],
+                "System Benchmarks Index Score",
+                "index",
+                Direction::HigherIsBetter,
+                index,
+                Vec::new(),
+            );
             metrics.add(metric, line)?;
         }
     }
@@ -342,7 +342,7 @@ fn build(
     if let Some(v) = &version {
         config.insert("unixbench_version".to_string(), serde_json::json!(v));
     }
-    let mut record = imported_record("unixbench", system, config, metrics.into_vec());
+    let mut record = imported_record(Kind::Unixbench, system, config, metrics.into_vec());
     record.tests = tests;
     Ok(record)
 }

@@ -6,9 +6,9 @@
 //! result is refused with its line and column: a task count that is not a whole number from 1
 //! up, a task count given twice, a negative or non-finite number, an idle share outside 0..100.
 
-use super::{field_count, field_number, imported_record, line_error, params, LineError, Results};
-use crate::domain::Domain;
-use crate::record::{Direction, Metric, RunRecord};
+use super::{field_count, field_number, imported_record, line_error, LineError, Results};
+use crate::record::domain::Domain;
+use crate::record::{Direction, Kind, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use std::collections::{BTreeMap, HashMap};
 
@@ -71,19 +71,19 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
             if total == 0.0 {
                 continue;
             }
-            let m = Metric {
-                name: "will-it-scale.per_process_ops".to_string(),
-                params: params(&[
+            let m = Metric::new(
+                "will-it-scale.per_process_ops",
+                &[
                     ("test", test.to_string()),
                     ("tasks", tasks.to_string()),
                     ("mode", mode.to_string()),
-                ]),
-                title: format!("will-it-scale {test} {mode} ×{tasks}"),
-                unit: "ops/s".to_string(),
-                direction: Direction::HigherIsBetter,
-                value: total / tasks as f64,
-                samples: Vec::new(),
-            };
+                ],
+                format!("will-it-scale {test} {mode} ×{tasks}"),
+                "ops/s",
+                Direction::HigherIsBetter,
+                total / tasks as f64,
+                Vec::new(),
+            );
             metrics.add(m, n)?;
         }
     }
@@ -98,7 +98,7 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
     config.insert("test".to_string(), serde_json::json!(test));
     config.insert("tasks".to_string(), serde_json::Value::Array(tasks_seen));
     Ok(imported_record(
-        "will-it-scale",
+        Kind::WillItScale,
         SystemInfo::default(),
         config,
         metrics,

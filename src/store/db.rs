@@ -6,17 +6,20 @@
 //! The database runs in WAL mode with a busy timeout, and every write is one `BEGIN IMMEDIATE`
 //! transaction, so two patchbench processes can write one store at once.
 //!
-//! Every record is checked against `crate::domain` before it is written, and the `metrics`
-//! table repeats those rules as CHECK constraints (version 2). A store written by an earlier
-//! build may hold values outside them (`inf` read back as `null`, zero scores): migrating to
-//! version 2 moves such metric rows to `metrics_refused` (kept, not deleted), and reading a
-//! run leaves out, with a warning naming each, the results whose numbers are bad, so the
-//! run's other results and the label's other runs stay usable.
+//! Every record is checked against `crate::record::domain` before it is written, and the
+//! `metrics` table repeats those rules as CHECK constraints (version 2). A store written by an
+//! earlier build may hold values outside them (`inf` read back as `null`, zero scores):
+//! migrating to version 2 moves such metric rows to `metrics_refused` (kept, not deleted), and
+//! reading a run leaves out, with a warning naming each, the results whose numbers are bad, so
+//! the run's other results and the label's other runs stay usable.
 
 use crate::error::Usage;
+use crate::record::aim7::Aim7Point;
+use crate::record::model::ModelPoint;
+use crate::record::will_it_scale::ScalePoint;
 use crate::record::{Direction, IndexScore, Metric, RunRecord, TestResult};
 use anyhow::Context;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -52,8 +55,9 @@ CREATE TABLE metrics (
     PRIMARY KEY (run_id, key)
 );
 "#,
-    // Version 2: the metric domains of crate::domain as CHECK constraints (a test below keeps
-    // the two in step). Rows of an earlier build that break them move to metrics_refused.
+    // Version 2: the metric domains of crate::record::domain as CHECK constraints (a test
+    // below keeps the two in step). Rows of an earlier build that break them move to
+    // metrics_refused.
     r#"
 CREATE TABLE metrics_checked (
     run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -137,13 +141,15 @@ impl Store {
         };
         store.prepare(create).map_err(|e| {
             if e.downcast_ref::<Usage>().is_some() {
-                e
-            } else {
-                Usage(format!(
+                return e;
+            }
+            match e.downcast_ref::<rusqlite::Error>() {
+                Some(sql) if is_lock(sql) || is_full(sql, &store.path) => store.explain(sql),
+                _ => Usage(format!(
                     "{shown} is not a readable patchbench store (corrupt or not a database: {e}); \
                      move it aside or give another --store"
                 ))
-                .into()
+                .into(),
             }
         })?;
         Ok(store)
@@ -154,9 +160,44 @@ impl Store {
         &self.path
     }
 
+    /// Says what a failed database call means for this store: locked by another process
+    /// (and which, where /proc/locks tells), a full filesystem, or the error itself, always
+    /// with the store's path.
+    pub fn explain(&self, e: &rusqlite::Error) -> anyhow::Error {
+        let shown = self.path.display();
+        match e {
+            _ if is_lock(e) => {
+                let holders = super::locks::holders(&self.path);
+                let who = if holders.is_empty() {
+                    "another process".to_string()
+                } else {
+                    holders.join(", ")
+                };
+                anyhow::anyhow!(
+                    "store {shown} is locked by {who}; gave up after {:.1} s; wait for it to \
+                     finish or give another --store",
+                    lock_wait().as_secs_f64()
+                )
+            }
+            _ if is_full(e, &self.path) => anyhow::anyhow!(
+                "store {shown}: the filesystem is full ({e}); free some space there or give \
+                 another --store"
+            ),
+            _ => anyhow::anyhow!("store {shown}: {e}"),
+        }
+    }
+
+    /// Runs a write and explains its failure.
+    fn writing<T>(
+        &mut self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> anyhow::Result<T> {
+        f(&mut self.conn).map_err(|e| self.explain(&e))
+    }
+
     fn prepare(&self, create: bool) -> anyhow::Result<()> {
         let c = &self.conn;
-        c.busy_timeout(Duration::from_secs(15))?;
+        c.busy_timeout(lock_wait())?;
         let check: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
         if check != "ok" {
             anyhow::bail!("integrity check failed: {check}");
@@ -228,7 +269,7 @@ impl Store {
         Ok(())
     }
 
-    /// Refuses a record with a number outside its domain (see `crate::domain`).
+    /// Refuses a record with a number outside its domain (see `crate::record::domain`).
     fn check(&self, record: &RunRecord) -> anyhow::Result<()> {
         record.validate().map_err(|e| {
             anyhow::anyhow!("not saving the run in store {}: {e}", self.path.display())
@@ -238,13 +279,14 @@ impl Store {
     /// Inserts a run with its metrics in one transaction; returns its id.
     pub fn insert(&mut self, record: &RunRecord) -> anyhow::Result<i64> {
         self.check(record)?;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let id = insert_run(&tx, record)?;
-        write_metrics(&tx, id, record)?;
-        tx.commit()?;
-        Ok(id)
+        let json = serde_json::to_string(record)?;
+        self.writing(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let id = insert_run(&tx, record, &json)?;
+            write_metrics(&tx, id, record)?;
+            tx.commit()?;
+            Ok(id)
+        })
     }
 
     /// Inserts several runs in one transaction: all are stored or none.
@@ -252,39 +294,44 @@ impl Store {
         for r in records {
             self.check(r)?;
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut ids = Vec::new();
-        for r in records {
-            let id = insert_run(&tx, r)?;
-            write_metrics(&tx, id, r)?;
-            ids.push(id);
-        }
-        tx.commit()?;
-        Ok(ids)
+        let json: Vec<String> = records
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()?;
+        self.writing(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut ids = Vec::new();
+            for (r, j) in records.iter().zip(&json) {
+                let id = insert_run(&tx, r, j)?;
+                write_metrics(&tx, id, r)?;
+                ids.push(id);
+            }
+            tx.commit()?;
+            Ok(ids)
+        })
     }
 
     /// Replaces a run's record and metrics in one transaction.
     pub fn update(&mut self, id: i64, record: &RunRecord) -> anyhow::Result<()> {
         self.check(record)?;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "UPDATE runs SET label=?2, finished_at=?3, incomplete=?4, record_json=?5 WHERE id=?1",
-            params![
-                id,
-                record.label,
-                record.finished_at,
-                record.incomplete,
-                serde_json::to_string(record)?
-            ],
-        )?;
-        tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
-        write_metrics(&tx, id, record)?;
-        tx.commit()?;
-        Ok(())
+        let json = serde_json::to_string(record)?;
+        self.writing(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE runs SET label=?2, finished_at=?3, incomplete=?4, record_json=?5 \
+                 WHERE id=?1",
+                params![
+                    id,
+                    record.label,
+                    record.finished_at,
+                    record.incomplete,
+                    json
+                ],
+            )?;
+            tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
+            write_metrics(&tx, id, record)?;
+            tx.commit()
+        })
     }
 
     /// Every run, oldest first (optionally only one label's).
@@ -323,17 +370,46 @@ impl Store {
             .optional()?;
         let Some(json) = json else { return Ok(None) };
         let damaged = || format!("run {id} in {} is damaged", self.path.display());
-        if let Ok(r) = serde_json::from_str::<RunRecord>(&json) {
+        if let Ok(r) = RunRecord::from_json(&json) {
             if r.validate().is_ok() {
                 return Ok(Some(r));
             }
         }
         let mut doc: serde_json::Value = serde_json::from_str(&json).with_context(damaged)?;
+        crate::record::upgrade(&mut doc).with_context(damaged)?;
         let mut left_out = Vec::new();
-        keep_valid::<Metric>(&mut doc, "metrics", Metric::validate, &mut left_out);
-        keep_valid::<TestResult>(&mut doc, "tests", TestResult::validate, &mut left_out);
-        keep_valid::<IndexScore>(&mut doc, "indexes", IndexScore::validate, &mut left_out);
-        let record: RunRecord = serde_json::from_value(doc).with_context(damaged)?;
+        let v = &mut doc;
+        keep_valid(v, "metrics", "metrics", Metric::validate, &mut left_out);
+        keep_valid(v, "tests", "tests", TestResult::validate, &mut left_out);
+        keep_valid(v, "indexes", "indexes", IndexScore::validate, &mut left_out);
+        if let Some(d) = v.get_mut("aim7") {
+            keep_valid(
+                d,
+                "points",
+                "aim7.points",
+                Aim7Point::validate,
+                &mut left_out,
+            );
+        }
+        if let Some(d) = v.get_mut("will_it_scale") {
+            keep_valid(
+                d,
+                "points",
+                "will_it_scale.points",
+                ScalePoint::validate,
+                &mut left_out,
+            );
+        }
+        if let Some(d) = v.get_mut("model") {
+            keep_valid(
+                d,
+                "points",
+                "model.points",
+                ModelPoint::validate,
+                &mut left_out,
+            );
+        }
+        let record = RunRecord::from_value(doc).with_context(damaged)?;
         for what in left_out {
             eprintln!(
                 "patchbench: warning: run {id} in {}: left out {what}; its other results are \
@@ -362,24 +438,44 @@ impl Store {
         Ok(ids.collect::<Result<_, _>>()?)
     }
 
+    /// Runs `f` while holding the store's write lock (a testing aid: other writers wait).
+    pub fn with_write_lock<T>(
+        &mut self,
+        f: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let path = self.path.clone();
+        let tx = match self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+        {
+            Ok(tx) => tx,
+            Err(e) => return Err(anyhow::anyhow!("store {}: {e}", path.display())),
+        };
+        let out = f()?;
+        tx.commit()?;
+        Ok(out)
+    }
+
     /// Deletes a run and its metrics; false when there was no such run.
     pub fn delete(&mut self, id: i64) -> anyhow::Result<bool> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
-        tx.execute("DELETE FROM metrics_refused WHERE run_id=?1", [id])?;
-        let n = tx.execute("DELETE FROM runs WHERE id=?1", [id])?;
-        tx.commit()?;
-        Ok(n > 0)
+        self.writing(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
+            tx.execute("DELETE FROM metrics_refused WHERE run_id=?1", [id])?;
+            let n = tx.execute("DELETE FROM runs WHERE id=?1", [id])?;
+            tx.commit()?;
+            Ok(n > 0)
+        })
     }
 }
 
-/// Keeps the entries of the array `field` of a record document that read as a `T` whose
-/// numbers are in their domain; says in `left_out` what was dropped and why.
+/// Keeps the entries of the array `field` of a record document (or of one of its sections)
+/// that read as a `T` whose numbers are in their domain; says in `left_out` what was dropped
+/// and why, naming the array `shown`.
 fn keep_valid<T: serde::de::DeserializeOwned>(
     doc: &mut serde_json::Value,
     field: &str,
+    shown: &str,
     validate: fn(&T) -> Result<(), String>,
     left_out: &mut Vec<String>,
 ) {
@@ -397,7 +493,7 @@ fn keep_valid<T: serde::de::DeserializeOwned>(
         };
         match problem {
             Some(p) => {
-                left_out.push(format!("{field} entry {p}"));
+                left_out.push(format!("{shown} entry {p}"));
                 false
             }
             None => true,
@@ -405,7 +501,8 @@ fn keep_valid<T: serde::de::DeserializeOwned>(
     });
 }
 
-/// How an entry of a record names itself: a metric's key, a test's id, an index's category.
+/// How an entry of a record names itself: a metric's key, a test's id (also of an AIM7 or
+/// will-it-scale point), an index's category, a model point's variant.
 fn entry_name(item: &serde_json::Value) -> String {
     let text = |k: &str| item.get(k).and_then(|v| v.as_str()).map(str::to_string);
     if let Some(name) = text("name").filter(|_| item.get("direction").is_some()) {
@@ -417,30 +514,31 @@ fn entry_name(item: &serde_json::Value) -> String {
     }
     text("test")
         .or_else(|| text("category"))
+        .or_else(|| text("variant"))
         .unwrap_or_else(|| "(unnamed)".to_string())
 }
 
-fn insert_run(tx: &rusqlite::Transaction, record: &RunRecord) -> anyhow::Result<i64> {
+fn insert_run(tx: &rusqlite::Transaction, record: &RunRecord, json: &str) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (label, kind, source, started_at, finished_at, host, kernel,
                            incomplete, record_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             record.label,
-            record.kind,
+            record.kind.as_str(),
             record.source,
             record.started_at,
             record.finished_at,
             record.system.hostname,
             record.system.kernel_release,
             record.incomplete,
-            serde_json::to_string(record)?
+            json
         ],
     )?;
     Ok(tx.last_insert_rowid())
 }
 
-fn write_metrics(tx: &rusqlite::Transaction, id: i64, record: &RunRecord) -> anyhow::Result<()> {
+fn write_metrics(tx: &rusqlite::Transaction, id: i64, record: &RunRecord) -> rusqlite::Result<()> {
     let mut stmt = tx.prepare(
         "INSERT OR REPLACE INTO metrics
            (run_id, key, name, params_json, title, unit, direction, value, samples_json)
@@ -455,30 +553,69 @@ fn write_metrics(tx: &rusqlite::Transaction, id: i64, record: &RunRecord) -> any
             id,
             m.key(),
             m.name,
-            serde_json::to_string(&m.params)?,
+            serde_json::to_string(&m.params).unwrap_or_default(),
             m.title,
             m.unit,
             direction,
             m.value,
-            serde_json::to_string(&m.samples)?
+            serde_json::to_string(&m.samples).unwrap_or_default()
         ])?;
     }
     Ok(())
 }
 
+/// How long a write waits for another process's lock: 15 s, or `PATCHBENCH_LOCK_WAIT_MS`
+/// (for tests).
+pub fn lock_wait() -> Duration {
+    std::env::var("PATCHBENCH_LOCK_WAIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(15))
+}
+
+/// A lock held by another connection that outlasted the wait.
+fn is_lock(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// A write refused for lack of space: SQLITE_FULL, or an I/O error while the store's
+/// filesystem has no free block.
+fn is_full(e: &rusqlite::Error, path: &Path) -> bool {
+    if e.sqlite_error_code() == Some(ErrorCode::DiskFull) {
+        return true;
+    }
+    let io = matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen)
+    );
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    io && nix::sys::statvfs::statvfs(dir).is_ok_and(|v| v.blocks_available() == 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{JTI_METRIC, POSITIVE_METRICS};
-    use crate::record::params;
+    use crate::record::domain::{JTI_METRIC, POSITIVE_METRICS};
+    use crate::record::Kind;
     use std::collections::BTreeMap;
 
-    /// The CHECK constraints of schema version 2 accept exactly what `crate::domain` accepts.
+    /// The CHECK constraints of schema version 2 accept exactly what `crate::record::domain` accepts.
     #[test]
     fn schema_checks_agree_with_the_domain_rules() {
         let d = tempfile::tempdir().unwrap();
         let mut store = Store::open(&d.path().join("s.db"), true).unwrap();
-        let empty = RunRecord::new("test", Default::default(), BTreeMap::new());
+        let empty = RunRecord::new(
+            Kind::Debug,
+            Default::default(),
+            &BTreeMap::<String, String>::new(),
+        );
         let id = store.insert(&empty).unwrap();
         let mut names: Vec<&str> = POSITIVE_METRICS.to_vec();
         names.extend([JTI_METRIC, "aim7.cpu", "model.isize.violations"]);
@@ -514,19 +651,17 @@ mod tests {
             for value in values {
                 for p in &counts {
                     for s in &samples {
-                        let m = Metric {
-                            name: name.to_string(),
-                            params: params(
-                                &p.iter()
-                                    .map(|(k, v)| (*k, v.to_string()))
-                                    .collect::<Vec<_>>(),
-                            ),
-                            title: String::new(),
-                            unit: String::new(),
-                            direction: Direction::HigherIsBetter,
+                        let params: Vec<(&str, String)> =
+                            p.iter().map(|(k, v)| (*k, v.to_string())).collect();
+                        let m = Metric::new(
+                            *name,
+                            &params,
+                            "",
+                            "",
+                            Direction::HigherIsBetter,
                             value,
-                            samples: s.clone(),
-                        };
+                            s.clone(),
+                        );
                         let rust = m.validate().is_ok();
                         let record = RunRecord {
                             metrics: vec![m.clone()],
@@ -542,5 +677,71 @@ mod tests {
             }
         }
         assert!(checked > 1000);
+    }
+
+    /// A run whose typed details hold a number that was not finite when saved (written as
+    /// null) still reads, without that point; the run's metrics stay.
+    #[test]
+    fn a_bad_detail_point_is_left_out_not_the_run() {
+        let d = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&d.path().join("s.db"), true).unwrap();
+        let point = |test: &str, ops: f64| ScalePoint {
+            test: test.to_string(),
+            description: String::new(),
+            mode: "processes".to_string(),
+            tasks: 1,
+            ops_per_sec: ops,
+            ops_per_sec_per_task: ops,
+            idle_percent: None,
+            measured_seconds: 1.0,
+            samples: vec![ops],
+            warmup_samples: Vec::new(),
+            per_task_ops: vec![1],
+            counters_per_op: None,
+        };
+        let mut record = RunRecord::new(
+            Kind::WillItScale,
+            Default::default(),
+            &BTreeMap::<String, String>::new(),
+        );
+        record.metrics.push(Metric::new(
+            "will-it-scale.per_process_ops",
+            &[("tasks", "1".to_string())],
+            "",
+            "ops/s",
+            Direction::HigherIsBetter,
+            5.0,
+            Vec::new(),
+        ));
+        record.will_it_scale = Some(crate::record::will_it_scale::ScaleDetails {
+            points: vec![point("good", 5.0)],
+        });
+        let id = store.insert(&record).unwrap();
+        // As an earlier build would have saved a NaN: serde_json writes it as null.
+        let mut doc = serde_json::to_value(&record).unwrap();
+        let mut bad = serde_json::to_value(point("bad", 1.0)).unwrap();
+        bad["ops_per_sec"] = serde_json::Value::Null;
+        doc["will_it_scale"]["points"]
+            .as_array_mut()
+            .unwrap()
+            .push(bad);
+        store
+            .conn
+            .execute(
+                "UPDATE runs SET record_json=?2 WHERE id=?1",
+                params![id, doc.to_string()],
+            )
+            .unwrap();
+        let back = store.get(id).unwrap().unwrap();
+        let points = &back.will_it_scale.unwrap().points;
+        assert_eq!(points.len(), 1);
+        assert_eq!(points[0].test, "good");
+        assert_eq!(back.metrics.len(), 1);
+        // And a record with such a number is not saved in the first place.
+        record.will_it_scale = Some(crate::record::will_it_scale::ScaleDetails {
+            points: vec![point("nan", f64::NAN)],
+        });
+        let e = store.insert(&record).unwrap_err().to_string();
+        assert!(e.contains("not saving") && e.contains("nan"), "{e}");
     }
 }

@@ -1,7 +1,7 @@
 //! The domain of every number patchbench keeps: what a value of each metric, a sample, a
 //! test result and a count parameter may be. One place, called by the importers (which add
 //! the file and line) and by the store before every write; the store's schema repeats the
-//! metric rules as CHECK constraints (`store::db`), and a test there keeps the two in step.
+//! metric rules as CHECK constraints (`crate::store::db`), and a test there keeps the two in step.
 //!
 //! The rules:
 //! - every number is finite (JSON cannot hold `inf` or `NaN`: they would be written as `null`
@@ -11,8 +11,13 @@
 //!   task ([`POSITIVE_METRICS`]); AIM7's JTI lies in −100..=100 (AIM prints it negative when
 //!   the tasks' completion times vary by more than their mean); everything else is ≥ 0;
 //! - the counts in a metric's parameters (`tasks`, `copies`, `load`) are whole numbers from 1
-//!   to [`MAX_COUNT`], the most processes Linux lets exist at once.
+//!   to [`MAX_COUNT`], the most processes Linux lets exist at once;
+//! - the typed details of a kind (AIM7, will-it-scale and model points) hold finite numbers
+//!   (what they say is within-run detail; the metrics carry the comparable values).
 
+use crate::record::aim7::Aim7Point;
+use crate::record::model::ModelPoint;
+use crate::record::will_it_scale::ScalePoint;
 use crate::record::{IndexScore, Metric, PassResult, RunRecord, TestResult};
 
 /// Metrics whose value must be > 0.
@@ -196,6 +201,72 @@ impl IndexScore {
     }
 }
 
+/// Checks that every number of `values` (named `what`) is finite.
+fn all_finite<'a>(what: &str, values: impl IntoIterator<Item = &'a f64>) -> Result<(), String> {
+    for v in values {
+        if !v.is_finite() {
+            return Err(format!("{what} holds {}, not a finite number", shown(*v)));
+        }
+    }
+    Ok(())
+}
+
+impl Aim7Point {
+    /// Checks that every number of an AIM7 load point is finite.
+    pub fn validate(&self) -> Result<(), String> {
+        let what = format!("point {} at load {}", self.test, self.load);
+        for r in &self.runs {
+            let f = &r.figures;
+            all_finite(
+                &format!("{what} run {}", r.run),
+                [
+                    f.jobs_per_min,
+                    f.jobs_per_min_per_task,
+                    f.real,
+                    f.cpu,
+                    r.park_seconds,
+                ]
+                .iter()
+                .chain(&r.completion_seconds),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl ScalePoint {
+    /// Checks that every number of a will-it-scale point is finite.
+    pub fn validate(&self) -> Result<(), String> {
+        let what = format!("point {} at {} {}", self.test, self.tasks, self.mode);
+        all_finite(
+            &what,
+            [
+                self.ops_per_sec,
+                self.ops_per_sec_per_task,
+                self.measured_seconds,
+            ]
+            .iter()
+            .chain(&self.idle_percent)
+            .chain(&self.samples)
+            .chain(&self.warmup_samples)
+            .chain(self.counters_per_op.iter().flat_map(|c| c.values())),
+        )
+    }
+}
+
+impl ModelPoint {
+    /// Checks that every number of a model point is finite.
+    pub fn validate(&self) -> Result<(), String> {
+        all_finite(
+            &format!("point {} at {} {}", self.variant, self.tasks, self.mode),
+            self.ops_per_sec_per_task
+                .iter()
+                .chain(&self.reads_per_sec)
+                .chain(&self.writes_per_sec),
+        )
+    }
+}
+
 impl RunRecord {
     /// Checks every number of the record; the error names the first bad one.
     pub fn validate(&self) -> Result<(), String> {
@@ -208,6 +279,21 @@ impl RunRecord {
         for (i, x) in self.indexes.iter().enumerate() {
             x.validate().map_err(|e| format!("indexes[{i}] {e}"))?;
         }
+        let points = |kind: &str, i: usize, e: String| format!("{kind}.points[{i}] {e}");
+        for (i, p) in self.aim7.iter().flat_map(|d| d.points.iter()).enumerate() {
+            p.validate().map_err(|e| points("aim7", i, e))?;
+        }
+        for (i, p) in self
+            .will_it_scale
+            .iter()
+            .flat_map(|d| d.points.iter())
+            .enumerate()
+        {
+            p.validate().map_err(|e| points("will_it_scale", i, e))?;
+        }
+        for (i, p) in self.model.iter().flat_map(|d| d.points.iter()).enumerate() {
+            p.validate().map_err(|e| points("model", i, e))?;
+        }
         Ok(())
     }
 }
@@ -215,22 +301,19 @@ impl RunRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{params, Direction};
+    use crate::record::Direction;
 
     fn metric(name: &str, value: f64, p: &[(&str, &str)]) -> Metric {
-        Metric {
-            name: name.to_string(),
-            params: params(
-                &p.iter()
-                    .map(|(k, v)| (*k, v.to_string()))
-                    .collect::<Vec<_>>(),
-            ),
-            title: String::new(),
-            unit: String::new(),
-            direction: Direction::HigherIsBetter,
+        let params: Vec<(&str, String)> = p.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        Metric::new(
+            name,
+            &params,
+            "",
+            "",
+            Direction::HigherIsBetter,
             value,
-            samples: Vec::new(),
-        }
+            Vec::new(),
+        )
     }
 
     #[test]
