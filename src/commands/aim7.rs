@@ -72,20 +72,51 @@ pub struct Aim7Args {
     pub store: StoreOpts,
 }
 
-/// Rejects a --dir that is unusable: missing, a symlink, read-only or full.
-pub fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
-    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-    if is_real_dir && crate::fsinfo::collect(dir).read_only {
+/// Kernel interface filesystems: no storage, nowhere to put AIM7's files.
+const VIRTUAL_FS: &[&str] = &[
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "pstore",
+    "bpf",
+    "configfs",
+    "efivarfs",
+    "selinuxfs",
+    "fusectl",
+    "binfmt_misc",
+    "devpts",
+    "mqueue",
+];
+
+/// Rejects a --dir that is unusable: missing, itself a symlink, read-only, a kernel interface
+/// such as /proc, or full. Returns the real directory to work in (links among its parents
+/// resolved) and its filesystem.
+pub fn check_work_dir(dir: &Path) -> anyhow::Result<(PathBuf, crate::fsinfo::FsInfo)> {
+    let dir = crate::args::check_real_dir(dir)?;
+    let info = crate::fsinfo::collect(&dir);
+    if VIRTUAL_FS.contains(&info.fs_type.as_str()) {
+        return usage(format!(
+            "--dir {}: this is a {} filesystem, the kernel's interface, not storage for files; \
+             choose a directory on a disk or tmpfs with --dir",
+            dir.display(),
+            info.fs_type
+        ));
+    }
+    if info.read_only {
         return usage(format!(
             "--dir {}: the filesystem is mounted read-only; choose a writable directory",
             dir.display()
         ));
     }
-    crate::args::check_dir(dir)?;
-    let info = crate::fsinfo::collect(dir);
-    if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
+    let dir = crate::args::check_dir(&dir)?;
+    if let Ok(v) = nix::sys::statvfs::statvfs(&dir) {
+        // A filesystem without a size (ramfs) never runs out; only a sized one can be full.
         let no_inodes = v.files() > 0 && v.files_available() == 0;
-        if v.blocks_available() == 0 || no_inodes {
+        if (v.blocks() > 0 && v.blocks_available() == 0) || no_inodes {
             return usage(format!(
                 "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
                 dir.display(),
@@ -93,21 +124,23 @@ pub fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
             ));
         }
     }
-    Ok(info)
+    Ok((dir, info))
 }
 
 /// Runs `patchbench aim7`; returns the exit status.
 pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     let tests = aim7::resolve_tests(&args.tests)?;
-    let dirs: Vec<PathBuf> = if args.dirs.is_empty() {
+    let given: Vec<PathBuf> = if args.dirs.is_empty() {
         vec![std::env::temp_dir()]
     } else {
         args.dirs.clone()
     };
-    let fs = dirs
+    let (dirs, fs): (Vec<PathBuf>, Vec<_>) = given
         .iter()
         .map(|d| check_work_dir(d))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<anyhow::Result<Vec<_>>>()?
+        .into_iter()
+        .unzip();
     if let Some(path) = &args.json {
         crate::args::check_output("--json", path)?;
     }

@@ -88,8 +88,8 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     } else {
         args.copies.clone()
     };
-    let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    check_dir(&dir)?;
+    // The real directory (links among its parents resolved): what the run works in and names.
+    let dir = check_dir(&args.dir.clone().unwrap_or_else(std::env::temp_dir))?;
     let (mut passes, mut duration, mut settle, mut profile) =
         (None, None, !args.no_settle, "unixbench");
     if args.quick {
@@ -144,7 +144,14 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         .map(|t| t.procs_per_copy)
         .max()
         .unwrap_or(1);
-    if let Err(refusal) = crate::proc::limits::check(max_copies, max_procs - 1, "--copies") {
+    let load = crate::proc::limits::Load {
+        knob: "--copies",
+        asked: max_copies,
+        processes: u64::from(max_copies) * u64::from(max_procs),
+        // The runner reads every copy's stdout and stderr through pipes of its own.
+        driver_fds_per_task: 2,
+    };
+    if let Err(refusal) = crate::proc::limits::check_load(&load) {
         return usage(refusal);
     }
     let mut files = Vec::new();

@@ -56,7 +56,14 @@ pub fn run(
             for &mode in req.modes {
                 progress.show(&format!("{} · {n} {}", test.name, mode.plural()));
                 let spec = req.plan.spec(n, mode, req.pin, req.counters);
-                let outcome = session.run(*test, &spec)?;
+                let outcome = session.run(*test, &spec).map_err(|e| {
+                    // Name the point that failed (a signal is not the point's fault).
+                    if e.downcast_ref::<crate::error::Interrupted>().is_some() {
+                        e
+                    } else {
+                        e.context(format!("{} at {n} {}", test.name, mode.plural()))
+                    }
+                })?;
                 let p = point(test, mode, n, &outcome);
                 progress.line(&format!("  {}", point_line(&p)));
                 record.metrics.extend(point_metrics(&p));
