@@ -372,6 +372,106 @@ fn one_run_per_side_gives_numbers_within_run_spread_and_what_is_needed() {
 }
 
 #[test]
+fn a_posted_table_imports_as_two_runs_and_compares_to_the_digit() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("results.db");
+    let letter = fixture("posted-cover-letter.txt");
+    patchbench(&store)
+        .args(["import", &letter])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "as run 1 (label base, 26 metrics)",
+        ))
+        .stdout(predicates::str::contains(
+            "as run 2 (label patched, 26 metrics)",
+        ));
+    let out = stdout(patchbench(&store).args(["compare", "base", "patched"]));
+    // Every row's cmp, as posted, to the digit.
+    let posted = std::fs::read_to_string(&letter).unwrap();
+    let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_string()).collect() };
+    let mut checked = 0;
+    let is_row = |l: &&str| {
+        let c = cells(l);
+        c.len() == 5 && c[3].ends_with('%')
+    };
+    let mut ours = out.lines().filter(is_row);
+    for line in posted.lines().filter(is_row) {
+        let want = cells(line);
+        let got = cells(ours.next().expect("a row per posted row"));
+        assert_eq!(
+            (&got[1], &got[2], &got[3]),
+            (&want[1], &want[2], &want[3]),
+            "{line}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 26);
+    assert!(
+        out.contains("26 rows: no verdict: 1 run of base, 1 of patched"),
+        "{out}"
+    );
+    // Given as a side, the file says how to use it.
+    patchbench(&store)
+        .args(["compare", &letter, "patched"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "posted comparison table holds two sides",
+        ));
+    // Our own table reads back the same.
+    let own = d.path().join("own.txt");
+    std::fs::write(&own, &out).unwrap();
+    let store2 = d.path().join("again.db");
+    patchbench(&store2)
+        .args(["import", own.to_str().unwrap()])
+        .assert()
+        .success();
+    let again = stdout(patchbench(&store2).args(["compare", "base", "patched"]));
+    assert_eq!(again, out);
+}
+
+#[test]
+fn bad_posted_tables_are_one_line_errors_and_store_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("results.db");
+    let letter = std::fs::read_to_string(fixture("posted-cover-letter.txt")).unwrap();
+    let cases = [
+        (
+            "| 779.15    | 758.56    |",
+            "| 779.15    | NaN       |",
+            "Pipe Throughput: the value NaN",
+        ),
+        (
+            "| 779.15    | 758.56    |",
+            "| 758.56    | 779.15    |",
+            "are the columns swapped",
+        ),
+        (
+            "| 779.15    | 758.56    |",
+            "| -779.15   | 758.56    |",
+            "not a finite number ≥ 0",
+        ),
+    ];
+    for (from, to, message) in cases {
+        let f = d.path().join("bad.txt");
+        std::fs::write(&f, letter.replacen(from, to, 1)).unwrap();
+        let out = patchbench(&store)
+            .args(["import", f.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("bad.txt:22:") && err.contains(message),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!store.exists(), "nothing stored");
+    }
+}
+
+#[test]
 fn a_negative_stored_value_names_the_metric_and_the_run() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("results.db");

@@ -7,6 +7,7 @@
 //! part-way, is an error naming the file and line.
 
 mod aim7;
+mod posted;
 mod unixbench;
 mod will_it_scale;
 
@@ -41,6 +42,12 @@ pub fn import_file(path: &Path, opts: &ImportOptions) -> anyhow::Result<RunRecor
         will_it_scale::parse(&text, &test).map_err(|e| located(&shown, e))?
     } else if aim7::looks_like(&text) {
         aim7::parse(&text, &test).map_err(|e| located(&shown, e))?
+    } else if posted::looks_like(&text) {
+        return Err(Usage(format!(
+            "{shown}: a posted comparison table holds two sides; `patchbench import {shown}` \
+             stores one run for each, labelled by its header, then compare those labels"
+        ))
+        .into());
     } else if unixbench::looks_like(&text) {
         unixbench::parse(&text).map_err(|e| located(&shown, e))?
     } else {
@@ -63,6 +70,32 @@ pub fn import_file(path: &Path, opts: &ImportOptions) -> anyhow::Result<RunRecor
         return Err(Usage(format!("{shown}: no results found in the file")).into());
     }
     Ok(record)
+}
+
+/// Reads one file into its runs: one record, or two for a posted comparison table (one per
+/// side, labelled by the table's header; `--label` cannot apply to both).
+pub fn import_file_runs(path: &Path, opts: &ImportOptions) -> anyhow::Result<Vec<RunRecord>> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| Usage(format!("{shown}: cannot read: {e}")))?;
+    let text = String::from_utf8_lossy(&bytes);
+    if text.trim_start().starts_with('{') || !posted::looks_like(&text) {
+        return Ok(vec![import_file(path, opts)?]);
+    }
+    if opts.label.is_some() {
+        return Err(Usage(format!(
+            "{shown}: a posted comparison table labels its two sides by its header; drop \
+             --label"
+        ))
+        .into());
+    }
+    let mut records = posted::parse(&text).map_err(|e| located(&shown, e))?;
+    for r in &mut records {
+        r.source = Some(format!(
+            "{shown} ({} column of a posted table)",
+            r.label.as_deref().unwrap_or("-")
+        ));
+    }
+    Ok(records)
 }
 
 /// A parse error at a line of the file.

@@ -398,15 +398,17 @@ fn import_files(a: &ImportArgs) -> anyhow::Result<i32> {
         label: a.label.clone(),
         test: a.test.clone(),
     };
-    // Parse everything first: a bad file stores nothing.
-    let records: Vec<RunRecord> = a
-        .files
-        .iter()
-        .map(|f| import::import_file(f, &opts))
-        .collect::<anyhow::Result<_>>()?;
+    // Parse everything first: a bad file stores nothing. A posted table gives two runs.
+    let (mut records, mut from) = (Vec::new(), Vec::new());
+    for f in &a.files {
+        for r in import::import_file_runs(f, &opts)? {
+            records.push(r);
+            from.push(f);
+        }
+    }
     let mut store = open(&a.store, true)?;
     let ids = store.insert_all(&records)?;
-    for (id, (f, r)) in ids.iter().zip(a.files.iter().zip(&records)) {
+    for (id, (f, r)) in ids.iter().zip(from.iter().zip(&records)) {
         println!(
             "imported {} as run {id} (label {}, {} metrics)",
             f.display(),
