@@ -2,9 +2,10 @@
 //! (bimodal), or that drift with the order in which they ran. Averaging such runs describes
 //! none of them, so the row says what it saw instead of giving a verdict.
 //!
-//! - Bimodal, per side with ≥ 3 runs: sort ln(value), split at the largest gap; the row is
-//!   bimodal when the gap is at least 25 % (ln 1.25) and at least 5 times the pooled spread
-//!   inside the two groups. Normal run-to-run noise of a few % does not reach that (in the
+//! - Bimodal, per side with ≥ 4 runs: sort ln(value), split at the largest gap that leaves at
+//!   least 2 runs in each group; the row is bimodal when the gap is at least 25 % (ln 1.25)
+//!   and at least 5 times the pooled spread inside the two groups (one far run is an outlier:
+//!   it widens the interval instead). Normal run-to-run noise of a few % does not reach that (in the
 //!   calibration, no A/A table at CV ≤ 5 % had a bimodal row).
 //! - Drift, over all runs in time order with ≥ 3 runs a side: the residuals from each side's
 //!   mean are regressed on the run's position; drift when the slope's two-sided p < 0.001
@@ -52,7 +53,7 @@ pub enum Shape {
 
 /// The split of one side's values at their largest gap, when it is bimodal.
 pub fn bimodal(values: &[f64]) -> Option<(f64, usize, f64, usize)> {
-    if values.len() < 3 || values.iter().any(|v| v.is_nan() || *v <= 0.0) {
+    if values.len() < 4 || values.iter().any(|v| v.is_nan() || *v <= 0.0) {
         return None;
     }
     // No gap of 25 % fits in a narrower range: the usual case, decided without sorting.
@@ -64,10 +65,13 @@ pub fn bimodal(values: &[f64]) -> Option<(f64, usize, f64, usize)> {
     }
     let mut logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
     logs.sort_by(|a, b| a.total_cmp(b));
+    // Groups of at least 2 runs each: a single far run is an outlier, which widens the
+    // interval, not a mode.
     let (cut, gap) = logs
         .windows(2)
         .enumerate()
         .map(|(i, w)| (i + 1, w[1] - w[0]))
+        .filter(|(cut, _)| *cut >= 2 && logs.len() - cut >= 2)
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let (low, high) = logs.split_at(cut);
     let ss = |g: &[f64]| {
@@ -176,6 +180,10 @@ mod tests {
         // A gap of 25 % inside wide noise is not either (5 × the spread inside the groups).
         assert_eq!(bimodal(&[100.0, 80.0, 130.0, 170.0, 210.0]), None);
         assert_eq!(bimodal(&[100.0, 300.0]), None);
+        // One far run is an outlier, not a mode.
+        assert_eq!(bimodal(&[590.0, 748.0, 747.0]), None);
+        assert_eq!(bimodal(&[590.0, 748.0, 747.0, 749.0]), None);
+        assert!(bimodal(&[590.0, 591.0, 748.0, 747.0]).is_some());
     }
 
     #[test]
