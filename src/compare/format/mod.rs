@@ -95,7 +95,7 @@ fn summary(c: &Comparison, markdown: bool) -> String {
             s += &format!(
                 "False alarms: with identical sides and noise well above {}%, the lkp rule flags \
                  a row {:.1}% of the time at {}+{} runs, so a table of this size shows at least \
-                 one flag {:.0}% of the time.\n",
+                 one flag {:.1}% of the time.\n",
                 c.settings.noise_pct,
                 100.0 * l.per_row,
                 l.n_base,
