@@ -1,7 +1,7 @@
 //! Statistics for "is this change real?". This file holds the summaries (mean, median,
-//! standard deviations, geometric mean), Welch's t-test on plain values, the Student-t
-//! half-width of a mean (what `run --precision` stops on today), and the LKP robot's trimmed
-//! "medians outside the other range" rule with its exact false-alarm rate (comparison.md §3).
+//! standard deviations, geometric mean), the Student-t half-width of a mean (what
+//! `run --precision` stops on today), and the LKP robot's trimmed "medians outside the other
+//! range" rule with its exact false-alarm rate (comparison.md §3).
 //! The submodules hold what a comparison's verdicts are built from:
 //!
 //! - [`welch`]: Welch's t on the log of run values: interval and p of the ratio of geometric
@@ -79,25 +79,6 @@ fn sorted(x: &[f64]) -> Vec<f64> {
     let mut s = x.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     s
-}
-
-/// Two-sided p-value of Welch's unequal-variances t-test; None when a side has fewer than two
-/// samples. When both sides have zero variance the answer is 1 for equal means, 0 otherwise.
-pub fn welch_p_value(a: &[f64], b: &[f64]) -> Option<f64> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let (ma, mb) = (mean(a)?, mean(b)?);
-    let (va, vb) = (stddev(a)?.powi(2), stddev(b)?.powi(2));
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let se2 = va / na + vb / nb;
-    if se2 <= 0.0 || !se2.is_finite() {
-        return Some(if ma == mb { 1.0 } else { 0.0 });
-    }
-    let t = (ma - mb) / se2.sqrt();
-    let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
-    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
-    Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
 }
 
 /// Half-width of the Student-t confidence interval of the mean, as a percentage of the mean:
@@ -251,19 +232,6 @@ mod tests {
         assert_eq!(geomean(&[1.0, 0.0]), None);
         assert_eq!(stddev(&[1.0]), None);
         assert_eq!(mean(&[]), None);
-    }
-
-    #[test]
-    fn welch_matches_a_hand_computed_case() {
-        // a: mean 20, var 2.5 (n 5); b: mean 22, var 2.5 (n 5) → t = -2, df = 8.
-        let a = [18.0, 19.0, 20.0, 21.0, 22.0];
-        let b = [20.0, 21.0, 22.0, 23.0, 24.0];
-        let p = welch_p_value(&a, &b).unwrap();
-        // Two-sided p for |t| = 2 at 8 degrees of freedom is 0.0805.
-        assert_relative_eq!(p, 0.0805, epsilon = 5e-4);
-        assert_eq!(welch_p_value(&[1.0, 1.0], &[1.0, 1.0]), Some(1.0));
-        assert_eq!(welch_p_value(&[1.0, 1.0], &[2.0, 2.0]), Some(0.0));
-        assert_eq!(welch_p_value(&[1.0], &[2.0, 2.0]), None);
     }
 
     #[test]
