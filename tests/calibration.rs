@@ -16,7 +16,7 @@
 
 use patchbench::compare::model::{from_values, RunValue};
 use patchbench::compare::verdict::{judge_table, Judgement, RowInput, Rule, Settings, Verdict};
-use patchbench::result::Direction;
+use patchbench::record::Direction;
 
 const TEST_ROWS: usize = 12;
 const COPY_COUNTS: usize = 2;

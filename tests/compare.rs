@@ -6,7 +6,7 @@
 use assert_cmd::Command;
 use patchbench::compare::model::from_values;
 use patchbench::compare::verdict::{judge_table, RowInput, Rule, Settings, Verdict};
-use patchbench::result::{Direction, Metric, RunRecord};
+use patchbench::record::{Direction, Metric, RunRecord};
 use patchbench::stats::multiplicity::bh_q_values;
 use patchbench::sysinfo::SystemInfo;
 use proptest::prelude::*;

@@ -13,13 +13,12 @@
 //! Score is the primary row of a UnixBench comparison; the test rows explain it.
 
 pub mod comparability;
-pub mod format;
 pub mod model;
 pub mod plan;
 pub mod shape;
 pub mod verdict;
 
-use crate::result::{metric_key, Direction, Metric, RunRecord};
+use crate::record::{metric_key, Direction, Metric, RunRecord};
 use crate::stats;
 use model::{NoiseProfile, RunValue, Spread};
 use plan::Sensitivity;
@@ -515,11 +514,11 @@ fn index_variant(run: &RunRecord, m: &Metric) -> (BTreeMap<String, String>, Stri
     let recorded = run
         .indexes
         .iter()
-        .find(|i| i.copies == copies && i.category == crate::workloads::catalog::SYSTEM_CATEGORY)
+        .find(|i| i.copies == copies && i.category == crate::unixbench::catalog::SYSTEM_CATEGORY)
         .map(|i| i.full);
     let full = recorded.unwrap_or_else(|| {
         tests.is_empty()
-            || crate::workloads::catalog::INDEX
+            || crate::unixbench::catalog::INDEX
                 .iter()
                 .all(|id| tests.contains(id))
     });

@@ -13,7 +13,7 @@
 //! coefficient of variation). A side with fewer than 3 runs may borrow its between-run spread
 //! from a [`NoiseProfile`]: repeated runs of the same host, kernel and settings in the store.
 
-use crate::result::{Metric, RunRecord};
+use crate::record::{Metric, RunRecord};
 use crate::stats::welch::LogSample;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -278,7 +278,7 @@ mod tests {
             params: Default::default(),
             title: "x".into(),
             unit: "u".into(),
-            direction: crate::result::Direction::HigherIsBetter,
+            direction: crate::record::Direction::HigherIsBetter,
             value: f64::NAN,
             samples: vec![],
         };

@@ -32,7 +32,7 @@
 
 use super::model::RunValue;
 use super::shape::{self, Shape};
-use crate::result::Direction;
+use crate::record::Direction;
 use crate::stats::multiplicity::{bh_q_values, holm_adjusted};
 use crate::stats::welch::{LogRatio, LogSample};
 use crate::stats::{self, Shift};

@@ -14,9 +14,9 @@
 //! against its two values (to the precision printed), which catches swapped columns.
 
 use super::{imported_record, line_error, params, LineError};
-use crate::result::{Direction, IndexScore, Metric, RunRecord, TestResult};
+use crate::record::{Direction, IndexScore, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
-use crate::workloads::catalog::{TestSpec, SYSTEM_CATEGORY, TESTS};
+use crate::unixbench::catalog::{TestSpec, SYSTEM_CATEGORY, TESTS};
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;

@@ -10,8 +10,8 @@ mod lkp;
 mod plain;
 mod unixbench;
 
-use super::verdict::{Rule, Verdict};
-use super::{Comparison, Row, SideStats};
+use crate::compare::verdict::{Rule, Verdict};
+use crate::compare::{Comparison, Row, SideStats};
 use crate::compare::model::Level;
 use crate::compare::shape::Shape;
 
@@ -252,7 +252,7 @@ fn sensitivity_table(c: &Comparison, markdown: bool) -> String {
                             let n = p
                                 .runs
                                 .map(|n| n.to_string())
-                                .unwrap_or_else(|| format!(">{}", super::plan::MAX_RUNS));
+                                .unwrap_or_else(|| format!(">{}", crate::compare::plan::MAX_RUNS));
                             if p.band_lowered {
                                 format!("{n} (--noise {})", p.band_pct)
                             } else {

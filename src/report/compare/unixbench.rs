@@ -6,7 +6,7 @@
 
 use super::{ci_header, grid, interval, n, pct, pq, spread, verdict};
 use crate::compare::{Comparison, Row, SideStats};
-use crate::workloads::catalog;
+use crate::unixbench::catalog;
 use std::collections::BTreeSet;
 
 pub fn render(c: &Comparison) -> String {
