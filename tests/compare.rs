@@ -3,22 +3,21 @@
 //! drops, bad values, index rows, incomplete runs, noise profiles, bimodal rows). The
 //! calibration over many seeded tables is in `tests/calibration.rs`.
 
+mod common;
+
 use assert_cmd::Command;
+use common::fixture;
 use patchbench::compare::model::from_values;
 use patchbench::compare::verdict::{judge_table, RowInput, Rule, Settings, Verdict};
-use patchbench::record::{Direction, Metric, RunRecord};
+use patchbench::record::{Direction, Kind, Metric, RunRecord};
 use patchbench::stats::multiplicity::bh_q_values;
 use patchbench::sysinfo::SystemInfo;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
 fn patchbench(store: &Path) -> Command {
-    let mut c = Command::cargo_bin("patchbench").expect("binary");
+    let mut c = common::patchbench();
     c.env("PATCHBENCH_STORE", store);
     c
 }
@@ -55,21 +54,20 @@ fn run(host: &str, kernel: &str, label: &str, metrics: &[(&str, u32, f64, Vec<f6
     };
     let mut config = BTreeMap::new();
     config.insert("profile".to_string(), serde_json::json!("quick"));
-    let mut r = RunRecord::new("unixbench", system, config);
+    let mut r = RunRecord::new(Kind::Unixbench, system, &config);
     r.label = Some(label.into());
     r.metrics = metrics
         .iter()
-        .map(|(test, copies, value, samples)| Metric {
-            name: "unixbench.score".into(),
-            params: [("test", test.to_string()), ("copies", copies.to_string())]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
-            title: test.to_string(),
-            unit: "lps".into(),
-            direction: Direction::HigherIsBetter,
-            value: *value,
-            samples: samples.clone(),
+        .map(|(test, copies, value, samples)| {
+            Metric::new(
+                "unixbench.score",
+                &[("test", test.to_string()), ("copies", copies.to_string())],
+                test.to_string(),
+                "lps",
+                Direction::HigherIsBetter,
+                *value,
+                samples.clone(),
+            )
         })
         .collect();
     r
@@ -81,7 +79,7 @@ fn side_files(dir: &Path, name: &str, runs: &[RunRecord]) -> String {
         .enumerate()
         .map(|(i, r)| {
             let p = dir.join(format!("{name}-{i}.json"));
-            r.write_json(&p).expect("write");
+            std::fs::write(&p, r.to_json().expect("json")).expect("write");
             p.display().to_string()
         })
         .collect::<Vec<_>>()
@@ -574,7 +572,7 @@ fn a_side_with_one_run_borrows_the_noise_profile_of_its_host_kernel_and_settings
     }
     for (i, r) in all.iter().enumerate() {
         let f = d.path().join(format!("r{i}.json"));
-        r.write_json(&f).unwrap();
+        std::fs::write(&f, r.to_json().unwrap()).unwrap();
         patchbench(&store)
             .args(["import", f.to_str().unwrap()])
             .assert()

@@ -3,22 +3,11 @@
 //! planted publish-first writer is caught; bad input is refused with exit status 2. Only
 //! counts, ratios' presence and exit statuses are checked, never rates.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{patchbench, SHORT};
 use predicates::prelude::PredicateBooleanExt;
 use std::path::Path;
-
-const SHORT: [&str; 6] = [
-    "--duration",
-    "0.5",
-    "--warmup",
-    "0",
-    "--sample-interval",
-    "0.25",
-];
-
-fn patchbench() -> Command {
-    Command::cargo_bin("patchbench").unwrap()
-}
 
 fn metrics(path: &Path) -> Vec<serde_json::Value> {
     let r: serde_json::Value =

@@ -56,7 +56,7 @@ fn attributes(side: &Side) -> BTreeMap<String, BTreeSet<String>> {
         let mut add = |k: String, v: String| {
             out.entry(k).or_default().insert(v);
         };
-        add("kind".to_string(), run.kind.clone());
+        add("kind".to_string(), run.kind.to_string());
         if let Ok(serde_json::Value::Object(sys)) = serde_json::to_value(&run.system) {
             for (k, v) in sys {
                 if IGNORED_SYSTEM.contains(&k.as_str()) || k == "extra" {

@@ -5,8 +5,8 @@
 //! value per metric ([`model`]: runs are the unit, samples inside a run are within-run
 //! spread only). [`verdict`] labels the rows with the table correction; [`shape`] spots rows
 //! whose runs are bimodal or drift; [`plan`] gives the minimum detectable effect and the runs
-//! needed; [`comparability`] lists what differs between the sides. The formats in [`format`]
-//! only print what is computed here.
+//! needed; [`comparability`] lists what differs between the sides. The formats in
+//! `crate::report::compare` only print what is computed here.
 //!
 //! UnixBench index rows: a full index (all 12 index tests) and a partial one never share a
 //! row; partial indexes of different test sets neither. The full System Benchmarks Index

@@ -13,8 +13,8 @@
 //! title or the text just above it (`1 copy`, `72 parallel copies`). Each row's cmp is checked
 //! against its two values (to the precision printed), which catches swapped columns.
 
-use super::{imported_record, line_error, params, LineError};
-use crate::record::{Direction, IndexScore, Metric, RunRecord, TestResult};
+use super::{imported_record, line_error, LineError};
+use crate::record::{Direction, IndexScore, Kind, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
 use crate::unixbench::catalog::{TestSpec, SYSTEM_CATEGORY, TESTS};
 use regex::Regex;
@@ -298,15 +298,15 @@ fn build(rows: &[Row], side: usize, label: &str, partial: &BTreeMap<u32, bool>) 
         }
         match r.kind {
             RowKind::Index => {
-                metrics.push(Metric {
-                    name: "unixbench.index".into(),
-                    params: params(&[("copies", r.copies.to_string())]),
-                    title: format!("{SYSTEM_CATEGORY} Index Score"),
-                    unit: "index".into(),
-                    direction: Direction::HigherIsBetter,
-                    value: v,
-                    samples: Vec::new(),
-                });
+                metrics.push(Metric::new(
+                    "unixbench.index",
+                    &[("copies", r.copies.to_string())],
+                    format!("{SYSTEM_CATEGORY} Index Score"),
+                    "index",
+                    Direction::HigherIsBetter,
+                    v,
+                    Vec::new(),
+                ));
                 indexes.push(IndexScore {
                     copies: r.copies,
                     category: SYSTEM_CATEGORY.into(),
@@ -325,15 +325,15 @@ fn build(rows: &[Row], side: usize, label: &str, partial: &BTreeMap<u32, bool>) 
                     (Some(bl), true) => (v, Some(10.0 * v / bl)),
                     (None, _) => (v, None),
                 };
-                metrics.push(Metric {
-                    name: "unixbench.score".into(),
-                    params: params(&[("test", t.id.to_string()), ("copies", r.copies.to_string())]),
-                    title: t.name.into(),
-                    unit: t.unit.into(),
-                    direction: Direction::HigherIsBetter,
-                    value: score,
-                    samples: Vec::new(),
-                });
+                metrics.push(Metric::new(
+                    "unixbench.score",
+                    &[("test", t.id.to_string()), ("copies", r.copies.to_string())],
+                    t.name,
+                    t.unit,
+                    Direction::HigherIsBetter,
+                    score,
+                    Vec::new(),
+                ));
                 tests.push(TestResult {
                     test: t.id.into(),
                     name: t.name.into(),
@@ -355,7 +355,7 @@ fn build(rows: &[Row], side: usize, label: &str, partial: &BTreeMap<u32, bool>) 
     let mut config = BTreeMap::new();
     config.insert("copies".to_string(), serde_json::json!(copies_list));
     config.insert("posted_table".to_string(), serde_json::json!(true));
-    let mut record = imported_record("unixbench", SystemInfo::default(), config, metrics);
+    let mut record = imported_record(Kind::Unixbench, SystemInfo::default(), config, metrics);
     record.label = Some(label.to_string());
     record.tests = tests;
     record.indexes = indexes;
