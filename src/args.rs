@@ -75,6 +75,14 @@ pub fn parse_sample_secs(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A percentage above 0 (`1`, `2%`): a change to plan for.
+pub fn parse_positive_pct(s: &str) -> Result<f64, String> {
+    match parse_pct(s)? {
+        v if v > 0.0 => Ok(v),
+        _ => Err(format!("{s:?}: give a change above 0, e.g. 1 or 2%")),
+    }
+}
+
 /// A fraction strictly between 0 and 1.
 pub fn parse_fraction(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {

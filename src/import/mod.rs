@@ -13,6 +13,7 @@
 //! without being read whole, so memory stays bounded whatever the input (`/dev/zero` too).
 
 mod aim7;
+mod posted;
 mod unixbench;
 mod will_it_scale;
 
@@ -54,6 +55,12 @@ pub fn import_file(path: &Path, opts: &ImportOptions) -> anyhow::Result<RunRecor
         will_it_scale::parse(&text, &test).map_err(|e| located(&shown, e))?
     } else if aim7::looks_like(&text) {
         aim7::parse(&text, &test).map_err(|e| located(&shown, e))?
+    } else if posted::looks_like(&text) {
+        return Err(Usage(format!(
+            "{shown}: a posted comparison table holds two sides; `patchbench import {shown}` \
+             stores one run for each, labelled by its header, then compare those labels"
+        ))
+        .into());
     } else if unixbench::looks_like(&text) {
         unixbench::parse(&text).map_err(|e| located(&shown, e))?
     } else {
@@ -197,6 +204,49 @@ pub(crate) fn field_number(
 pub(crate) fn field_count(line: usize, field: &str, s: &str) -> Result<u64, LineError> {
     crate::record::domain::parse_count(&format!("field {field}"), s)
         .or_else(|e| line_error(line, e))
+}
+
+/// Reads a result file given directly as a side of `compare` (nothing is stored). Other
+/// tools' formats are imported as by [`import_file`]; a patchbench JSON document is taken as
+/// written, without the store's domain rules, because a run whose workload stopped working
+/// records a score of 0 in its `--json` file (the store refuses it) and that drop to zero is
+/// exactly what `compare --fail-on-regression` must see. `compare` itself refuses non-finite
+/// and negative values, naming the metric and the run.
+pub fn read_side_file(path: &Path, opts: &ImportOptions) -> anyhow::Result<RunRecord> {
+    let shown = path.display().to_string();
+    let bytes = read_capped(path, &shown)?;
+    let text = String::from_utf8_lossy(&bytes);
+    if text.trim_start().starts_with('{') {
+        return RunRecord::from_json(&text).map_err(|e| Usage(format!("{shown}: {e}")).into());
+    }
+    import_file(path, opts)
+}
+
+/// Reads one file into its runs: one record, or two for a posted comparison table (one per
+/// side, labelled by the table's header; `--label` cannot apply to both).
+pub fn import_file_runs(path: &Path, opts: &ImportOptions) -> anyhow::Result<Vec<RunRecord>> {
+    let shown = path.display().to_string();
+    let bytes = read_capped(path, &shown)?;
+    let text = String::from_utf8_lossy(&bytes);
+    if text.trim_start().starts_with('{') || !posted::looks_like(&text) {
+        return Ok(vec![import_file(path, opts)?]);
+    }
+    if opts.label.is_some() {
+        return Err(Usage(format!(
+            "{shown}: a posted comparison table labels its two sides by its header; drop \
+             --label"
+        ))
+        .into());
+    }
+    let mut records = posted::parse(&text).map_err(|e| located(&shown, e))?;
+    for r in &mut records {
+        r.validate().map_err(|e| Usage(format!("{shown}: {e}")))?;
+        r.source = Some(format!(
+            "{shown} ({} column of a posted table)",
+            r.label.as_deref().unwrap_or("-")
+        ));
+    }
+    Ok(records)
 }
 
 /// A parse error at a line of the file.
