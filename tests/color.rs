@@ -21,7 +21,10 @@ fn fixtures() -> String {
 fn command(args: &[&str]) -> std::process::Command {
     let mut c = common::std_patchbench();
     c.current_dir(fixtures())
-        .env("PATCHBENCH_STORE", Path::new(&fixtures()).join("no-such-store.db"))
+        .env(
+            "PATCHBENCH_STORE",
+            Path::new(&fixtures()).join("no-such-store.db"),
+        )
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("CLICOLOR")

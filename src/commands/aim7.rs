@@ -68,6 +68,9 @@ pub struct Aim7Args {
     /// Write every sample, the figures and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreOpts,
 }
@@ -144,6 +147,9 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     if let Some(path) = &args.json {
         crate::args::check_output("--json", path)?;
     }
+    if let Some(path) = &args.html {
+        crate::args::check_output("--html", path)?;
+    }
     let max_load = args.load.iter().copied().max().unwrap_or(1);
     let extra = tests.iter().map(|j| j.extra_procs).max().unwrap_or(0);
     if let Err(refusal) = crate::proc::limits::check(max_load, extra, "--load") {
@@ -178,7 +184,13 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
 
     let mut table = crate::report::aim7::LiveTable::new();
     let terminal = TerminalSink::new(Some(Box::new(move |r| table.render(r))), None);
-    let mut sinks = shared::sinks(&args.store, args.json.as_deref(), false, vec![], terminal)?;
+    let mut sinks = shared::sinks(
+        &args.store,
+        args.json.as_deref(),
+        false,
+        shared::html_sinks(args.html.as_deref()),
+        terminal,
+    )?;
     let mut system = shared::system_at_start(&plan.dirs[0]);
     for (i, f) in fs.iter().enumerate() {
         system.extra.insert(

@@ -5,7 +5,9 @@
 
 pub mod aim7;
 pub mod check;
+pub mod color;
 pub mod compare;
+pub mod html;
 pub mod list;
 pub mod model;
 pub mod scale;
