@@ -126,7 +126,11 @@ pub fn run(id: Option<&str>, r: &RunRecord) -> String {
     }
     let mut page = Page::new(&format!("patchbench {}: {name}", r.kind), &sub);
     if let Some(e) = &r.error {
-        page.section("error", "Stopped early", &page::warning_list(&[e.clone()]));
+        page.section(
+            "error",
+            "Stopped early",
+            &page::warning_list(std::slice::from_ref(e)),
+        );
     }
     page.section(
         "noise",

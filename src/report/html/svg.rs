@@ -55,24 +55,21 @@ impl Scale {
 
 /// About `count` round tick values covering `lo..hi` (steps of 1, 2 or 5 × 10^k).
 pub fn ticks(lo: f64, hi: f64, count: usize) -> Vec<f64> {
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    if hi <= lo || !lo.is_finite() || !hi.is_finite() {
         return vec![lo];
     }
     let raw = (hi - lo) / count.max(1) as f64;
     let mag = 10f64.powf(raw.log10().floor());
+    // The round step nearest the raw one (a little smaller rather than much larger).
     let step = [1.0, 2.0, 5.0, 10.0]
         .iter()
         .map(|m| m * mag)
-        .find(|s| *s >= raw)
+        .find(|s| *s >= raw * 0.7)
         .unwrap_or(10.0 * mag);
-    let mut out = Vec::new();
-    let mut v = (lo / step).ceil() * step;
-    while v <= hi + step * 1e-9 {
-        // -0 prints as "-0".
-        out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
-        v += step;
-    }
-    out
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    // Multiples of the step, so no sum drifts (0.30000000000000004); +0.0 turns -0 into 0.
+    (first..=last).map(|i| i as f64 * step + 0.0).collect()
 }
 
 /// A tick label: `0`, `2.5`, `40`, `1.2k`, `3.4M`, `1.1G`.
@@ -87,9 +84,7 @@ pub fn short(v: f64) -> String {
     } else {
         (v, "")
     };
-    let text = if x == x.round() {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
+    let text = if x == x.round() || x.abs() >= 10.0 {
         format!("{x:.0}")
     } else {
         format!("{x:.1}")

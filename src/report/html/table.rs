@@ -84,7 +84,7 @@ pub fn comparison(c: &Comparison) -> String {
             &text::verdict(r),
             &format!("verdict {}", verdict_class(r)),
         );
-        let _ = write!(out, "<td>{}</td></tr>\n", dots::row(r));
+        let _ = writeln!(out, "<td>{}</td></tr>", dots::row(r));
     }
     out += "</tbody></table></div>";
     out
@@ -137,7 +137,7 @@ pub fn run_metrics(r: &RunRecord) -> String {
             .map(|v| format!("±{v:.2}%"))
             .unwrap_or_else(|| "-".to_string());
         td(&mut out, &sd, "num");
-        let _ = write!(out, "<td>{}</td></tr>\n", dots::samples(m));
+        let _ = writeln!(out, "<td>{}</td></tr>", dots::samples(m));
     }
     out += "</tbody></table></div>";
     out
