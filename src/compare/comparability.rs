@@ -218,3 +218,46 @@ fn plain(v: &serde_json::Value) -> String {
         other => other.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Kind, RunRecord};
+    use crate::sysinfo::SystemInfo;
+
+    fn side(name: &str, kernel: &str, cpu: &str) -> Side {
+        let system = SystemInfo {
+            kernel_release: kernel.into(),
+            cpu_model: cpu.into(),
+            ..SystemInfo::default()
+        };
+        Side::new(
+            name,
+            vec![("1".into(), RunRecord::new(Kind::Unixbench, system, &()))],
+        )
+    }
+
+    #[test]
+    fn the_kernel_differs_as_expected_and_anything_else_is_warned_about() {
+        let (b, p) = (side("base", "6.1", "EPYC"), side("patched", "6.2", "Xeon"));
+        let table = fingerprint(&b, &p);
+        let kernel = table
+            .iter()
+            .find(|a| a.name == "system.kernel_release")
+            .unwrap();
+        assert!(kernel.differs && kernel.expected);
+        assert_eq!(
+            (kernel.base.as_str(), kernel.patched.as_str()),
+            ("6.1", "6.2")
+        );
+        let cpu = table.iter().find(|a| a.name == "system.cpu_model").unwrap();
+        assert!(cpu.differs && !cpu.expected);
+        assert!(table.iter().all(|a| a.name != "system.noise"));
+        assert_eq!(
+            differences(&b, &p),
+            vec!["system.cpu_model differs: base EPYC vs patched Xeon"]
+        );
+        assert!(noise(&b).line.is_none(), "no stored check, no warning");
+        assert_eq!(noise(&b).checked, 0);
+    }
+}

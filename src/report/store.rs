@@ -30,7 +30,7 @@ struct RunLine<'a> {
     started_at: &'a str,
     host: &'a str,
     kernel: &'a str,
-    /// UnixBench test results (0 for other kinds).
+    /// Distinct tests among its metrics (their `test` parameter).
     tests: usize,
     metrics: usize,
     incomplete: bool,
