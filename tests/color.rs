@@ -60,3 +60,136 @@ fn compare_output_is_todays_byte_for_byte() {
     }
     insta::assert_snapshot!("list", marked(&piped(&["list"], &[])));
 }
+
+/// Standard output of a run on a pseudo-terminal in raw mode (so the bytes read are the
+/// bytes written), as a user's terminal.
+fn on_terminal(args: &[&str], env: &[(&str, &str)]) -> String {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty writes two new descriptors into the pointers; no name, default modes.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors are ours and open; termios is plain data.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        assert_eq!(libc::tcgetattr(slave, &mut t), 0);
+        libc::cfmakeraw(&mut t);
+        assert_eq!(libc::tcsetattr(slave, libc::TCSANOW, &t), 0);
+    }
+    // SAFETY: each descriptor is owned by exactly one File from here on.
+    let (mut master, slave) = unsafe {
+        (
+            std::fs::File::from_raw_fd(master),
+            std::fs::File::from_raw_fd(slave),
+        )
+    };
+    let mut c = command(args);
+    c.env("TERM", "xterm-256color").stdout(slave);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    // The parent's copy of the terminal's slave side goes with the Command, so reading the
+    // master ends (EIO) when the child has exited.
+    drop(c);
+    let mut out = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        match master.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.raw_os_error() == Some(libc::EIO) => break,
+            Err(e) => panic!("reading the terminal: {e}"),
+        }
+    }
+    assert!(child.wait().unwrap().success(), "{args:?}");
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn verdicts_are_coloured_on_a_terminal_only_and_no_color_turns_it_off() {
+    use patchbench::report::color::strip;
+    for (format, every_case) in [
+        ("unixbench", true),
+        ("lkp", true),
+        ("inline", false),
+        ("markdown", false),
+    ] {
+        let args = compare_args(format);
+        let mut never = args.clone();
+        never.extend(["--color", "never"]);
+        let plain = piped(&never, &[]);
+        assert!(!plain.contains('\x1b'), "{format}");
+        // A pipe, NO_COLOR and --color never: the same bytes (and the snapshot's, above).
+        assert_eq!(piped(&args, &[]), plain, "{format}: piped");
+        assert_eq!(
+            piped(&args, &[("NO_COLOR", "1")]),
+            plain,
+            "{format}: NO_COLOR piped"
+        );
+        assert_eq!(
+            on_terminal(&args, &[("NO_COLOR", "1")]),
+            plain,
+            "{format}: NO_COLOR on a terminal"
+        );
+        if every_case {
+            assert_eq!(
+                on_terminal(&never, &[]),
+                plain,
+                "{format}: --color never on a terminal"
+            );
+            assert_eq!(
+                on_terminal(&args, &[("TERM", "dumb")]),
+                plain,
+                "{format}: TERM=dumb"
+            );
+        }
+        // On a terminal: regressed red, improved green, inconclusive dim, no change plain;
+        // nothing else changes.
+        let coloured = on_terminal(&args, &[]);
+        assert!(
+            coloured.contains("\x1b[31mregressed\x1b[0m"),
+            "{format}: {coloured}"
+        );
+        assert!(coloured.contains("\x1b[32mimproved\x1b[0m"), "{format}");
+        assert!(coloured.contains("\x1b[2minconclusive\x1b[0m"), "{format}");
+        assert!(
+            !coloured.contains("m no change"),
+            "{format}: no change stays plain"
+        );
+        assert_eq!(strip(&coloured), plain, "{format}: only the escapes differ");
+        if !every_case {
+            continue;
+        }
+        // Forced colour through a pipe, unless NO_COLOR says no.
+        let mut always = args.clone();
+        always.extend(["--color", "always"]);
+        assert_eq!(strip(&piped(&always, &[])), plain);
+        assert!(
+            piped(&always, &[("NO_COLOR", "1")]).contains('\x1b'),
+            "--color always wins"
+        );
+        assert!(piped(&args, &[("CLICOLOR_FORCE", "1")]).contains('\x1b'));
+        assert_eq!(
+            piped(&args, &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]),
+            plain
+        );
+    }
+}
+
+#[test]
+fn machine_formats_are_never_coloured_even_on_a_terminal() {
+    for format in ["json", "csv", "html"] {
+        let text = on_terminal(&compare_args(format), &[]);
+        assert!(!text.contains('\x1b'), "{format}");
+    }
+}
