@@ -54,12 +54,14 @@ fn browser(exe: &Path, profile: &Path, args: &[String], stdout: Stdio) -> std::p
         .unwrap()
 }
 
-/// Appended to a copy of the page: each chart's class, laid-out size and number of drawn
-/// shapes, one line each, in `<pre id="chart-sizes">`.
+/// Appended to a copy of the page: each chart's class, laid-out size, number of drawn shapes
+/// and number of texts drawn (partly) outside it, one line each, in `<pre id="chart-sizes">`.
 const PROBE: &str = "<script>(function(){var out=[];\
 document.querySelectorAll('svg.chart').forEach(function(e){var r=e.getBoundingClientRect();\
+var outside=0;e.querySelectorAll('text').forEach(function(t){var b=t.getBoundingClientRect();\
+if(b.left<r.left-1||b.right>r.right+1||b.top<r.top-1||b.bottom>r.bottom+1){outside++;}});\
 out.push(e.getAttribute('class')+'|'+Math.round(r.width)+'|'+Math.round(r.height)+'|'+\
-e.querySelectorAll('circle,line,polyline,rect,polygon').length);});\
+e.querySelectorAll('circle,line,polyline,rect,polygon').length+'|'+outside);});\
 var p=document.createElement('pre');p.id='chart-sizes';p.textContent=out.join('\\n');\
 document.body.appendChild(p);})();</script>";
 
@@ -178,12 +180,14 @@ fn the_report_draws_its_charts_in_headless_chromium() {
     assert_eq!(of("curve"), curves, "{sizes}");
     assert_eq!(charts.len(), 1 + rows + curves, "{sizes}");
     for c in &charts {
-        let (w, h, shapes): (u32, u32, u32) = (
+        let (w, h, shapes, outside): (u32, u32, u32, u32) = (
             c[1].parse().unwrap(),
             c[2].parse().unwrap(),
             c[3].parse().unwrap(),
+            c[4].parse().unwrap(),
         );
         assert!(w > 0 && h > 0 && shapes > 0, "a chart did not draw: {c:?}");
+        assert_eq!(outside, 0, "a label is cut off at the chart's edge: {c:?}");
     }
 
     // The page as a person sees it (the page itself, without the probe).

@@ -12,12 +12,13 @@ use std::fmt::Write;
 
 const ROW: f64 = 22.0;
 const TOP: f64 = 28.0;
-const LABEL: f64 = 360.0;
+const LABEL: f64 = 400.0;
 const PLOT: f64 = 540.0;
-const RIGHT: f64 = 230.0;
+const RIGHT: f64 = 280.0;
 const BOTTOM: f64 = 40.0;
-/// Longest row name drawn in full (the rest in the tooltip).
-const MAX_LABEL: usize = 58;
+/// Longest row name drawn in full (the rest in the tooltip): 54 characters of 12px bold sans
+/// fit the label column (about 7px each), so a long name is cut, not clipped at the edge.
+const MAX_LABEL: usize = 54;
 
 /// The noise band in %, as the labels use it: ratios within [1/(1+b), 1+b].
 fn band(c: &Comparison) -> (f64, f64) {
