@@ -179,22 +179,25 @@ fn every_string_from_a_record_is_escaped() {
 fn an_unwritable_html_file_is_refused_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
-    let bad = "/nonexistent-dir/report.html";
-    for args in [
-        vec!["run", "syscall", "--quick", "--html", bad],
-        vec!["aim7", "fork_test", "--load", "1", "--html", bad],
-        vec!["scale", "getppid1", "-t", "1", "--html", bad],
-        vec!["model", "model-setbit", "-t", "1", "--html", bad],
-    ] {
-        let out = common::patchbench_with_store(&store)
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("--html"), "{args:?}: {err}");
-        assert_eq!(err.lines().count(), 1, "one line: {err}");
-        assert!(!store.exists(), "{args:?} started work");
+    // A missing directory, a directory, and a directory that exists and passes access() for
+    // root but takes no new file (procfs).
+    for bad in ["/nonexistent-dir/report.html", "/tmp", "/proc/report.html"] {
+        for args in [
+            vec!["run", "syscall", "--quick", "--html", bad],
+            vec!["aim7", "fork_test", "--load", "1", "--html", bad],
+            vec!["scale", "getppid1", "-t", "1", "--html", bad],
+            vec!["model", "model-setbit", "-t", "1", "--html", bad],
+        ] {
+            let out = common::patchbench_with_store(&store)
+                .args(&args)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains("--html"), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "one line: {err}");
+            assert!(!store.exists(), "{args:?} started work");
+        }
     }
 }
 
