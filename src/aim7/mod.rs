@@ -8,9 +8,12 @@
 //! other commands: `crate::limits` (process and file limits checked before forking),
 //! `crate::fsinfo` (what each --dir is), `crate::signals`.
 
+pub mod aim_rand;
 pub mod driver;
+pub mod fakeh;
 pub mod fixtures;
 pub mod jobs;
+pub mod loads;
 pub mod metrics;
 pub mod task;
 
