@@ -1,14 +1,20 @@
 //! The AIM7 driver for one load point: fork N tasks from this single-threaded process into
 //! their own process group, wait until every one is parked on the start pipe, take the start
-//! mark (optionally sleep AIM's 10 s), release them all at once by closing the pipe, then
-//! collect each task's report and reap it, until the last one is gone.
+//! mark (then sleep AIM's 10 s unless told not to), release them all at once by closing the
+//! pipe, then collect each task's reports and reap it, until the last one is gone.
+//!
+//! Timing is AIM's: the start mark, each task's completion (taken here when the task is
+//! reaped, as AIM's parent does) and the end are `times()` readings in clock ticks (10 ms at
+//! USER_HZ 100), and cpu is the reaped tasks' user + system ticks from `times()`. The driver
+//! appends AIM's `job_timing` line to the shared log for every task it reaps.
 //!
 //! SIGINT, SIGTERM and SIGHUP are caught with signal-hook (a flag and a wake-up socket, no
 //! threads); on one, or when a task fails, every task is killed at once with
 //! `kill(-pgid, SIGKILL)` and reaped before returning. Tasks also carry PR_SET_PDEATHSIG so
 //! none outlives a driver that is killed outright.
 
-use super::task::{self, Report, TaskFds, TaskPlan, DONE, FAILED, PARKED, RECORD_BYTES};
+use super::joblog;
+use super::task::{self, Report, TaskFds, TaskPlan, COUNTS, DONE, FAILED, PARKED, RECORD_BYTES};
 use crate::clock::monotonic_ns;
 use anyhow::Context;
 use std::collections::HashMap;
@@ -24,6 +30,8 @@ pub enum Stop {
     /// A task's system call failed (ENOSPC included: the caller tells them apart).
     TaskFailed {
         task: u32,
+        /// The workfile line of the failing job.
+        line: usize,
         dir: usize,
         op: String,
         errno: i32,
@@ -47,23 +55,33 @@ impl From<anyhow::Error> for Stop {
     }
 }
 
+/// One workfile line's jobs and op counters, summed over the tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    pub runs: u64,
+    pub counters: [u64; 4],
+}
+
 /// What one load point measured.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// Seconds from the start mark to each task's end, by task number.
+    /// Seconds from the start mark to each task's reaping, by task number (clock ticks).
     pub completion: Vec<f64>,
-    /// Start mark to the last task reaped (includes the start delay, as AIM's does).
+    /// Start mark to the last task reaped (includes the start delay, as AIM's does), in clock
+    /// ticks; a load point shorter than one tick counts as one (AIM's always has the delay).
     pub real: f64,
-    /// The tasks' user + system CPU seconds.
+    /// The tasks' user + system CPU seconds (clock ticks).
     pub cpu: f64,
     /// First fork to the last task parked.
     pub park_seconds: f64,
-    /// Sum of every task's op counters.
-    pub counters: [u64; 4],
+    /// By workfile line.
+    pub lines: Vec<LineCounts>,
     pub task_max_rss_kib: u64,
     pub task0_private_kib: u64,
     pub task0_pss_kib: u64,
     pub driver_max_rss_kib: u64,
+    /// Lines the load point added to AIM's log (filled in by the caller).
+    pub log_lines: u64,
 }
 
 /// How often a long run says how far it is.
@@ -83,13 +101,9 @@ fn ensure_single_threaded() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn children_cpu_seconds() -> f64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
-        .map(|u| {
-            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
-            t(u.user_time()) + t(u.system_time())
-        })
-        .unwrap_or(0.0)
+/// The reaped children's user + system ticks.
+fn children_cpu_ticks(t: &libc::tms) -> i64 {
+    joblog::ticks(t.tms_cutime) + joblog::ticks(t.tms_cstime)
 }
 
 fn pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
@@ -100,11 +114,21 @@ fn pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
 struct Tasks {
     pgid: libc::pid_t,
     by_pid: HashMap<libc::pid_t, u32>,
+    /// Every task's pid, for cleaning up after them.
+    pids: Vec<libc::pid_t>,
     reaped: u32,
     reports: Vec<Option<Report>>,
+    lines: Vec<LineCounts>,
     failed: Option<Report>,
     parked: u32,
     partial: Vec<u8>,
+    /// The start mark in clock ticks (None until the tasks are released).
+    start: Option<i64>,
+    /// Completion ticks by task.
+    completion: Vec<Option<i64>>,
+    load: u32,
+    log_fd: i32,
+    hz: i64,
 }
 
 impl Tasks {
@@ -152,6 +176,13 @@ impl Tasks {
                 let r = Report::decode(rec);
                 match r.kind {
                     PARKED => self.parked += 1,
+                    COUNTS if (r.line as usize) < self.lines.len() => {
+                        let l = &mut self.lines[r.line as usize];
+                        l.runs += r.runs;
+                        for (sum, c) in l.counters.iter_mut().zip(r.counters) {
+                            *sum += c;
+                        }
+                    }
                     DONE if (r.task as usize) < self.reports.len() => {
                         let t = r.task as usize;
                         self.reports[t] = Some(r);
@@ -175,6 +206,11 @@ impl Tasks {
             }
             if let Some(task) = self.by_pid.remove(&pid) {
                 self.reaped += 1;
+                if let Some(start) = self.start {
+                    let ticks = joblog::times().0 - start;
+                    self.completion[task as usize] = Some(ticks);
+                    joblog::reaped(self.log_fd, self.load, (ticks * 1000 / self.hz) as f64);
+                }
                 let clean = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
                 if !clean && bad.is_none() {
                     bad = Some((task, status));
@@ -213,13 +249,31 @@ fn poll_two(a: i32, b: i32, timeout_ms: i32) {
     unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
 }
 
-/// Runs one load point of `tasks` tasks, each running `plan.jobs_per_task` jobs.
+/// Runs one load point of `tasks` tasks, each running the plan's jobs. With `ipc_cleanup`,
+/// SysV objects keyed by a task's pid that the tasks left behind are removed at the end.
 pub fn run(
     plan: &TaskPlan,
     tasks: u32,
     start_delay: Duration,
     signals: &Signals,
     progress: &dyn Fn(&str),
+    ipc_cleanup: bool,
+) -> Result<Outcome, Stop> {
+    let mut pids = Vec::new();
+    let result = run_tasks(plan, tasks, start_delay, signals, progress, &mut pids);
+    if ipc_cleanup {
+        super::jobs::shared_memory::remove_leftovers(&pids);
+    }
+    result
+}
+
+fn run_tasks(
+    plan: &TaskPlan,
+    tasks: u32,
+    start_delay: Duration,
+    signals: &Signals,
+    progress: &dyn Fn(&str),
+    pids: &mut Vec<libc::pid_t>,
 ) -> Result<Outcome, Stop> {
     ensure_single_threaded()?;
     let (go_read, go_write) = pipe()?;
@@ -240,18 +294,53 @@ pub fn run(
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
 
-    // SAFETY: getpid has no preconditions.
-    let driver = unsafe { libc::getpid() };
     let mut t = Tasks {
         pgid: 0,
         by_pid: HashMap::with_capacity(tasks as usize),
+        pids: Vec::with_capacity(tasks as usize),
         reaped: 0,
         reports: vec![None; tasks as usize],
+        lines: vec![LineCounts::default(); plan.jobs.len()],
         failed: None,
         parked: 0,
         partial: Vec::new(),
+        start: None,
+        completion: vec![None; tasks as usize],
+        load: plan.load,
+        log_fd: plan.log_fd,
+        hz: joblog::hz(),
     };
-    let cpu_before = children_cpu_seconds();
+    let ends = (go_write, report_write);
+    let result = drive(
+        plan,
+        tasks,
+        start_delay,
+        signals,
+        progress,
+        &fds,
+        ends,
+        &mut t,
+    );
+    *pids = std::mem::take(&mut t.pids);
+    result
+}
+
+/// Forks, parks, releases and reaps the tasks of `t`; `ends` are the write ends of the start
+/// and report pipes, closed here once the tasks hold theirs.
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    plan: &TaskPlan,
+    tasks: u32,
+    start_delay: Duration,
+    signals: &Signals,
+    progress: &dyn Fn(&str),
+    fds: &TaskFds,
+    ends: (OwnedFd, OwnedFd),
+    t: &mut Tasks,
+) -> Result<Outcome, Stop> {
+    let (go_write, report_write) = ends;
+    // SAFETY: getpid has no preconditions.
+    let driver = unsafe { libc::getpid() };
     let fork_start = monotonic_ns();
     for i in 0..tasks {
         if let Some(sig) = signals.pending().map(|i| i.signal) {
@@ -263,7 +352,7 @@ pub fn run(
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             // SAFETY: we are the freshly forked child.
-            unsafe { task::task_main(plan, i, t.pgid, driver, &fds) };
+            unsafe { task::task_main(plan, i, t.pgid, driver, fds) };
         }
         if pid < 0 {
             let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
@@ -276,6 +365,7 @@ pub fn run(
         // SAFETY: moving our own child into the tasks' group (the child does the same).
         unsafe { libc::setpgid(pid, t.pgid) };
         t.by_pid.insert(pid, i);
+        t.pids.push(pid);
         if i == 0 {
             progress(&format!("tasks run in process group {pid}"));
         }
@@ -302,16 +392,24 @@ pub fn run(
             });
         }
     }
+    let (start_ticks, before) = joblog::times();
+    t.start = Some(start_ticks);
     let start = monotonic_ns();
     let park_seconds = (start - fork_start) as f64 / 1e9;
-    progress(&format!(
-        "{tasks} tasks parked in {park_seconds:.2} s; released"
-    ));
-    if !start_delay.is_zero() {
+    if start_delay.is_zero() {
+        progress(&format!(
+            "{tasks} tasks parked in {park_seconds:.2} s; released"
+        ));
+    } else {
+        progress(&format!(
+            "{tasks} tasks parked in {park_seconds:.2} s; AIM's {} s start delay",
+            start_delay.as_secs()
+        ));
         let until = start + start_delay.as_nanos() as u64;
         while monotonic_ns() < until && signals.pending().is_none() {
             let _ = signals.sleep(Duration::from_nanos(until.saturating_sub(monotonic_ns())));
         }
+        progress("released");
     }
     drop(go_write);
 
@@ -328,6 +426,7 @@ pub fn run(
             t.kill_and_reap();
             return Err(Stop::TaskFailed {
                 task: f.task,
+                line: f.line as usize,
                 dir: f.dir as usize,
                 op: f.op,
                 errno: f.errno,
@@ -354,29 +453,26 @@ pub fn run(
             signals.drain();
         }
     }
-    let end = monotonic_ns();
+    let (end_ticks, after) = joblog::times();
     t.read_reports(fds.report_read);
-    let cpu = children_cpu_seconds() - cpu_before;
+    let secs = |ticks: i64| ticks as f64 / t.hz as f64;
 
     let mut out = Outcome {
-        real: (end - start) as f64 / 1e9,
-        cpu,
+        real: secs((end_ticks - start_ticks).max(1)),
+        cpu: secs(children_cpu_ticks(&after) - children_cpu_ticks(&before)),
         park_seconds,
         completion: Vec::with_capacity(tasks as usize),
+        lines: t.lines.clone(),
         ..Outcome::default()
     };
-    for (i, r) in t.reports.iter().enumerate() {
-        let Some(r) = r else {
+    for (i, (r, done)) in t.reports.iter().zip(&t.completion).enumerate() {
+        let (Some(r), Some(done)) = (r, done) else {
             return Err(Stop::TaskDied {
                 task: i as u32,
                 how: "ended without reporting".into(),
             });
         };
-        out.completion
-            .push(r.finish_ns.saturating_sub(start) as f64 / 1e9);
-        for (sum, c) in out.counters.iter_mut().zip(r.counters) {
-            *sum += c;
-        }
+        out.completion.push(secs(*done));
         out.task_max_rss_kib = out.task_max_rss_kib.max(r.maxrss_kib);
         if i == 0 {
             out.task0_private_kib = r.private_kib;

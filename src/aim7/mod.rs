@@ -1,10 +1,13 @@
-//! `patchbench aim7`: AIM Suite VII's jobs (creat-clo, the disk tests, link/fork/exec/signal/
-//! brk/page tests) run by an AIM-style driver at a load of N forked tasks, reported with AIM's
-//! arithmetic (jobs/min, JTI, jobs/min/task, real, cpu) and LKP's metric names.
+//! `patchbench aim7`: AIM Suite VII's 56 tests, alone or in AIM's weighted workfile mixes, run
+//! by an AIM-style driver at loads of N forked tasks, reported with AIM's arithmetic (jobs/min,
+//! JTI, jobs/min/task, real, cpu) and LKP's metric names.
 //!
-//! Layout: `jobs/` (one file per AIM7 test), `task` (what a forked task runs), `driver` (fork,
-//! start barrier, reaping), `metrics` (AIM's formulas), `fixtures` (shared input files), and
-//! here: arguments, validation, the run loop, output and the result record. Shared with the
+//! Layout: `jobs/` (one file per AIM7 test), `workfile` (mixes, job counts, the per-task
+//! schedule), `aim_rand` (AIM's generator), `loads` (`--load` lists and ranges), `task` (what
+//! a forked task runs), `joblog` (AIM's per-job times() calls and log line), `driver` (fork,
+//! start barrier, reaping), `metrics` (AIM's formulas), `fixtures` and `fakeh` (input files),
+//! `suite` (the tasks' directory), and here: arguments, validation, the run loop, output and
+//! the result record. Shared with the
 //! other commands: `crate::limits` (process and file limits checked before forking),
 //! `crate::fsinfo` (what each --dir is), `crate::signals`.
 
@@ -12,10 +15,13 @@ pub mod aim_rand;
 pub mod driver;
 pub mod fakeh;
 pub mod fixtures;
+pub mod joblog;
 pub mod jobs;
 pub mod loads;
 pub mod metrics;
+pub mod suite;
 pub mod task;
+pub mod workfile;
 
 use crate::cli::StoreOpts;
 use crate::error::{usage, Interrupted, RunFailed, Usage};
@@ -27,41 +33,50 @@ use jobs::{Factor, Job, TaskDir};
 use metrics::Figures;
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use workfile::Mix;
 
 /// AIM's pre-start sleep (`SLEEP` in multitask.c), counted inside `real`.
 const AIM_START_DELAY: Duration = Duration::from_secs(10);
 
 const AFTER_HELP: &str = "\
-Each TEST runs separately at each load, like one LKP aim7 job. All tasks work in a private \
-directory (mode 0700) made inside each --dir; it is removed at the end, and nothing else in \
---dir is touched.
+Each TEST runs separately at each load, like one LKP aim7 job (a one-line workfile); \
+--workfile runs one of AIM's weighted mixes instead. All tasks work in a private directory \
+(mode 0700) made inside each --dir; it is removed at the end, and nothing else in --dir is \
+touched.
 
 The filesystem decides the score: tmpfs, ext4 on a RAM disk and a real disk differ widely. The \
 type and mount options of each --dir are printed and recorded. To test like the posted \
 creat-clo numbers (ext4 on a 48 GB brd ramdisk, as LKP's 1BRD_48G):
   modprobe brd rd_nr=1 rd_size=50331648        # rd_size is in KiB
   mkfs.ext4 -q /dev/ram0 && mkdir -p /mnt/aim7 && mount /dev/ram0 /mnt/aim7
-  patchbench aim7 creat-clo --load 3000 --dir /mnt/aim7 --aim-start-delay
+  patchbench aim7 creat-clo --load 3000 --dir /mnt/aim7
 or on tmpfs (as LKP's micro jobs): use /dev/shm, or
   mount -t tmpfs -o size=4g tmpfs /mnt/aim7
 
-Published AIM7 numbers include AIM's 10 s pause before the start inside `real`; pass \
---aim-start-delay to reproduce them (it lowers jobs/min by 10 s / real).";
+Like published AIM7 numbers, `real` includes AIM's 10 s pause before the start; \
+--no-start-delay skips it (raising jobs/min by real / (real - 10 s)).";
 
 /// Arguments of `patchbench aim7`.
 #[derive(Debug, Clone, Args)]
 #[command(after_long_help = AFTER_HELP)]
 pub struct Aim7Args {
-    /// AIM7 tests to run: creat-clo, disk_rr, disk_rw, disk_rd, disk_wrt, disk_cp, disk_src,
-    /// link_test, fork_test, exec_test, signal_test, brk_test, page_test.
-    #[arg(value_name = "TEST", required = true)]
+    /// AIM7 tests to run, each alone at each load: any of AIM's 56 (creat-clo, disk_rr,
+    /// fork_test, sieve, ...; an unknown name lists them all).
+    #[arg(value_name = "TEST", required_unless_present = "workfile")]
     pub tests: Vec<String>,
-    /// Number of tasks (AIM's operation load), or several comma separated, each a load point.
-    #[arg(short, long, value_name = "N", value_delimiter = ',', default_value = "3000", value_parser = parse_load)]
-    pub load: Vec<u32>,
-    /// Jobs each task runs (AIM's LOADNUM is 100).
+    /// Run one of AIM's weighted mixes instead: compute, dbase, fserver, shared, or a PATH to a
+    /// workfile in AIM's format (`<weight> <test>` lines, FILESIZE:/POOLSIZE:).
+    #[arg(long, value_name = "MIX|PATH", conflicts_with = "tests")]
+    pub workfile: Option<String>,
+    /// Load points: a number of tasks (AIM's operation load), a list (1,10,100,1000,3000) or
+    /// ranges START-END[:STEP] (1-100:10 runs 1, 11, .., 91), as AIM's series of load points.
+    #[arg(short, long, value_name = "LOADS", default_value = "3000", value_parser = loads::parse)]
+    pub load: loads::Loads,
+    /// AIM's LOADNUM: each task runs this many jobs of one TEST; a workfile's per-test counts
+    /// are its weights' shares of it (AIM: 100).
     #[arg(short, long, value_name = "J", default_value_t = 100, value_parser = parse_jobs)]
     pub jobs: u32,
     /// Directory for the tasks' files (AIM's `config` list); repeat to use several, round-robin.
@@ -71,32 +86,33 @@ pub struct Aim7Args {
     /// Repeat every load point this many times (one jobs/min sample each).
     #[arg(short, long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub runs: u32,
-    /// Wait 10 s between parking the tasks and releasing them, counted in `real`, as AIM's
-    /// multitask does; needed to match published jobs/min.
+    /// Skip AIM's 10 s wait between parking the tasks and releasing them (counted in `real`
+    /// by AIM and in every published jobs/min).
     #[arg(long)]
+    pub no_start_delay: bool,
+    /// AIM's start delay, now the default (kept so old command lines still work).
+    #[arg(long, hide = true, conflicts_with = "no_start_delay")]
     pub aim_start_delay: bool,
+    /// Stop a series of loads at AIM's crossover: after the first load point whose
+    /// jobs/min/task is at most 1.0.
+    #[arg(long)]
+    pub until_crossover: bool,
+    /// Do not append AIM's per-job line to its shared log file (multitask's -nl).
+    #[arg(long)]
+    pub no_log: bool,
     /// AIM's FILESIZE for the disk tests, in KiB (suffix M for MiB): each task's file is
-    /// FILESIZE + POOLSIZE / load.
-    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_kib)]
-    pub filesize: u64,
-    /// AIM's POOLSIZE, in KiB (suffix M for MiB), shared out among the tasks.
-    #[arg(long, value_name = "SIZE", default_value = "10M", value_parser = parse_kib)]
-    pub poolsize: u64,
+    /// FILESIZE + POOLSIZE / load. Default: the workfile's, else 1M (LKP's).
+    #[arg(long, value_name = "SIZE", value_parser = parse_kib)]
+    pub filesize: Option<u64>,
+    /// AIM's POOLSIZE, in KiB (suffix M for MiB), shared out among the tasks. Default: the
+    /// workfile's, else 10M (LKP's).
+    #[arg(long, value_name = "SIZE", value_parser = parse_kib)]
+    pub poolsize: Option<u64>,
     /// Write every sample, the figures and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreOpts,
-}
-
-fn parse_load(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(0) => Err("the load must be at least 1 task (e.g. --load 3000)".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!(
-            "{s:?} is not a number of tasks; give e.g. --load 3000"
-        )),
-    }
 }
 
 fn parse_jobs(s: &str) -> Result<u32, String> {
@@ -111,26 +127,49 @@ fn parse_jobs(s: &str) -> Result<u32, String> {
 
 /// Parses a size in KiB: `1024`, `1024k`, `1M`.
 pub fn parse_kib(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('M' | 'm') => (&t[..t.len() - 1], 1024),
-        Some('K' | 'k') => (&t[..t.len() - 1], 1),
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size; give KiB like 1024, or 1M"))?;
-    n.checked_mul(mult)
-        .filter(|&v| v <= 1 << 30)
-        .ok_or_else(|| format!("{s:?} is too large (at most 1024G)"))
+    workfile::parse_kib(s)
 }
 
 /// One load point's runs as they finish.
 struct Point {
-    job: &'static Job,
+    mix: Mix,
     load: u32,
     disk_blocks: usize,
+    jobs_per_task: u32,
     runs: Vec<(Figures, Outcome, u64)>,
+}
+
+impl Point {
+    /// The test of a one-test point.
+    fn single(&self) -> Option<&'static Job> {
+        match self.mix.lines.as_slice() {
+            [line] => Some(line.job),
+            _ => None,
+        }
+    }
+}
+
+/// The mixes to run: `--workfile`'s, or one per TEST.
+fn resolve_mixes(args: &Aim7Args) -> anyhow::Result<Vec<Mix>> {
+    let Some(w) = &args.workfile else {
+        return Ok(resolve_tests(&args.tests)?
+            .into_iter()
+            .map(Mix::single)
+            .collect());
+    };
+    if let Some(m) = Mix::builtin(w) {
+        return Ok(vec![m]);
+    }
+    let path = Path::new(w);
+    if !path.exists() {
+        return usage(format!(
+            "--workfile {w}: not one of AIM's mixes (compute, dbase, fserver, shared) and no such file"
+        ));
+    }
+    match Mix::read(path) {
+        Ok(m) => Ok(vec![m]),
+        Err(e) => usage(e),
+    }
 }
 
 fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
@@ -226,10 +265,10 @@ fn metric(
     Metric {
         name: name.to_string(),
         params: crate::result::params(&[
-            ("test", p.job.name.to_string()),
+            ("test", p.mix.name.clone()),
             ("load", p.load.to_string()),
         ]),
-        title: format!("{} {title} (load {})", p.job.name, p.load),
+        title: format!("{} {title} (load {})", p.mix.name, p.load),
         unit: unit.to_string(),
         direction,
         value: crate::stats::mean(&samples).unwrap_or(0.0),
@@ -302,23 +341,45 @@ fn factor_of(job: &Job, disk_blocks: usize) -> u64 {
     match job.factor {
         Factor::Fixed(f) => f,
         Factor::DiskBlocks => disk_blocks as u64,
+        Factor::HalfDiskBlocks => disk_blocks as u64 / 2,
     }
 }
 
-fn point_json(p: &Point, jobs_per_task: u32) -> serde_json::Value {
+/// The counters of one run: summed by name over the tests, and by test.
+fn run_counters(mix: &Mix, o: &Outcome) -> (BTreeMap<&'static str, u64>, Vec<serde_json::Value>) {
+    let mut sum: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut by_test = Vec::new();
+    for (line, counts) in mix.lines.iter().zip(&o.lines) {
+        let named: BTreeMap<&str, u64> = line
+            .job
+            .counters
+            .iter()
+            .copied()
+            .zip(counts.counters)
+            .collect();
+        for (k, v) in &named {
+            *sum.entry(k).or_default() += v;
+        }
+        by_test.push(json!({ "test": line.job.name, "runs": counts.runs, "counters": named }));
+    }
+    (sum, by_test)
+}
+
+fn point_json(p: &Point) -> serde_json::Value {
     let runs: Vec<serde_json::Value> = p
         .runs
         .iter()
         .enumerate()
         .map(|(i, (f, o, leftover))| {
-            let counters: BTreeMap<&str, u64> =
-                p.job.counters.iter().copied().zip(o.counters).collect();
+            let (counters, jobs) = run_counters(&p.mix, o);
             json!({
                 "run": i + 1,
                 "figures": f,
                 "park_seconds": o.park_seconds,
                 "counters": counters,
+                "jobs": jobs,
                 "leftover_files": leftover,
+                "log_lines": o.log_lines,
                 "task_max_rss_kib": o.task_max_rss_kib,
                 "task0_private_kib": o.task0_private_kib,
                 "task0_pss_kib": o.task0_pss_kib,
@@ -328,12 +389,12 @@ fn point_json(p: &Point, jobs_per_task: u32) -> serde_json::Value {
         })
         .collect();
     json!({
-        "test": p.job.name,
+        "test": p.mix.name,
         "load": p.load,
-        "jobs_per_task": jobs_per_task,
+        "jobs_per_task": p.jobs_per_task,
         "disk_blocks": p.disk_blocks,
-        "factor": factor_of(p.job, p.disk_blocks),
-        "units": p.job.units,
+        "factor": p.single().map(|j| factor_of(j, p.disk_blocks)),
+        "units": p.single().map(|j| j.units),
         "runs": runs,
     })
 }
@@ -350,10 +411,7 @@ impl Recorder<'_> {
     fn finish(&mut self, incomplete: bool) -> anyhow::Result<()> {
         let points: Vec<&Point> = self.points.iter().filter(|p| !p.runs.is_empty()).collect();
         self.record.metrics = points.iter().flat_map(|p| point_metrics(p)).collect();
-        let pj: Vec<serde_json::Value> = points
-            .iter()
-            .map(|p| point_json(p, self.args.jobs))
-            .collect();
+        let pj: Vec<serde_json::Value> = points.iter().map(|p| point_json(p)).collect();
         self.record.extra.insert(
             "aim7".into(),
             json!({ "points": pj, "filesystems": self.fs }),
@@ -370,28 +428,36 @@ impl Recorder<'_> {
     }
 }
 
-fn stop_error(stop: Stop, job: &Job, load: u32, dirs: &[PathBuf]) -> anyhow::Error {
+fn stop_error(stop: Stop, mix: &Mix, load: u32, dirs: &[PathBuf]) -> anyhow::Error {
+    let name = &mix.name;
     match stop {
         Stop::Interrupted(sig) => Interrupted { signal: sig, name: signal_name(sig) }.into(),
-        Stop::TaskFailed { task, dir, op, errno } => {
+        Stop::TaskFailed { task, line, dir, op, errno } => {
+            let job = mix.lines.get(line).map(|l| l.job);
+            let test = job.map(|j| j.name).unwrap_or("?");
             let d = dirs.get(dir).map(|d| d.display().to_string()).unwrap_or_default();
             let err = std::io::Error::from_raw_os_error(errno);
+            let place = if job.is_some_and(|j| j.uses_dirs) {
+                format!(" in --dir {d}")
+            } else {
+                String::new()
+            };
             if is_no_space(errno) {
                 Usage(format!(
-                    "{} at load {load}: --dir {d} is full ({op} in task {task}: {err}); every task was \
-                     stopped and its files removed; free space or choose another --dir",
-                    job.name
+                    "{name} at load {load}: --dir {d} is full ({test}: {op} in task {task}: {err}); every task was \
+                     stopped and its files removed; free space or choose another --dir"
                 ))
                 .into()
+            } else if errno == 0 {
+                RunFailed(format!("{name} at load {load}: task {task}: {test}: {op} gave a wrong result")).into()
             } else {
-                RunFailed(format!("{} at load {load}: task {task}: {op} in --dir {d} failed: {err}", job.name)).into()
+                RunFailed(format!("{name} at load {load}: task {task}: {test}: {op}{place} failed: {err}")).into()
             }
         }
-        Stop::TaskDied { task, how } => RunFailed(format!("{} at load {load}: task {task} {how}", job.name)).into(),
+        Stop::TaskDied { task, how } => RunFailed(format!("{name} at load {load}: task {task} {how}")).into(),
         Stop::CannotFork { started, errno } => Usage(format!(
-            "{} at load {load}: only {started} tasks could be started (fork: {}); raise the process \
+            "{name} at load {load}: only {started} tasks could be started (fork: {}); raise the process \
              limit (`ulimit -u`, the cgroup's pids.max, kernel.pid_max) or lower --load",
-            job.name,
             std::io::Error::from_raw_os_error(errno)
         ))
         .into(),
@@ -410,9 +476,53 @@ fn memory_line(o: &Outcome) -> String {
     )
 }
 
+/// The title line of a mix: what each task runs and whether AIM's start delay is in `real`.
+fn title(mix: &Mix, counts: &[u32], delay: Duration) -> String {
+    let jobs: u32 = counts.iter().sum();
+    let what = match mix.lines.as_slice() {
+        [line] => match line.job.factor {
+            Factor::Fixed(f) => format!("{f} {} per job", line.job.units),
+            _ => format!("{}, by the file's blocks", line.job.units),
+        },
+        lines => format!("{} tests of AIM's workfile {}", lines.len(), mix.name),
+    };
+    let delay = if delay.is_zero() {
+        "no start delay (--no-start-delay): real lacks AIM's 10 s".to_string()
+    } else {
+        format!("AIM's {} s start delay counted in real", delay.as_secs())
+    };
+    format!("{}: {jobs} jobs per task ({what}); {delay}", mix.name)
+}
+
+/// The plan every task of one load point runs.
+fn plan(
+    mix: &Mix,
+    counts: &[u32],
+    dirs: &[TaskDir],
+    disk_blocks: usize,
+    load: u32,
+    suite: &suite::Suite,
+) -> task::TaskPlan {
+    task::TaskPlan {
+        jobs: mix.lines.iter().map(|l| l.job).collect(),
+        names: mix
+            .lines
+            .iter()
+            .map(|l| CString::new(l.job.name).unwrap_or_default())
+            .collect(),
+        counts: counts.to_vec(),
+        dirs: dirs.to_vec(),
+        disk_blocks,
+        load,
+        suite_dir: suite.dir_c.clone(),
+        path_env: suite.path_env.clone(),
+        log_fd: suite.log_fd(),
+    }
+}
+
 /// Runs `patchbench aim7`; returns the exit status.
 pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
-    let tests = resolve_tests(&args.tests)?;
+    let mixes = resolve_mixes(args)?;
     let dirs: Vec<PathBuf> = if args.dirs.is_empty() {
         vec![std::env::temp_dir()]
     } else {
@@ -425,25 +535,24 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     if let Some(path) = &args.json {
         crate::cli::check_output("--json", path)?;
     }
-    let max_load = args.load.iter().copied().max().unwrap_or(1);
-    let extra = tests.iter().map(|j| j.extra_procs).max().unwrap_or(0);
+    let loads = &args.load.0;
+    let max_load = loads.iter().copied().max().unwrap_or(1);
+    let all_jobs: Vec<&Job> = mixes
+        .iter()
+        .flat_map(|m| m.lines.iter().map(|l| l.job))
+        .collect();
+    let extra = all_jobs.iter().map(|j| j.extra_procs).max().unwrap_or(0);
     if let Err(refusal) = crate::limits::check(max_load, extra, "--load") {
         return usage(refusal);
     }
-    let true_program = if tests.iter().any(|j| j.name == "exec_test") {
-        match jobs::exec_test::find_true() {
-            Some(p) => p,
-            None => return usage(
-                "exec_test needs a `true` program (/bin/true or /usr/bin/true); install coreutils",
-            ),
-        }
-    } else {
-        PathBuf::from("/bin/true")
-    };
-    let true_program = std::ffi::CString::new(true_program.as_os_str().as_encoded_bytes().to_vec())
-        .context("bad path for true")?;
+    if let Err(refusal) = suite::check_shell(&all_jobs) {
+        return usage(refusal);
+    }
+    // AIM fills num_fcns.c's tables in the parent; the tasks inherit them.
+    jobs::num_fcns::prepare();
 
     let signals = Signals::install_waking_on_child_exit()?;
+    let suite = suite::Suite::create(!args.no_log)?;
     let private: Vec<crate::private_dir::PrivateDir> = dirs
         .iter()
         .map(|d| make_private_dir(d))
@@ -457,13 +566,26 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
             format!("{}: {}", f.dir, f.summary()),
         );
     }
+    let delay = if args.no_start_delay {
+        Duration::ZERO
+    } else {
+        AIM_START_DELAY
+    };
     let mut config = BTreeMap::new();
     config.insert(
         "tests".into(),
-        json!(tests.iter().map(|j| j.name).collect::<Vec<_>>()),
+        json!(mixes.iter().map(|m| m.name.as_str()).collect::<Vec<_>>()),
     );
-    config.insert("loads".into(), json!(args.load));
-    config.insert("jobs_per_task".into(), json!(args.jobs));
+    if args.workfile.is_some() {
+        let lines: Vec<serde_json::Value> = mixes
+            .iter()
+            .flat_map(|m| m.lines.iter().zip(m.counts(args.jobs)))
+            .map(|(l, c)| json!({ "test": l.job.name, "weight": l.weight, "jobs_per_task": c }))
+            .collect();
+        config.insert("workfile".into(), json!(lines));
+    }
+    config.insert("loads".into(), json!(loads));
+    config.insert("loadnum".into(), json!(args.jobs));
     config.insert(
         "dirs".into(),
         json!(dirs
@@ -472,12 +594,8 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
             .collect::<Vec<_>>()),
     );
     config.insert("runs".into(), json!(args.runs));
-    config.insert(
-        "aim_start_delay_seconds".into(),
-        json!(if args.aim_start_delay { 10 } else { 0 }),
-    );
-    config.insert("filesize_kib".into(), json!(args.filesize));
-    config.insert("poolsize_kib".into(), json!(args.poolsize));
+    config.insert("aim_start_delay_seconds".into(), json!(delay.as_secs()));
+    config.insert("aim_log".into(), json!(!args.no_log));
     let mut rec = Recorder {
         args,
         record: RunRecord {
@@ -490,71 +608,62 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     for (d, f) in dirs.iter().zip(&rec.fs) {
         println!("dir {}: {}", d.display(), f.summary());
     }
-    let delay = if args.aim_start_delay {
-        AIM_START_DELAY
-    } else {
-        Duration::ZERO
-    };
     let progress = |msg: &str| eprintln!("  {msg}");
 
-    for &job in &tests {
-        for &load in &args.load {
-            let disk_blocks = (args.filesize + args.poolsize / u64::from(load)).max(1) as usize;
+    for mix in &mixes {
+        let counts = mix.counts(args.jobs);
+        let jobs_per_task: u32 = counts.iter().sum();
+        let filesize = args.filesize.or(mix.filesize).unwrap_or(1024);
+        let poolsize = args.poolsize.or(mix.poolsize).unwrap_or(10 * 1024);
+        println!("\n{}", title(mix, &counts, delay));
+        println!("{}", metrics::HEADER);
+        for &load in loads {
+            let disk_blocks = (filesize + poolsize / u64::from(load)).max(1) as usize;
             for (p, d) in private.iter().zip(&dirs) {
-                if let Err(e) = fixtures::prepare(job, p.path(), disk_blocks) {
+                if let Err(e) = fixtures::prepare(p.path(), disk_blocks) {
                     if e.raw_os_error().is_some_and(is_no_space) {
-                        return usage(format!("{}: --dir {} is too full for the test's input files; free space or choose another --dir", job.name, d.display()));
+                        return usage(format!("{}: --dir {} is too full for the test's input files; free space or choose another --dir", mix.name, d.display()));
                     }
                     return Err(e).with_context(|| {
-                        format!("{}: cannot prepare files in {}", job.name, d.display())
+                        format!("{}: cannot prepare files in {}", mix.name, d.display())
                     });
                 }
             }
-            println!(
-                "\n{}: {} tasks x {} jobs ({} {} per job){}",
-                job.name,
-                load,
-                args.jobs,
-                factor_of(job, disk_blocks),
-                job.units,
-                if args.aim_start_delay {
-                    ", with AIM's 10 s start delay"
-                } else {
-                    ""
-                }
-            );
-            println!("{}", metrics::HEADER);
+            progress(&format!("load {load}: disk files of {disk_blocks} KiB"));
             rec.points.push(Point {
-                job,
+                mix: mix.clone(),
                 load,
                 disk_blocks,
+                jobs_per_task,
                 runs: Vec::new(),
             });
+            let plan = plan(mix, &counts, &task_dirs, disk_blocks, load, &suite);
+            let ipc = mix.lines.iter().any(|l| l.job.name == "shared_memory");
             for _ in 0..args.runs {
-                let plan = task::TaskPlan {
-                    job,
-                    jobs_per_task: args.jobs,
-                    dirs: task_dirs.clone(),
-                    disk_blocks,
-                    true_program: true_program.clone(),
-                };
+                fixtures::sync_disks();
+                let logged = suite.log_lines();
                 let result = match signals.pending().map(|i| i.signal) {
                     Some(sig) => Err(Stop::Interrupted(sig)),
-                    None => driver::run(&plan, load, delay, &signals, &progress),
+                    None => driver::run(&plan, load, delay, &signals, &progress, ipc),
                 };
-                let outcome = match result {
+                let mut outcome = match result {
                     Ok(o) => o,
                     Err(stop) => {
                         let interrupted = matches!(stop, Stop::Interrupted(_));
-                        let err = stop_error(stop, job, load, &dirs);
+                        let err = stop_error(stop, mix, load, &dirs);
                         if interrupted {
                             rec.finish(true)?;
                         }
                         return Err(err);
                     }
                 };
-                let figures =
-                    Figures::compute(args.jobs, &outcome.completion, outcome.real, outcome.cpu);
+                outcome.log_lines = suite.log_lines().saturating_sub(logged);
+                let figures = Figures::compute(
+                    jobs_per_task,
+                    &outcome.completion,
+                    outcome.real,
+                    outcome.cpu,
+                );
                 println!("{}  {}", figures.row(), ctime_now());
                 eprintln!("  {}", memory_line(&outcome));
                 let leftover: u64 = private.iter().map(|p| fixtures::leftovers(p.path())).sum();
@@ -562,6 +671,16 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
                     p.runs.push((figures, outcome, leftover));
                 }
             }
+            let per_task: Vec<f64> = rec
+                .points
+                .last()
+                .map(|p| {
+                    p.runs
+                        .iter()
+                        .map(|(f, _, _)| f.jobs_per_min_per_task)
+                        .collect()
+                })
+                .unwrap_or_default();
             if let Some(p) = rec.points.last().filter(|p| p.runs.len() > 1) {
                 let jpm: Vec<f64> = p.runs.iter().map(|(f, _, _)| f.jobs_per_min).collect();
                 let (lo, hi) = jpm
@@ -573,12 +692,18 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
                     crate::stats::mean(&jpm).unwrap_or(0.0)
                 );
             }
-            for p in &private {
-                fixtures::remove(job, p.path());
+            let crossed = crate::stats::mean(&per_task).is_some_and(|m| m <= 1.0);
+            if args.until_crossover && crossed {
+                println!("crossover at {load} tasks: jobs/min/task at most 1.0");
+                break;
             }
         }
     }
+    for p in &private {
+        fixtures::remove(p.path());
+    }
     rec.finish(false)?;
+    drop(suite);
     Ok(0)
 }
 
@@ -596,10 +721,9 @@ mod tests {
     }
 
     #[test]
-    fn loads_and_jobs_must_be_positive() {
-        assert!(parse_load("0").unwrap_err().contains("at least 1"));
-        assert_eq!(parse_load("3000"), Ok(3000));
+    fn jobs_must_be_positive() {
         assert!(parse_jobs("0").is_err());
+        assert_eq!(parse_jobs("100"), Ok(100));
     }
 
     #[test]
@@ -611,6 +735,6 @@ mod tests {
         );
         let e = resolve_tests(&["bogus".into()]).unwrap_err();
         assert!(e.downcast_ref::<Usage>().is_some());
-        assert!(e.to_string().contains("known tests: creat-clo"));
+        assert!(e.to_string().contains("known tests: add_double"));
     }
 }
