@@ -8,8 +8,8 @@
 //! start barrier, reaping), `metrics` (AIM's formulas), `fixtures` and `fakeh` (input files),
 //! `suite` (the tasks' directory), and here: arguments, validation, the run loop, output and
 //! the result record. Shared with the
-//! other commands: `crate::limits` (process and file limits checked before forking),
-//! `crate::fsinfo` (what each --dir is), `crate::signals`.
+//! other commands: `crate::proc::limits` (process and file limits checked before forking),
+//! `crate::fsinfo` (what each --dir is), `crate::proc::signals`.
 
 pub mod aim_rand;
 pub mod driver;
@@ -25,7 +25,7 @@ pub mod workfile;
 
 use crate::cli::StoreOpts;
 use crate::error::{usage, Interrupted, RunFailed, Usage};
-use crate::result::{Direction, Metric, RunRecord};
+use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
 use clap::Args;
 use driver::{Outcome, Signals, Stop};
@@ -264,7 +264,7 @@ fn metric(
 ) -> Metric {
     Metric {
         name: name.to_string(),
-        params: crate::result::params(&[
+        params: crate::record::params(&[
             ("test", p.mix.name.clone()),
             ("load", p.load.to_string()),
         ]),
@@ -542,7 +542,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .flat_map(|m| m.lines.iter().map(|l| l.job))
         .collect();
     let extra = all_jobs.iter().map(|j| j.extra_procs).max().unwrap_or(0);
-    if let Err(refusal) = crate::limits::check(max_load, extra, "--load") {
+    if let Err(refusal) = crate::proc::limits::check(max_load, extra, "--load") {
         return usage(refusal);
     }
     if let Err(refusal) = suite::check_shell(&all_jobs) {

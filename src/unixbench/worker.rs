@@ -11,9 +11,10 @@
 //! - `execl` replaces the worker with `patchbench-execl 0 START_NS DEADLINE_NS`, which execs
 //!   itself until the deadline and prints the same result lines.
 
-use crate::workloads::{
-    catalog, context_switch, dhrystone, execl_throughput, file_copy, pipe_throughput,
-    process_creation, shell_scripts, syscall_overhead, timer, whetstone,
+use crate::unixbench::catalog;
+use crate::unixbench::workloads::{
+    context_switch, dhrystone, execl_throughput, file_copy, pipe_throughput, process_creation,
+    shell_scripts, syscall_overhead, timer, whetstone,
 };
 use std::ffi::OsString;
 use std::io::{Read, Write};
