@@ -23,7 +23,7 @@ pub mod suite;
 pub mod task;
 pub mod workfile;
 
-use crate::cli::StoreOpts;
+use crate::args::StoreOpts;
 use crate::error::{usage, Interrupted, RunFailed, Usage};
 use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
@@ -205,7 +205,7 @@ fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
             dir.display()
         ));
     }
-    crate::cli::check_dir(dir)?;
+    crate::args::check_dir(dir)?;
     let info = crate::fsinfo::collect(dir);
     if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
         let no_inodes = v.files() > 0 && v.files_available() == 0;
@@ -533,7 +533,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .map(|d| check_work_dir(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(path) = &args.json {
-        crate::cli::check_output("--json", path)?;
+        crate::args::check_output("--json", path)?;
     }
     let loads = &args.load.0;
     let max_load = loads.iter().copied().max().unwrap_or(1);
