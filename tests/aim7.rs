@@ -1,39 +1,30 @@
 //! Integration tests of `patchbench aim7`: the work each of the 56 tests actually does (the
 //! tasks' own counters against N × per-job counts, walking the JOBS registry), workfile mixes
 //! and load series, AIM's log and clock ticks, cleanup, AIM's output, bad input, limits, a full
-//! filesystem, and real SIGINT/SIGTERM with hundreds of tasks running. Every run but one
-//! passes --no-start-delay, so the file stays fast.
+//! filesystem, real SIGINT/SIGTERM with hundreds of tasks running, and keeping the finished load
+//! points of an interrupted series. Most runs pass --no-start-delay, so the file stays fast.
+
+mod common;
 
 use assert_cmd::Command;
+use common::{entries, read_json, Tmpfs};
 use serde_json::Value;
 use std::io::BufRead;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn bin() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("patchbench")
+fn bin() -> std::process::Command {
+    common::std_patchbench()
 }
 
 fn aim7(args: &[&str]) -> Command {
-    let mut c = Command::cargo_bin("patchbench").unwrap();
+    let mut c = common::patchbench();
     c.arg("aim7")
         .arg("--no-store")
         .arg("--no-start-delay")
         .args(args);
     c
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// A temp directory with an empty `work` directory for --dir and a path for --json.
@@ -76,7 +67,7 @@ fn aim_row(stdout: &str, tasks: u32) -> &str {
 }
 
 fn first_run(doc: &Value) -> &Value {
-    &doc["extra"]["aim7"]["points"][0]["runs"][0]
+    &doc["aim7"]["points"][0]["runs"][0]
 }
 
 /// Processes whose process group is `pgid` (field 5 of /proc/PID/stat).
@@ -122,7 +113,7 @@ fn creat_clo_issues_exactly_n_j_1000_pairs_and_n_j_unlinks_and_leaves_nothing() 
     assert_eq!(run["leftover_files"], 0);
     assert_eq!(run["completion_seconds"].as_array().unwrap().len(), 20);
     assert!(
-        doc["extra"]["aim7"]["filesystems"][0]["fs_type"]
+        doc["aim7"]["filesystems"][0]["fs_type"]
             .as_str()
             .unwrap()
             .len()
@@ -294,7 +285,7 @@ fn each_test_does_its_work(range: std::ops::Range<usize>, tasks: u64) {
     let mut cmd = aim7(&["--load", &load, "--jobs", &jobs, "--workfile"]);
     cmd.arg(&wf);
     let (_, doc) = s.run(cmd);
-    let point = &doc["extra"]["aim7"]["points"][0];
+    let point = &doc["aim7"]["points"][0];
     assert_eq!(point["jobs_per_task"], tests.len());
     assert_eq!(point["disk_blocks"], blocks);
     let run = first_run(&doc);
@@ -365,7 +356,7 @@ fn times_are_aims_clock_ticks_and_a_load_range_gives_one_point_each() {
         1,
         "one header, AIM's way"
     );
-    let points = doc["extra"]["aim7"]["points"].as_array().unwrap();
+    let points = doc["aim7"]["points"].as_array().unwrap();
     assert_eq!(
         points
             .iter()
@@ -409,14 +400,10 @@ fn two_dirs_are_used_round_robin() {
         .assert()
         .success();
     let doc = read_json(&json);
-    assert_eq!(
-        doc["extra"]["aim7"]["filesystems"]
-            .as_array()
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(doc["aim7"]["filesystems"].as_array().unwrap().len(), 2);
     assert_eq!(first_run(&doc)["counters"]["unlink"], 8);
+    // The noise check taken as the run started describes the first directory.
+    common::assert_noise_check(&doc, &a);
     assert!(entries(&a).is_empty() && entries(&b).is_empty());
 }
 
@@ -493,7 +480,7 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
 #[test]
 fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = std::process::Command::new(bin());
+    let mut cmd = bin();
     cmd.args([
         "aim7",
         "creat-clo",
@@ -505,19 +492,7 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
         "--dir",
     ])
     .arg(dir.path());
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 100,
-                rlim_max: 100,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_process_limit(&mut cmd, 100);
     let out = Command::from_std(cmd).assert().code(2).get_output().clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ulimit -u"), "{stderr}");
@@ -526,43 +501,6 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
         "no task may start: {stderr}"
     );
     assert!(entries(dir.path()).is_empty());
-}
-
-/// Mounts a tmpfs with `opts` on a fresh directory; None where mounting is not permitted.
-struct Tmpfs {
-    _parent: tempfile::TempDir,
-    path: std::path::PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(opts: &str) -> Option<Tmpfs> {
-        let parent = tempfile::tempdir().ok()?;
-        let path = parent.path().join("mnt");
-        std::fs::create_dir(&path).ok()?;
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
-            .arg(&path)
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !ok {
-            eprintln!("skipping: cannot mount tmpfs here");
-            return None;
-        }
-        Some(Tmpfs {
-            _parent: parent,
-            path,
-        })
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(&self.path)
-            .status();
-    }
 }
 
 #[test]
@@ -623,7 +561,7 @@ impl LongRun {
         let work = dir.path().join("work");
         std::fs::create_dir(&work).unwrap();
         let json = dir.path().join("o.json");
-        let mut child = std::process::Command::new(bin())
+        let mut child = bin()
             .args([
                 "aim7",
                 "creat-clo",
@@ -729,8 +667,7 @@ fn sigterm_exits_143_and_cleans_up() {
 
 #[test]
 fn the_help_says_how_to_make_a_ramdisk_or_use_tmpfs() {
-    let out = Command::cargo_bin("patchbench")
-        .unwrap()
+    let out = common::patchbench()
         .args(["aim7", "--help"])
         .assert()
         .success()
@@ -805,13 +742,40 @@ fn several_runs_and_loads_each_become_samples() {
         let mean = (samples[0].as_f64().unwrap() + samples[1].as_f64().unwrap()) / 2.0;
         assert!((m["value"].as_f64().unwrap() - mean).abs() < 1e-9 * mean);
     }
-    let times = doc["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "aim7.task-completion-time" && m["params"]["load"] == "3")
-        .unwrap();
+    let times = common::metric(&doc, "aim7.task-completion-time", &[("load", "3")]);
     assert_eq!(times["samples"].as_array().unwrap().len(), 6);
+}
+
+/// With AIM's default start delay (and the old `--aim-start-delay`, still accepted), the 10 s
+/// are inside `real` and every completion time.
+#[test]
+fn aims_start_delay_is_counted_inside_real_and_every_completion_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("o.json");
+    common::patchbench()
+        .args([
+            "aim7",
+            "--no-store",
+            "creat-clo",
+            "--load",
+            "2",
+            "--jobs",
+            "1",
+        ])
+        .arg("--aim-start-delay")
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    let doc = read_json(&json);
+    let run = first_run(&doc);
+    assert!(run["figures"]["real"].as_f64().unwrap() >= 10.0);
+    for t in run["completion_seconds"].as_array().unwrap() {
+        assert!(t.as_f64().unwrap() >= 10.0);
+    }
+    assert_eq!(doc["config"]["aim_start_delay_seconds"], 10);
 }
 
 #[test]
@@ -820,7 +784,7 @@ fn aims_start_delay_is_the_default_and_said_so_and_an_interrupt_in_it_cleans_up(
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let json = dir.path().join("o.json");
-    let mut child = std::process::Command::new(bin())
+    let mut child = bin()
         .args([
             "aim7",
             "creat-clo",
@@ -869,4 +833,81 @@ fn aims_start_delay_is_the_default_and_said_so_and_an_interrupt_in_it_cleans_up(
     assert_eq!(doc["config"]["aim_start_delay_seconds"], 10);
     assert_eq!(doc["incomplete"], true);
     assert!(entries(&work).is_empty());
+}
+
+/// SIGTERM during the third load point: the two finished ones are in the JSON file and the
+/// store, the third has no run, and nothing is left behind.
+#[test]
+fn sigterm_in_the_third_load_point_keeps_the_first_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let json = dir.path().join("o.json");
+    let store = dir.path().join("s.db");
+    let mut cmd = bin();
+    cmd.args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "10"])
+        .arg("--dir")
+        .arg(&work)
+        .arg("--json")
+        .arg(&json)
+        .arg("--store")
+        .arg(&store);
+    // The third "released" is the third load point's tasks starting.
+    let (status, rest) = common::interrupt_after(&mut cmd, "released", 3, libc::SIGTERM);
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
+    assert_eq!(status.code(), Some(143));
+    let loads_with_results = |doc: &Value| -> Vec<String> {
+        doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["name"] == "aim7.jobs-per-min")
+            .map(|m| m["params"]["load"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let doc = read_json(&json);
+    assert_eq!(doc["incomplete"], true);
+    assert_eq!(loads_with_results(&doc), ["1", "2"]);
+    let points = doc["aim7"]["points"].as_array().unwrap();
+    assert_eq!(points[2]["runs"].as_array().unwrap().len(), 0);
+    let exported = common::patchbench()
+        .args(["export", "1", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let stored: Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(loads_with_results(&stored), ["1", "2"]);
+    assert_eq!(stored["incomplete"], true);
+    assert!(entries(&work).is_empty());
+}
+
+/// The same with a workfile mix: SIGTERM in the third load point keeps the first two points,
+/// each with its per-test counts, in the JSON file.
+#[test]
+fn sigterm_in_a_workfile_series_keeps_the_finished_points() {
+    let s = Scratch::new();
+    let wf = s.dir.path().join("workfile");
+    std::fs::write(&wf, "1 creat-clo\n1 fork_test\n").unwrap();
+    let mut cmd = bin();
+    cmd.args(["aim7", "--no-store", "--no-start-delay", "--workfile"])
+        .arg(&wf)
+        .args(["--load", "1,2,300", "--jobs", "20", "--dir"])
+        .arg(&s.work)
+        .arg("--json")
+        .arg(&s.json);
+    let (status, rest) = common::interrupt_after(&mut cmd, "released", 3, libc::SIGTERM);
+    assert_eq!(status.code(), Some(143), "{rest:?}");
+    let doc = read_json(&s.json);
+    assert_eq!(doc["incomplete"], true);
+    let points = doc["aim7"]["points"].as_array().unwrap();
+    let runs: Vec<usize> = points
+        .iter()
+        .map(|p| p["runs"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(runs, [1, 1, 0]);
+    for p in &points[..2] {
+        assert_eq!(p["test"], "workfile");
+        assert_eq!(p["runs"][0]["jobs"].as_array().unwrap().len(), 2);
+    }
+    assert!(entries(&s.work).is_empty());
 }

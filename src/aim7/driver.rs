@@ -1,7 +1,8 @@
 //! The AIM7 driver for one load point: fork N tasks from this single-threaded process into
-//! their own process group, wait until every one is parked on the start pipe, take the start
-//! mark (then sleep AIM's 10 s unless told not to), release them all at once by closing the
-//! pipe, then collect each task's reports and reap it, until the last one is gone.
+//! one task group (`crate::proc::TaskGroup`), wait until every one is parked at the start gate
+//! (`crate::proc::gate`), take the start mark (then sleep AIM's 10 s unless told not to),
+//! release them all at once by opening the gate, then collect each task's reports and reap
+//! it, until the last one is gone.
 //!
 //! Timing is AIM's: the start mark, each task's completion (taken here when the task is
 //! reaped, as AIM's parent does) and the end are `times()` readings in clock ticks (10 ms at
@@ -9,15 +10,17 @@
 //! appends AIM's `job_timing` line to the shared log for every task it reaps.
 //!
 //! SIGINT, SIGTERM and SIGHUP are caught with signal-hook (a flag and a wake-up socket, no
-//! threads); on one, or when a task fails, every task is killed at once with
-//! `kill(-pgid, SIGKILL)` and reaped before returning. Tasks also carry PR_SET_PDEATHSIG so
-//! none outlives a driver that is killed outright.
+//! threads); on one, or when a task fails, every task is killed at once through the task group
+//! and reaped before returning. Tasks also carry PR_SET_PDEATHSIG so none outlives a driver
+//! that is killed outright.
 
 use super::joblog;
 use super::task::{self, Report, TaskFds, TaskPlan, COUNTS, DONE, FAILED, PARKED, RECORD_BYTES};
 use crate::clock::monotonic_ns;
+use crate::proc::gate::Gate;
+use crate::proc::status::describe_raw;
+use crate::proc::TaskGroup;
 use anyhow::Context;
-use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
@@ -87,20 +90,6 @@ pub struct Outcome {
 /// How often a long run says how far it is.
 const PROGRESS_EVERY_NS: u64 = 60_000_000_000;
 
-fn ensure_single_threaded() -> anyhow::Result<()> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let threads = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .unwrap_or(1);
-    anyhow::ensure!(
-        threads == 1,
-        "internal error: the aim7 driver has {threads} threads; it must fork from one"
-    );
-    Ok(())
-}
-
 /// The reaped children's user + system ticks.
 fn children_cpu_ticks(t: &libc::tms) -> i64 {
     joblog::ticks(t.tms_cutime) + joblog::ticks(t.tms_cstime)
@@ -112,11 +101,7 @@ fn pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
 
 /// The tasks of one load point, as the driver tracks them.
 struct Tasks {
-    pgid: libc::pid_t,
-    by_pid: HashMap<libc::pid_t, u32>,
-    /// Every task's pid, for cleaning up after them.
-    pids: Vec<libc::pid_t>,
-    reaped: u32,
+    group: TaskGroup,
     reports: Vec<Option<Report>>,
     lines: Vec<LineCounts>,
     failed: Option<Report>,
@@ -132,29 +117,19 @@ struct Tasks {
 }
 
 impl Tasks {
-    /// Kills every task still alive and reaps them all.
+    /// Tasks reaped so far.
+    fn reaped(&self) -> u32 {
+        (self.group.len() - self.group.alive()) as u32
+    }
+
+    /// Kills every task still alive and reaps them all (also done when dropped).
     fn kill_and_reap(&mut self) {
-        if self.pgid > 0 {
-            // SAFETY: signalling the tasks' own process group.
-            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-        }
-        for &pid in self.by_pid.keys() {
-            // SAFETY: signalling our own unreaped child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        loop {
-            // SAFETY: reaping our children.
-            let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) };
-            if r > 0 {
-                self.by_pid.remove(&r);
-                continue;
-            }
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            break;
-        }
-        self.by_pid.clear();
+        self.group.stop();
+    }
+
+    /// Every task's pid, for cleaning up after them.
+    fn pids(&self) -> Vec<libc::pid_t> {
+        (0..self.group.len()).map(|i| self.group.pid(i)).collect()
     }
 
     /// Reads every complete report waiting on the (non-blocking) report pipe.
@@ -194,41 +169,22 @@ impl Tasks {
         }
     }
 
-    /// Reaps every task that has ended; returns the first one that ended badly.
+    /// Reaps every task that has ended, taking each one's completion time (and writing its
+    /// log line) as it is reaped; returns the first one that ended badly.
     fn reap_ended(&mut self) -> Option<(u32, i32)> {
         let mut bad = None;
-        loop {
-            let mut status = 0;
-            // SAFETY: non-blocking reap of our children.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
-                return bad;
+        while let Some((task, status)) = self.group.reap_ended() {
+            if let Some(start) = self.start {
+                let ticks = joblog::times().0 - start;
+                self.completion[task] = Some(ticks);
+                joblog::reaped(self.log_fd, self.load, (ticks * 1000 / self.hz) as f64);
             }
-            if let Some(task) = self.by_pid.remove(&pid) {
-                self.reaped += 1;
-                if let Some(start) = self.start {
-                    let ticks = joblog::times().0 - start;
-                    self.completion[task as usize] = Some(ticks);
-                    joblog::reaped(self.log_fd, self.load, (ticks * 1000 / self.hz) as f64);
-                }
-                let clean = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-                if !clean && bad.is_none() {
-                    bad = Some((task, status));
-                }
+            let clean = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            if !clean && bad.is_none() {
+                bad = Some((task as u32, status));
             }
         }
-    }
-}
-
-fn describe_status(status: i32) -> String {
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        let name = nix::sys::signal::Signal::try_from(sig)
-            .map(|s| s.as_str())
-            .unwrap_or("?");
-        format!("was killed by signal {sig} ({name})")
-    } else {
-        format!("exited with status {}", libc::WEXITSTATUS(status))
+        bad
     }
 }
 
@@ -259,28 +215,42 @@ pub fn run(
     progress: &dyn Fn(&str),
     ipc_cleanup: bool,
 ) -> Result<Outcome, Stop> {
-    let mut pids = Vec::new();
-    let result = run_tasks(plan, tasks, start_delay, signals, progress, &mut pids);
+    crate::proc::child::ensure_single_threaded("the aim7 driver")?;
+    let mut t = Tasks {
+        group: TaskGroup::new(),
+        reports: vec![None; tasks as usize],
+        lines: vec![LineCounts::default(); plan.jobs.len()],
+        failed: None,
+        parked: 0,
+        partial: Vec::new(),
+        start: None,
+        completion: vec![None; tasks as usize],
+        load: plan.load,
+        log_fd: plan.log_fd,
+        hz: joblog::hz(),
+    };
+    let result = drive(plan, tasks, start_delay, signals, progress, &mut t);
+    // Every task is gone before its leftovers are looked for.
+    t.kill_and_reap();
     if ipc_cleanup {
-        super::jobs::shared_memory::remove_leftovers(&pids);
+        super::jobs::shared_memory::remove_leftovers(&t.pids());
     }
     result
 }
 
-fn run_tasks(
+/// Forks, parks, releases and reaps the tasks of `t`.
+fn drive(
     plan: &TaskPlan,
     tasks: u32,
     start_delay: Duration,
     signals: &Signals,
     progress: &dyn Fn(&str),
-    pids: &mut Vec<libc::pid_t>,
+    t: &mut Tasks,
 ) -> Result<Outcome, Stop> {
-    ensure_single_threaded()?;
-    let (go_read, go_write) = pipe()?;
+    let gate = Gate::new()?;
     let (report_read, report_write) = pipe()?;
     let fds = TaskFds {
-        go_read: go_read.as_raw_fd(),
-        go_write: go_write.as_raw_fd(),
+        go_read: gate.read_end().as_raw_fd(),
         report_read: report_read.as_raw_fd(),
         report_write: report_write.as_raw_fd(),
         signal_fds: signals.raw_fds(),
@@ -294,51 +264,6 @@ fn run_tasks(
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
 
-    let mut t = Tasks {
-        pgid: 0,
-        by_pid: HashMap::with_capacity(tasks as usize),
-        pids: Vec::with_capacity(tasks as usize),
-        reaped: 0,
-        reports: vec![None; tasks as usize],
-        lines: vec![LineCounts::default(); plan.jobs.len()],
-        failed: None,
-        parked: 0,
-        partial: Vec::new(),
-        start: None,
-        completion: vec![None; tasks as usize],
-        load: plan.load,
-        log_fd: plan.log_fd,
-        hz: joblog::hz(),
-    };
-    let ends = (go_write, report_write);
-    let result = drive(
-        plan,
-        tasks,
-        start_delay,
-        signals,
-        progress,
-        &fds,
-        ends,
-        &mut t,
-    );
-    *pids = std::mem::take(&mut t.pids);
-    result
-}
-
-/// Forks, parks, releases and reaps the tasks of `t`; `ends` are the write ends of the start
-/// and report pipes, closed here once the tasks hold theirs.
-#[allow(clippy::too_many_arguments)]
-fn drive(
-    plan: &TaskPlan,
-    tasks: u32,
-    start_delay: Duration,
-    signals: &Signals,
-    progress: &dyn Fn(&str),
-    fds: &TaskFds,
-    ends: (OwnedFd, OwnedFd),
-    t: &mut Tasks,
-) -> Result<Outcome, Stop> {
-    let (go_write, report_write) = ends;
     // SAFETY: getpid has no preconditions.
     let driver = unsafe { libc::getpid() };
     let fork_start = monotonic_ns();
@@ -347,25 +272,19 @@ fn drive(
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
         }
-        // SAFETY: the driver is single-threaded (checked above); the child runs task_main,
+        // SAFETY: the driver is single-threaded (checked by `run`); the child runs task_main,
         // which never returns.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             // SAFETY: we are the freshly forked child.
-            unsafe { task::task_main(plan, i, t.pgid, driver, fds) };
+            unsafe { task::task_main(plan, i, t.group.pgid(), driver, &gate, &fds) };
         }
         if pid < 0 {
             let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
             t.kill_and_reap();
             return Err(Stop::CannotFork { started: i, errno });
         }
-        if t.pgid == 0 {
-            t.pgid = pid;
-        }
-        // SAFETY: moving our own child into the tasks' group (the child does the same).
-        unsafe { libc::setpgid(pid, t.pgid) };
-        t.by_pid.insert(pid, i);
-        t.pids.push(pid);
+        t.group.add(pid);
         if i == 0 {
             progress(&format!("tasks run in process group {pid}"));
         }
@@ -374,8 +293,9 @@ fn drive(
         }
     }
     drop(report_write);
+    let mut gate = gate.into_opener();
 
-    // Park: every task has written PARKED and sits in read() on the start pipe.
+    // Park: every task has written PARKED and sits at the start gate.
     while t.parked < tasks {
         poll_two(fds.report_read, signals.fd().as_raw_fd(), 200);
         signals.drain();
@@ -388,7 +308,7 @@ fn drive(
             t.kill_and_reap();
             return Err(Stop::TaskDied {
                 task,
-                how: format!("{} before the start", describe_status(status)),
+                how: format!("{} before the start", describe_raw(status)),
             });
         }
     }
@@ -411,11 +331,11 @@ fn drive(
         }
         progress("released");
     }
-    drop(go_write);
+    gate.open();
 
     // Run: collect reports, reap, until the last task is gone.
     let mut next_progress = monotonic_ns() + PROGRESS_EVERY_NS;
-    while t.reaped < tasks {
+    while t.reaped() < tasks {
         if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
@@ -436,7 +356,7 @@ fn drive(
             t.kill_and_reap();
             return Err(Stop::TaskDied {
                 task,
-                how: describe_status(status),
+                how: describe_raw(status),
             });
         }
         let now = monotonic_ns();
@@ -444,11 +364,11 @@ fn drive(
             let secs = (now - start) as f64 / 1e9;
             progress(&format!(
                 "{secs:.0} s: {} of {tasks} tasks finished",
-                t.reaped
+                t.reaped()
             ));
             next_progress = now + PROGRESS_EVERY_NS;
         }
-        if t.reaped < tasks {
+        if t.reaped() < tasks {
             poll_two(fds.report_read, signals.fd().as_raw_fd(), 100);
             signals.drain();
         }

@@ -1,15 +1,14 @@
-//! `patchbench aim7`: AIM Suite VII's 56 tests, alone or in AIM's weighted workfile mixes, run
-//! by an AIM-style driver at loads of N forked tasks, reported with AIM's arithmetic (jobs/min,
-//! JTI, jobs/min/task, real, cpu) and LKP's metric names.
+//! AIM Suite VII: its 56 tests, alone or in AIM's weighted workfile mixes, run by an AIM-style
+//! driver at loads of N forked tasks, reported with AIM's arithmetic (jobs/min, JTI,
+//! jobs/min/task, real, cpu) and LKP's metric names.
 //!
-//! Layout: `jobs/` (one file per AIM7 test), `workfile` (mixes, job counts, the per-task
-//! schedule), `aim_rand` (AIM's generator), `loads` (`--load` lists and ranges), `task` (what
-//! a forked task runs), `joblog` (AIM's per-job times() calls and log line), `driver` (fork,
-//! start barrier, reaping), `metrics` (AIM's formulas), `fixtures` and `fakeh` (input files),
-//! `suite` (the tasks' directory), and here: arguments, validation, the run loop, output and
-//! the result record. Shared with the
-//! other commands: `crate::proc::limits` (process and file limits checked before forking),
-//! `crate::fsinfo` (what each --dir is), `crate::proc::signals`.
+//! Layout: `jobs/` (one file per AIM7 test, registered in `jobs/mod.rs`), `workfile` (mixes,
+//! job counts, the per-task schedule), `aim_rand` (AIM's generator), `loads` (`--load` lists
+//! and ranges), `task` (what a forked task runs), `joblog` (AIM's per-job times() calls and
+//! log line), `driver` (fork, start gate, reaping), `metrics` (AIM's formulas), `fixtures` and
+//! `fakeh` (input files), `suite` (the tasks' directory), and here: the run over mixes, loads
+//! and repeats, which adds every finished run of a load point to the record and hands it to
+//! the sinks at once. The command's arguments and checks are in `crate::commands::aim7`.
 
 pub mod aim_rand;
 pub mod driver;
@@ -23,15 +22,16 @@ pub mod suite;
 pub mod task;
 pub mod workfile;
 
-use crate::args::StoreOpts;
-use crate::error::{usage, Interrupted, RunFailed, Usage};
+use crate::error::{usage, RunFailed, Usage};
+use crate::progress::Progress;
+use crate::record::aim7::{Aim7Details, Aim7Point, Aim7Run, Aim7TestCounts};
+use crate::record::sink::Sinks;
 use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
-use clap::Args;
 use driver::{Outcome, Signals, Stop};
 use jobs::{Factor, Job, TaskDir};
 use metrics::Figures;
-use serde_json::json;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -39,140 +39,100 @@ use std::time::Duration;
 use workfile::Mix;
 
 /// AIM's pre-start sleep (`SLEEP` in multitask.c), counted inside `real`.
-const AIM_START_DELAY: Duration = Duration::from_secs(10);
+pub const AIM_START_DELAY: Duration = Duration::from_secs(10);
 
-const AFTER_HELP: &str = "\
-Each TEST runs separately at each load, like one LKP aim7 job (a one-line workfile); \
---workfile runs one of AIM's weighted mixes instead. All tasks work in a private directory \
-(mode 0700) made inside each --dir; it is removed at the end, and nothing else in --dir is \
-touched.
+/// LKP's FILESIZE and POOLSIZE in KiB, where neither the command line nor the workfile sets one.
+pub const DEFAULT_FILESIZE_KIB: u64 = 1024;
+pub const DEFAULT_POOLSIZE_KIB: u64 = 10 * 1024;
 
-The filesystem decides the score: tmpfs, ext4 on a RAM disk and a real disk differ widely. The \
-type and mount options of each --dir are printed and recorded. To test like the posted \
-creat-clo numbers (ext4 on a 48 GB brd ramdisk, as LKP's 1BRD_48G):
-  modprobe brd rd_nr=1 rd_size=50331648        # rd_size is in KiB
-  mkfs.ext4 -q /dev/ram0 && mkdir -p /mnt/aim7 && mount /dev/ram0 /mnt/aim7
-  patchbench aim7 creat-clo --load 3000 --dir /mnt/aim7
-or on tmpfs (as LKP's micro jobs): use /dev/shm, or
-  mount -t tmpfs -o size=4g tmpfs /mnt/aim7
+/// One line of a workfile as a run records it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkfileLine {
+    pub test: &'static str,
+    pub weight: u32,
+    /// AIM's count for the line: its weight's share of LOADNUM.
+    pub jobs_per_task: u32,
+}
 
-Like published AIM7 numbers, `real` includes AIM's 10 s pause before the start; \
---no-start-delay skips it (raising jobs/min by real / (real - 10 s)).";
-
-/// Arguments of `patchbench aim7`.
-#[derive(Debug, Clone, Args)]
-#[command(after_long_help = AFTER_HELP)]
-pub struct Aim7Args {
-    /// AIM7 tests to run, each alone at each load: any of AIM's 56 (creat-clo, disk_rr,
-    /// fork_test, sieve, ...; an unknown name lists them all).
-    #[arg(value_name = "TEST", required_unless_present = "workfile")]
+/// The settings an AIM7 run records.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    /// The tests, or the mix's name.
     pub tests: Vec<String>,
-    /// Run one of AIM's weighted mixes instead: compute, dbase, fserver, shared, or a PATH to a
-    /// workfile in AIM's format (`<weight> <test>` lines, FILESIZE:/POOLSIZE:).
-    #[arg(long, value_name = "MIX|PATH", conflicts_with = "tests")]
-    pub workfile: Option<String>,
-    /// Load points: a number of tasks (AIM's operation load), a list (1,10,100,1000,3000) or
-    /// ranges START-END[:STEP] (1-100:10 runs 1, 11, .., 91), as AIM's series of load points.
-    #[arg(short, long, value_name = "LOADS", default_value = "3000", value_parser = loads::parse)]
-    pub load: loads::Loads,
-    /// AIM's LOADNUM: each task runs this many jobs of one TEST; a workfile's per-test counts
-    /// are its weights' shares of it (AIM: 100).
-    #[arg(short, long, value_name = "J", default_value_t = 100, value_parser = parse_jobs)]
-    pub jobs: u32,
-    /// Directory for the tasks' files (AIM's `config` list); repeat to use several, round-robin.
-    /// Default: the system temp directory.
-    #[arg(short, long = "dir", value_name = "PATH")]
-    pub dirs: Vec<PathBuf>,
-    /// Repeat every load point this many times (one jobs/min sample each).
-    #[arg(short, long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    /// A `--workfile`'s lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workfile: Option<Vec<WorkfileLine>>,
+    pub loads: Vec<u32>,
+    /// AIM's LOADNUM (`--jobs`).
+    pub jobs_per_task: u32,
+    pub dirs: Vec<String>,
     pub runs: u32,
-    /// Skip AIM's 10 s wait between parking the tasks and releasing them (counted in `real`
-    /// by AIM and in every published jobs/min).
-    #[arg(long)]
-    pub no_start_delay: bool,
-    /// AIM's start delay, now the default (kept so old command lines still work).
-    #[arg(long, hide = true, conflicts_with = "no_start_delay")]
-    pub aim_start_delay: bool,
-    /// Stop a series of loads at AIM's crossover: after the first load point whose
-    /// jobs/min/task is at most 1.0.
-    #[arg(long)]
+    pub aim_start_delay_seconds: u64,
+    pub filesize_kib: u64,
+    pub poolsize_kib: u64,
+    /// Whether AIM's shared log was written (`--no-log` turns it off).
+    pub aim_log: bool,
     pub until_crossover: bool,
-    /// Do not append AIM's per-job line to its shared log file (multitask's -nl).
-    #[arg(long)]
-    pub no_log: bool,
-    /// AIM's FILESIZE for the disk tests, in KiB (suffix M for MiB): each task's file is
-    /// FILESIZE + POOLSIZE / load. Default: the workfile's, else 1M (LKP's).
-    #[arg(long, value_name = "SIZE", value_parser = parse_kib)]
-    pub filesize: Option<u64>,
-    /// AIM's POOLSIZE, in KiB (suffix M for MiB), shared out among the tasks. Default: the
-    /// workfile's, else 10M (LKP's).
-    #[arg(long, value_name = "SIZE", value_parser = parse_kib)]
-    pub poolsize: Option<u64>,
-    /// Write every sample, the figures and the system fingerprint to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    #[command(flatten)]
-    pub store: StoreOpts,
 }
 
-fn parse_jobs(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(0) => Err("each task must run at least 1 job (AIM runs 100)".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!(
-            "{s:?} is not a number of jobs; give e.g. --jobs 100"
-        )),
-    }
+/// What one AIM7 run covers, checked by the command.
+pub struct Plan {
+    /// One mix per TEST, or the `--workfile`'s.
+    pub mixes: Vec<Mix>,
+    /// Whether the mixes came from `--workfile`.
+    pub workfile: bool,
+    pub loads: Vec<u32>,
+    /// AIM's LOADNUM: a one-test mix's jobs per task, a workfile's total before AIM's rounding.
+    pub jobs_per_task: u32,
+    pub dirs: Vec<PathBuf>,
+    pub runs: u32,
+    pub start_delay: Duration,
+    pub filesize_kib: u64,
+    pub poolsize_kib: u64,
+    /// Append AIM's line to its shared log after every job (multitask without -nl).
+    pub log: bool,
+    /// Stop a series of loads after the first point whose jobs/min/task is at most 1.0.
+    pub until_crossover: bool,
 }
 
-/// Parses a size in KiB: `1024`, `1024k`, `1M`.
-pub fn parse_kib(s: &str) -> Result<u64, String> {
-    workfile::parse_kib(s)
-}
-
-/// One load point's runs as they finish.
-struct Point {
-    mix: Mix,
-    load: u32,
-    disk_blocks: usize,
-    jobs_per_task: u32,
-    runs: Vec<(Figures, Outcome, u64)>,
-}
-
-impl Point {
-    /// The test of a one-test point.
-    fn single(&self) -> Option<&'static Job> {
-        match self.mix.lines.as_slice() {
-            [line] => Some(line.job),
-            _ => None,
+impl Plan {
+    pub fn config(&self) -> Config {
+        Config {
+            tests: self.mixes.iter().map(|m| m.name.clone()).collect(),
+            workfile: self.workfile.then(|| {
+                self.mixes
+                    .iter()
+                    .flat_map(|m| m.lines.iter().zip(m.counts(self.jobs_per_task)))
+                    .map(|(l, c)| WorkfileLine {
+                        test: l.job.name,
+                        weight: l.weight,
+                        jobs_per_task: c,
+                    })
+                    .collect()
+            }),
+            loads: self.loads.clone(),
+            jobs_per_task: self.jobs_per_task,
+            dirs: self.dirs.iter().map(|d| d.display().to_string()).collect(),
+            runs: self.runs,
+            aim_start_delay_seconds: self.start_delay.as_secs(),
+            filesize_kib: self.filesize_kib,
+            poolsize_kib: self.poolsize_kib,
+            aim_log: self.log,
+            until_crossover: self.until_crossover,
         }
     }
-}
 
-/// The mixes to run: `--workfile`'s, or one per TEST.
-fn resolve_mixes(args: &Aim7Args) -> anyhow::Result<Vec<Mix>> {
-    let Some(w) = &args.workfile else {
-        return Ok(resolve_tests(&args.tests)?
-            .into_iter()
-            .map(Mix::single)
-            .collect());
-    };
-    if let Some(m) = Mix::builtin(w) {
-        return Ok(vec![m]);
-    }
-    let path = Path::new(w);
-    if !path.exists() {
-        return usage(format!(
-            "--workfile {w}: not one of AIM's mixes (compute, dbase, fserver, shared) and no such file"
-        ));
-    }
-    match Mix::read(path) {
-        Ok(m) => Ok(vec![m]),
-        Err(e) => usage(e),
+    /// Every test the run's mixes name.
+    pub fn all_jobs(&self) -> Vec<&'static Job> {
+        self.mixes
+            .iter()
+            .flat_map(|m| m.lines.iter().map(|l| l.job))
+            .collect()
     }
 }
 
-fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
+/// The AIM7 tests named (comma lists allowed), each once, or one line saying which is unknown.
+pub fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
     let mut out: Vec<&'static Job> = Vec::new();
     for name in names
         .iter()
@@ -196,31 +156,28 @@ fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
     Ok(out)
 }
 
-/// Rejects a --dir that is unusable: missing, a symlink, read-only or full.
-fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
-    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-    if is_real_dir && crate::fsinfo::collect(dir).read_only {
+/// The mixes to run: the `workfile`'s (one of AIM's by name, or a file), or one per TEST.
+pub fn resolve_mixes(workfile: Option<&str>, tests: &[String]) -> anyhow::Result<Vec<Mix>> {
+    let Some(w) = workfile else {
+        return Ok(resolve_tests(tests)?.into_iter().map(Mix::single).collect());
+    };
+    if let Some(m) = Mix::builtin(w) {
+        return Ok(vec![m]);
+    }
+    let path = Path::new(w);
+    if !path.exists() {
         return usage(format!(
-            "--dir {}: the filesystem is mounted read-only; choose a writable directory",
-            dir.display()
+            "--workfile {w}: not one of AIM's mixes (compute, dbase, fserver, shared) and no such file"
         ));
     }
-    crate::args::check_dir(dir)?;
-    let info = crate::fsinfo::collect(dir);
-    if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
-        let no_inodes = v.files() > 0 && v.files_available() == 0;
-        if v.blocks_available() == 0 || no_inodes {
-            return usage(format!(
-                "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
-                dir.display(),
-                if no_inodes { "inodes" } else { "blocks" }
-            ));
-        }
+    match Mix::read(path) {
+        Ok(m) => Ok(vec![m]),
+        Err(e) => usage(e),
     }
-    Ok(info)
 }
 
-fn is_no_space(errno: i32) -> bool {
+/// ENOSPC or EDQUOT: the filesystem has no room.
+pub fn is_no_space(errno: i32) -> bool {
     errno == libc::ENOSPC || errno == libc::EDQUOT
 }
 
@@ -236,54 +193,33 @@ fn make_private_dir(dir: &Path) -> anyhow::Result<crate::private_dir::PrivateDir
     }
 }
 
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    }
-}
-
-/// AIM's row ends with the wall-clock date, as ctime() prints it.
-fn ctime_now() -> String {
-    let now = time::OffsetDateTime::now_local().unwrap_or_else(|_| time::OffsetDateTime::now_utc());
-    let fmt = time::macros::format_description!(
-        "[weekday repr:short] [month repr:short] [day padding:space] [hour]:[minute]:[second] [year]"
-    );
-    now.format(&fmt).unwrap_or_default()
-}
-
 fn metric(
     name: &str,
-    p: &Point,
+    p: &Aim7Point,
     title: &str,
     unit: &str,
     direction: Direction,
     samples: Vec<f64>,
 ) -> Metric {
-    Metric {
-        name: name.to_string(),
-        params: crate::record::params(&[
-            ("test", p.mix.name.clone()),
-            ("load", p.load.to_string()),
-        ]),
-        title: format!("{} {title} (load {})", p.mix.name, p.load),
-        unit: unit.to_string(),
+    Metric::new(
+        name,
+        &[("test", p.test.clone()), ("load", p.load.to_string())],
+        format!("{} {title} (load {})", p.test, p.load),
+        unit,
         direction,
-        value: crate::stats::mean(&samples).unwrap_or(0.0),
+        crate::stats::mean(&samples).unwrap_or(0.0),
         samples,
-    }
+    )
 }
 
 /// LKP-named metrics of one load point: each run is one sample; every task's completion time
 /// is a sample of `aim7.task-completion-time`.
-fn point_metrics(p: &Point) -> Vec<Metric> {
-    let per = |f: fn(&Figures) -> f64| p.runs.iter().map(|(fig, _, _)| f(fig)).collect::<Vec<_>>();
+pub fn point_metrics(p: &Aim7Point) -> Vec<Metric> {
+    let per = |f: fn(&Figures) -> f64| p.runs.iter().map(|r| f(&r.figures)).collect::<Vec<_>>();
     let completion: Vec<f64> = p
         .runs
         .iter()
-        .flat_map(|(_, o, _)| o.completion.iter().copied())
+        .flat_map(|r| r.completion_seconds.iter().copied())
         .collect();
     vec![
         metric(
@@ -345,97 +281,98 @@ fn factor_of(job: &Job, disk_blocks: usize) -> u64 {
     }
 }
 
+/// The record's point for a mix at a load, before its first run.
+fn new_point(mix: &Mix, load: u32, jobs_per_task: u32, disk_blocks: usize) -> Aim7Point {
+    let single = match mix.lines.as_slice() {
+        [line] => Some(line.job),
+        _ => None,
+    };
+    Aim7Point {
+        test: mix.name.clone(),
+        load,
+        jobs_per_task,
+        disk_blocks,
+        tests: mix.lines.iter().map(|l| l.job.name.to_string()).collect(),
+        factor: single.map(|j| factor_of(j, disk_blocks)),
+        units: single.map(|j| j.units.to_string()),
+        factor_is_disk_blocks: single.is_some_and(|j| !matches!(j.factor, Factor::Fixed(_))),
+        crossover: false,
+        runs: Vec::new(),
+    }
+}
+
 /// The counters of one run: summed by name over the tests, and by test.
-fn run_counters(mix: &Mix, o: &Outcome) -> (BTreeMap<&'static str, u64>, Vec<serde_json::Value>) {
-    let mut sum: BTreeMap<&'static str, u64> = BTreeMap::new();
+fn run_counters(mix: &Mix, o: &Outcome) -> (BTreeMap<String, u64>, Vec<Aim7TestCounts>) {
+    let mut sum: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_test = Vec::new();
     for (line, counts) in mix.lines.iter().zip(&o.lines) {
-        let named: BTreeMap<&str, u64> = line
+        let named: BTreeMap<String, u64> = line
             .job
             .counters
             .iter()
-            .copied()
+            .map(|c| c.to_string())
             .zip(counts.counters)
             .collect();
         for (k, v) in &named {
-            *sum.entry(k).or_default() += v;
+            *sum.entry(k.clone()).or_default() += v;
         }
-        by_test.push(json!({ "test": line.job.name, "runs": counts.runs, "counters": named }));
+        by_test.push(Aim7TestCounts {
+            test: line.job.name.to_string(),
+            runs: counts.runs,
+            counters: named,
+        });
     }
     (sum, by_test)
 }
 
-fn point_json(p: &Point) -> serde_json::Value {
-    let runs: Vec<serde_json::Value> = p
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(i, (f, o, leftover))| {
-            let (counters, jobs) = run_counters(&p.mix, o);
-            json!({
-                "run": i + 1,
-                "figures": f,
-                "park_seconds": o.park_seconds,
-                "counters": counters,
-                "jobs": jobs,
-                "leftover_files": leftover,
-                "log_lines": o.log_lines,
-                "task_max_rss_kib": o.task_max_rss_kib,
-                "task0_private_kib": o.task0_private_kib,
-                "task0_pss_kib": o.task0_pss_kib,
-                "driver_max_rss_kib": o.driver_max_rss_kib,
-                "completion_seconds": o.completion,
-            })
-        })
-        .collect();
-    json!({
-        "test": p.mix.name,
-        "load": p.load,
-        "jobs_per_task": p.jobs_per_task,
-        "disk_blocks": p.disk_blocks,
-        "factor": p.single().map(|j| factor_of(j, p.disk_blocks)),
-        "units": p.single().map(|j| j.units),
-        "runs": runs,
-    })
-}
-
-/// The record and where it goes, kept up to date so an interruption can save what finished.
-struct Recorder<'a> {
-    args: &'a Aim7Args,
-    record: RunRecord,
-    points: Vec<Point>,
-    fs: Vec<crate::fsinfo::FsInfo>,
-}
-
-impl Recorder<'_> {
-    fn finish(&mut self, incomplete: bool) -> anyhow::Result<()> {
-        let points: Vec<&Point> = self.points.iter().filter(|p| !p.runs.is_empty()).collect();
-        self.record.metrics = points.iter().flat_map(|p| point_metrics(p)).collect();
-        let pj: Vec<serde_json::Value> = points.iter().map(|p| point_json(p)).collect();
-        self.record.extra.insert(
-            "aim7".into(),
-            json!({ "points": pj, "filesystems": self.fs }),
-        );
-        self.record.finished_at = crate::clock::now_rfc3339();
-        self.record.incomplete = incomplete;
-        if let Some(path) = &self.args.json {
-            self.record.write_json(path)?;
-        }
-        if let Some(id) = crate::store::save(&self.args.store, &self.record)? {
-            crate::store::announce(&self.args.store, &id);
-        }
-        Ok(())
+/// The typed run of one driver outcome.
+fn run_of(mix: &Mix, n: usize, figures: Figures, o: Outcome, leftover: u64) -> Aim7Run {
+    let (counters, jobs) = run_counters(mix, &o);
+    Aim7Run {
+        run: n,
+        figures,
+        park_seconds: o.park_seconds,
+        counters,
+        jobs,
+        log_lines: o.log_lines,
+        leftover_files: leftover,
+        task_max_rss_kib: o.task_max_rss_kib,
+        task0_private_kib: o.task0_private_kib,
+        task0_pss_kib: o.task0_pss_kib,
+        driver_max_rss_kib: o.driver_max_rss_kib,
+        completion_seconds: o.completion,
     }
+}
+
+/// Recomputes the record's metrics from its points (those with a finished run).
+fn update_metrics(record: &mut RunRecord) {
+    record.metrics = record
+        .aim7
+        .iter()
+        .flat_map(|d| &d.points)
+        .filter(|p| !p.runs.is_empty())
+        .flat_map(point_metrics)
+        .collect();
+    record.finished_at = crate::clock::now_rfc3339();
 }
 
 fn stop_error(stop: Stop, mix: &Mix, load: u32, dirs: &[PathBuf]) -> anyhow::Error {
     let name = &mix.name;
     match stop {
-        Stop::Interrupted(sig) => Interrupted { signal: sig, name: signal_name(sig) }.into(),
-        Stop::TaskFailed { task, line, dir, op, errno } => {
+        Stop::Interrupted(sig) => crate::proc::signals::interrupted(sig).into(),
+        Stop::TaskFailed {
+            task,
+            line,
+            dir,
+            op,
+            errno,
+        } => {
             let job = mix.lines.get(line).map(|l| l.job);
             let test = job.map(|j| j.name).unwrap_or("?");
-            let d = dirs.get(dir).map(|d| d.display().to_string()).unwrap_or_default();
+            let d = dirs
+                .get(dir)
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
             let err = std::io::Error::from_raw_os_error(errno);
             let place = if job.is_some_and(|j| j.uses_dirs) {
                 format!(" in --dir {d}")
@@ -444,23 +381,32 @@ fn stop_error(stop: Stop, mix: &Mix, load: u32, dirs: &[PathBuf]) -> anyhow::Err
             };
             if is_no_space(errno) {
                 Usage(format!(
-                    "{name} at load {load}: --dir {d} is full ({test}: {op} in task {task}: {err}); every task was \
-                     stopped and its files removed; free space or choose another --dir"
+                    "{name} at load {load}: --dir {d} is full ({test}: {op} in task {task}: {err}); \
+                     every task was stopped and its files removed; free space or choose another --dir"
                 ))
                 .into()
             } else if errno == 0 {
-                RunFailed(format!("{name} at load {load}: task {task}: {test}: {op} gave a wrong result")).into()
+                RunFailed(format!(
+                    "{name} at load {load}: task {task}: {test}: {op} gave a wrong result"
+                ))
+                .into()
             } else {
-                RunFailed(format!("{name} at load {load}: task {task}: {test}: {op}{place} failed: {err}")).into()
+                RunFailed(format!(
+                    "{name} at load {load}: task {task}: {test}: {op}{place} failed: {err}"
+                ))
+                .into()
             }
         }
-        Stop::TaskDied { task, how } => RunFailed(format!("{name} at load {load}: task {task} {how}")).into(),
-        Stop::CannotFork { started, errno } => Usage(format!(
-            "{name} at load {load}: only {started} tasks could be started (fork: {}); raise the process \
-             limit (`ulimit -u`, the cgroup's pids.max, kernel.pid_max) or lower --load",
-            std::io::Error::from_raw_os_error(errno)
-        ))
-        .into(),
+        Stop::TaskDied { task, how } => {
+            RunFailed(format!("{name} at load {load}: task {task} {how}")).into()
+        }
+        Stop::CannotFork { started, errno } => crate::proc::start_refused(
+            &format!("{name} at load {load}"),
+            started as usize,
+            load as usize,
+            std::io::Error::from_raw_os_error(errno),
+            "--load",
+        ),
         Stop::Other(e) => e,
     }
 }
@@ -476,26 +422,8 @@ fn memory_line(o: &Outcome) -> String {
     )
 }
 
-/// The title line of a mix: what each task runs and whether AIM's start delay is in `real`.
-fn title(mix: &Mix, counts: &[u32], delay: Duration) -> String {
-    let jobs: u32 = counts.iter().sum();
-    let what = match mix.lines.as_slice() {
-        [line] => match line.job.factor {
-            Factor::Fixed(f) => format!("{f} {} per job", line.job.units),
-            _ => format!("{}, by the file's blocks", line.job.units),
-        },
-        lines => format!("{} tests of AIM's workfile {}", lines.len(), mix.name),
-    };
-    let delay = if delay.is_zero() {
-        "no start delay (--no-start-delay): real lacks AIM's 10 s".to_string()
-    } else {
-        format!("AIM's {} s start delay counted in real", delay.as_secs())
-    };
-    format!("{}: {jobs} jobs per task ({what}); {delay}", mix.name)
-}
-
 /// The plan every task of one load point runs.
-fn plan(
+fn task_plan(
     mix: &Mix,
     counts: &[u32],
     dirs: &[TaskDir],
@@ -520,106 +448,39 @@ fn plan(
     }
 }
 
-/// Runs `patchbench aim7`; returns the exit status.
-pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
-    let mixes = resolve_mixes(args)?;
-    let dirs: Vec<PathBuf> = if args.dirs.is_empty() {
-        vec![std::env::temp_dir()]
-    } else {
-        args.dirs.clone()
-    };
-    let fs = dirs
-        .iter()
-        .map(|d| check_work_dir(d))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    if let Some(path) = &args.json {
-        crate::args::check_output("--json", path)?;
-    }
-    let loads = &args.load.0;
-    let max_load = loads.iter().copied().max().unwrap_or(1);
-    let all_jobs: Vec<&Job> = mixes
-        .iter()
-        .flat_map(|m| m.lines.iter().map(|l| l.job))
-        .collect();
-    let extra = all_jobs.iter().map(|j| j.extra_procs).max().unwrap_or(0);
-    if let Err(refusal) = crate::proc::limits::check(max_load, extra, "--load") {
-        return usage(refusal);
-    }
-    if let Err(refusal) = suite::check_shell(&all_jobs) {
-        return usage(refusal);
-    }
+/// The last point of the record.
+fn last_point(record: &mut RunRecord) -> Option<&mut Aim7Point> {
+    record.aim7.as_mut().and_then(|d| d.points.last_mut())
+}
+
+/// Runs every mix at every load `plan.runs` times, in private directories made inside the
+/// checked `--dir`s, the tasks in AIM's suite directory; each finished run is added to
+/// `record` and handed to `sinks` at once.
+pub fn run(
+    plan: &Plan,
+    signals: &Signals,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
     // AIM fills num_fcns.c's tables in the parent; the tasks inherit them.
     jobs::num_fcns::prepare();
-
-    let signals = Signals::install_waking_on_child_exit()?;
-    let suite = suite::Suite::create(!args.no_log)?;
-    let private: Vec<crate::private_dir::PrivateDir> = dirs
+    let suite = suite::Suite::create(plan.log)?;
+    let private: Vec<crate::private_dir::PrivateDir> = plan
+        .dirs
         .iter()
         .map(|d| make_private_dir(d))
         .collect::<anyhow::Result<_>>()?;
     let task_dirs: Vec<TaskDir> = private.iter().map(|p| TaskDir::new(p.path())).collect();
-
-    let mut system = crate::sysinfo::SystemInfo::collect();
-    for (i, f) in fs.iter().enumerate() {
-        system.extra.insert(
-            format!("aim7.dir{i}"),
-            format!("{}: {}", f.dir, f.summary()),
-        );
-    }
-    let delay = if args.no_start_delay {
-        Duration::ZERO
-    } else {
-        AIM_START_DELAY
-    };
-    let mut config = BTreeMap::new();
-    config.insert(
-        "tests".into(),
-        json!(mixes.iter().map(|m| m.name.as_str()).collect::<Vec<_>>()),
-    );
-    if args.workfile.is_some() {
-        let lines: Vec<serde_json::Value> = mixes
-            .iter()
-            .flat_map(|m| m.lines.iter().zip(m.counts(args.jobs)))
-            .map(|(l, c)| json!({ "test": l.job.name, "weight": l.weight, "jobs_per_task": c }))
-            .collect();
-        config.insert("workfile".into(), json!(lines));
-    }
-    config.insert("loads".into(), json!(loads));
-    config.insert("loadnum".into(), json!(args.jobs));
-    config.insert(
-        "dirs".into(),
-        json!(dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()),
-    );
-    config.insert("runs".into(), json!(args.runs));
-    config.insert("aim_start_delay_seconds".into(), json!(delay.as_secs()));
-    config.insert("aim_log".into(), json!(!args.no_log));
-    let mut rec = Recorder {
-        args,
-        record: RunRecord {
-            label: args.store.label.clone(),
-            ..RunRecord::new("aim7", system, config)
-        },
-        points: Vec::new(),
-        fs,
-    };
-    for (d, f) in dirs.iter().zip(&rec.fs) {
-        println!("dir {}: {}", d.display(), f.summary());
-    }
-    let progress = |msg: &str| eprintln!("  {msg}");
-
-    for mix in &mixes {
-        let counts = mix.counts(args.jobs);
+    let say = |msg: &str| progress.line(&format!("  {msg}"));
+    for mix in &plan.mixes {
+        let counts = mix.counts(plan.jobs_per_task);
         let jobs_per_task: u32 = counts.iter().sum();
-        let filesize = args.filesize.or(mix.filesize).unwrap_or(1024);
-        let poolsize = args.poolsize.or(mix.poolsize).unwrap_or(10 * 1024);
-        println!("\n{}", title(mix, &counts, delay));
-        println!("{}", metrics::HEADER);
-        for &load in loads {
-            let disk_blocks = (filesize + poolsize / u64::from(load)).max(1) as usize;
-            for (p, d) in private.iter().zip(&dirs) {
+        let ipc = mix.lines.iter().any(|l| l.job.name == "shared_memory");
+        for &load in &plan.loads {
+            let disk_blocks =
+                (plan.filesize_kib + plan.poolsize_kib / u64::from(load)).max(1) as usize;
+            for (p, d) in private.iter().zip(&plan.dirs) {
                 if let Err(e) = fixtures::prepare(p.path(), disk_blocks) {
                     if e.raw_os_error().is_some_and(is_no_space) {
                         return usage(format!("{}: --dir {} is too full for the test's input files; free space or choose another --dir", mix.name, d.display()));
@@ -629,34 +490,23 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
                     });
                 }
             }
-            progress(&format!("load {load}: disk files of {disk_blocks} KiB"));
-            rec.points.push(Point {
-                mix: mix.clone(),
-                load,
-                disk_blocks,
-                jobs_per_task,
-                runs: Vec::new(),
-            });
-            let plan = plan(mix, &counts, &task_dirs, disk_blocks, load, &suite);
-            let ipc = mix.lines.iter().any(|l| l.job.name == "shared_memory");
-            for _ in 0..args.runs {
+            say(&format!("load {load}: disk files of {disk_blocks} KiB"));
+            record
+                .aim7
+                .get_or_insert_with(Aim7Details::default)
+                .points
+                .push(new_point(mix, load, jobs_per_task, disk_blocks));
+            sinks.progress(record);
+            let tasks = task_plan(mix, &counts, &task_dirs, disk_blocks, load, &suite);
+            for n in 1..=plan.runs as usize {
+                // AIM's sync;sync;sync before each load point.
                 fixtures::sync_disks();
                 let logged = suite.log_lines();
                 let result = match signals.pending().map(|i| i.signal) {
                     Some(sig) => Err(Stop::Interrupted(sig)),
-                    None => driver::run(&plan, load, delay, &signals, &progress, ipc),
+                    None => driver::run(&tasks, load, plan.start_delay, signals, &say, ipc),
                 };
-                let mut outcome = match result {
-                    Ok(o) => o,
-                    Err(stop) => {
-                        let interrupted = matches!(stop, Stop::Interrupted(_));
-                        let err = stop_error(stop, mix, load, &dirs);
-                        if interrupted {
-                            rec.finish(true)?;
-                        }
-                        return Err(err);
-                    }
-                };
+                let mut outcome = result.map_err(|stop| stop_error(stop, mix, load, &plan.dirs))?;
                 outcome.log_lines = suite.log_lines().saturating_sub(logged);
                 let figures = Figures::compute(
                     jobs_per_task,
@@ -664,37 +514,27 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
                     outcome.real,
                     outcome.cpu,
                 );
-                println!("{}  {}", figures.row(), ctime_now());
-                eprintln!("  {}", memory_line(&outcome));
+                say(&memory_line(&outcome));
                 let leftover: u64 = private.iter().map(|p| fixtures::leftovers(p.path())).sum();
-                if let Some(p) = rec.points.last_mut() {
-                    p.runs.push((figures, outcome, leftover));
+                if let Some(p) = last_point(record) {
+                    p.runs.push(run_of(mix, n, figures, outcome, leftover));
                 }
+                update_metrics(record);
+                sinks.progress(record);
             }
-            let per_task: Vec<f64> = rec
-                .points
-                .last()
-                .map(|p| {
-                    p.runs
-                        .iter()
-                        .map(|(f, _, _)| f.jobs_per_min_per_task)
-                        .collect()
-                })
-                .unwrap_or_default();
-            if let Some(p) = rec.points.last().filter(|p| p.runs.len() > 1) {
-                let jpm: Vec<f64> = p.runs.iter().map(|(f, _, _)| f.jobs_per_min).collect();
-                let (lo, hi) = jpm
+            let crossed = last_point(record).is_some_and(|p| {
+                let per_task: Vec<f64> = p
+                    .runs
                     .iter()
-                    .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-                println!(
-                    "mean of {} runs: {:.2} jobs/min (min {lo:.2}, max {hi:.2})",
-                    jpm.len(),
-                    crate::stats::mean(&jpm).unwrap_or(0.0)
-                );
-            }
-            let crossed = crate::stats::mean(&per_task).is_some_and(|m| m <= 1.0);
-            if args.until_crossover && crossed {
-                println!("crossover at {load} tasks: jobs/min/task at most 1.0");
+                    .map(|r| r.figures.jobs_per_min_per_task)
+                    .collect();
+                crate::stats::mean(&per_task).is_some_and(|m| m <= 1.0)
+            });
+            if plan.until_crossover && crossed {
+                if let Some(p) = last_point(record) {
+                    p.crossover = true;
+                }
+                sinks.progress(record);
                 break;
             }
         }
@@ -702,29 +542,12 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     for p in &private {
         fixtures::remove(p.path());
     }
-    rec.finish(false)?;
-    drop(suite);
-    Ok(0)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_kib() {
-        assert_eq!(parse_kib("1M"), Ok(1024));
-        assert_eq!(parse_kib("10M"), Ok(10240));
-        assert_eq!(parse_kib("16"), Ok(16));
-        assert_eq!(parse_kib("16k"), Ok(16));
-        assert!(parse_kib("x").is_err());
-    }
-
-    #[test]
-    fn jobs_must_be_positive() {
-        assert!(parse_jobs("0").is_err());
-        assert_eq!(parse_jobs("100"), Ok(100));
-    }
 
     #[test]
     fn tests_resolve_by_name_and_alias_once() {
@@ -736,5 +559,19 @@ mod tests {
         let e = resolve_tests(&["bogus".into()]).unwrap_err();
         assert!(e.downcast_ref::<Usage>().is_some());
         assert!(e.to_string().contains("known tests: add_double"));
+    }
+
+    #[test]
+    fn a_workfile_is_one_of_aims_mixes_or_a_file() {
+        let m = resolve_mixes(Some("fserver"), &[]).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].lines.len(), 31);
+        let e = resolve_mixes(Some("/nonexistent/wf"), &[]).unwrap_err();
+        assert!(e.to_string().contains("no such file"));
+        let one = resolve_mixes(None, &["sieve,creat-clo".into()]).unwrap();
+        assert_eq!(
+            one.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
+            ["sieve", "creat-clo"]
+        );
     }
 }

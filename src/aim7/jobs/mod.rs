@@ -22,63 +22,6 @@ pub mod messages;
 pub mod num_fcns;
 pub mod shell;
 
-pub mod add_double;
-pub mod add_float;
-pub mod add_int;
-pub mod add_long;
-pub mod add_short;
-pub mod array_rtns;
-pub mod brk_test;
-pub mod creat_clo;
-pub mod dgram_pipe;
-pub mod dir_rtns_1;
-pub mod disk_cp;
-pub mod disk_rd;
-pub mod disk_rr;
-pub mod disk_rw;
-pub mod disk_src;
-pub mod disk_wrt;
-pub mod div_double;
-pub mod div_float;
-pub mod div_int;
-pub mod div_long;
-pub mod div_short;
-pub mod exec_test;
-pub mod fork_test;
-pub mod jmp_test;
-pub mod link_test;
-pub mod matrix_rtns;
-pub mod mem_rtns_1;
-pub mod mem_rtns_2;
-pub mod misc_rtns_1;
-pub mod mul_double;
-pub mod mul_float;
-pub mod mul_int;
-pub mod mul_long;
-pub mod mul_short;
-pub mod new_raph;
-pub mod num_rtns_1;
-pub mod page_test;
-pub mod pipe_cpy;
-pub mod ram_copy;
-pub mod series_1;
-pub mod shared_memory;
-pub mod shell_rtns_1;
-pub mod shell_rtns_2;
-pub mod shell_rtns_3;
-pub mod sieve;
-pub mod signal_test;
-pub mod sort_rtns_1;
-pub mod stream_pipe;
-pub mod string_rtns;
-pub mod sync_disk_cp;
-pub mod sync_disk_rw;
-pub mod sync_disk_update;
-pub mod sync_disk_wrt;
-pub mod tcp_test;
-pub mod trig_rtns;
-pub mod udp_test;
-
 /// AIM's disk block: FILESIZE and POOLSIZE are counted in these (`NBUFSIZE`).
 pub const BLOCK: usize = 1024;
 
@@ -157,66 +100,75 @@ impl Job {
     }
 }
 
-/// Every job patchbench knows, in AIM's registration order (add.c, creat-clo.c, disk1.c,
-/// disk_src.c, div.c, int_fcns.c, mul.c, num_fcns.c, pipe_test.c, ram.c).
-pub static JOBS: &[Job] = &[
-    add_double::JOB,
-    add_float::JOB,
-    add_long::JOB,
-    add_int::JOB,
-    add_short::JOB,
-    creat_clo::JOB,
-    page_test::JOB,
-    brk_test::JOB,
-    jmp_test::JOB,
-    signal_test::JOB,
-    exec_test::JOB,
-    fork_test::JOB,
-    link_test::JOB,
-    disk_rr::JOB,
-    disk_rw::JOB,
-    disk_rd::JOB,
-    disk_wrt::JOB,
-    disk_cp::JOB,
-    sync_disk_rw::JOB,
-    sync_disk_wrt::JOB,
-    sync_disk_cp::JOB,
-    sync_disk_update::JOB,
-    disk_src::JOB,
-    div_double::JOB,
-    div_float::JOB,
-    div_long::JOB,
-    div_int::JOB,
-    div_short::JOB,
-    sieve::JOB,
-    mul_double::JOB,
-    mul_float::JOB,
-    mul_long::JOB,
-    mul_int::JOB,
-    mul_short::JOB,
-    num_rtns_1::JOB,
-    new_raph::JOB,
-    trig_rtns::JOB,
-    matrix_rtns::JOB,
-    array_rtns::JOB,
-    string_rtns::JOB,
-    mem_rtns_1::JOB,
-    mem_rtns_2::JOB,
-    sort_rtns_1::JOB,
-    misc_rtns_1::JOB,
-    dir_rtns_1::JOB,
-    shell_rtns_1::JOB,
-    shell_rtns_2::JOB,
-    shell_rtns_3::JOB,
-    series_1::JOB,
-    shared_memory::JOB,
-    tcp_test::JOB,
-    udp_test::JOB,
-    stream_pipe::JOB,
-    dgram_pipe::JOB,
-    pipe_cpy::JOB,
-    ram_copy::JOB,
-];
+/// Declares each job's module and lists its `JOB` in [`JOBS`]: registering an AIM7 job is
+/// its file plus one line in the list below.
+macro_rules! jobs {
+    ($($name:ident),* $(,)?) => {
+        $(pub mod $name;)*
+        /// Every job patchbench knows, in AIM's registration order (add.c, creat-clo.c,
+        /// disk1.c, disk_src.c, div.c, int_fcns.c, mul.c, num_fcns.c, pipe_test.c, ram.c).
+        pub static JOBS: &[Job] = &[$($name::JOB),*];
+    };
+}
+
+jobs! {
+    add_double,
+    add_float,
+    add_long,
+    add_int,
+    add_short,
+    creat_clo,
+    page_test,
+    brk_test,
+    jmp_test,
+    signal_test,
+    exec_test,
+    fork_test,
+    link_test,
+    disk_rr,
+    disk_rw,
+    disk_rd,
+    disk_wrt,
+    disk_cp,
+    sync_disk_rw,
+    sync_disk_wrt,
+    sync_disk_cp,
+    sync_disk_update,
+    disk_src,
+    div_double,
+    div_float,
+    div_long,
+    div_int,
+    div_short,
+    sieve,
+    mul_double,
+    mul_float,
+    mul_long,
+    mul_int,
+    mul_short,
+    num_rtns_1,
+    new_raph,
+    trig_rtns,
+    matrix_rtns,
+    array_rtns,
+    string_rtns,
+    mem_rtns_1,
+    mem_rtns_2,
+    sort_rtns_1,
+    misc_rtns_1,
+    dir_rtns_1,
+    shell_rtns_1,
+    shell_rtns_2,
+    shell_rtns_3,
+    series_1,
+    shared_memory,
+    tcp_test,
+    udp_test,
+    stream_pipe,
+    dgram_pipe,
+    pipe_cpy,
+    ram_copy,
+}
 
 /// Looks a test up by name or alias.
 pub fn find(name: &str) -> Option<&'static Job> {
