@@ -2,8 +2,15 @@
 //! an optional `prepare` that runs once in the driver before any task exists (shared files),
 //! and the task loop, which does one operation and bumps the task's counter.
 //!
-//! Per-task files are created by the task itself, with mkstemp-style names, inside the run's
-//! private directory; the driver removes that directory when the run ends.
+//! Per-task files are created by the task itself, with mkstemp-style names, directly inside the
+//! run's private directory (`/tmp/patchbench-XXXXXX/wis-XXXXXX`: one level deeper than
+//! will-it-scale's `/tmp/willitscale.XXXXXX`); the driver empties that directory after every
+//! point and removes it when the run ends.
+//!
+//! Files are filled as will-it-scale fills them: where its testcase writes zeros (the read,
+//! pread, seek and lseek files), [`zero_file`] and [`shared_file`] write real zeros; where it
+//! only calls `ftruncate` (the 128 MiB mmap, page-fault and TLB-flush files), [`private_file`]
+//! sizes a sparse file the same way.
 
 use crate::scale::harness::{Prepared, TaskCtx, Workload};
 use anyhow::{Context, Result};
@@ -12,16 +19,23 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 mod brk1;
+mod brk2;
 mod context_switch1;
 mod dup1;
 mod eventfd1;
+mod fallocate1;
+mod fallocate2;
+pub mod file_io;
 mod futex1;
 mod futex2;
+mod futex3;
+mod futex4;
 mod getppid1;
 mod lock1;
 mod lock2;
 mod lseek1;
 mod lseek2;
+mod malloc2;
 mod mmap1;
 mod mmap2;
 mod open1;
@@ -37,17 +51,33 @@ mod posix_semaphore1;
 mod pread1;
 mod pread2;
 mod pread3;
+mod pthread_mutex1;
+mod pthread_mutex2;
+mod pthread_mutex3;
+mod pthread_mutex4;
+mod pthread_mutex5;
 mod pwrite1;
 mod pwrite2;
 mod pwrite3;
 mod read1;
 mod read2;
+mod read3;
+mod read4;
+mod readseek1;
+mod readseek2;
+mod readseek3;
 mod sched_yield;
 mod signal1;
+mod tlb_flush1;
+mod tlb_flush2;
+mod tlb_flush3;
 mod unix1;
 mod unlink1;
 mod unlink2;
 mod write1;
+mod writeseek1;
+mod writeseek2;
+mod writeseek3;
 
 /// One will-it-scale testcase.
 pub struct Testcase {
@@ -77,16 +107,22 @@ impl Workload for Testcase {
 /// Every testcase, in will-it-scale's alphabetical order.
 pub const ALL: &[Testcase] = &[
     brk1::TESTCASE,
+    brk2::TESTCASE,
     context_switch1::TESTCASE,
     dup1::TESTCASE,
     eventfd1::TESTCASE,
+    fallocate1::TESTCASE,
+    fallocate2::TESTCASE,
     futex1::TESTCASE,
     futex2::TESTCASE,
+    futex3::TESTCASE,
+    futex4::TESTCASE,
     getppid1::TESTCASE,
     lock1::TESTCASE,
     lock2::TESTCASE,
     lseek1::TESTCASE,
     lseek2::TESTCASE,
+    malloc2::TESTCASE,
     mmap1::TESTCASE,
     mmap2::TESTCASE,
     open1::TESTCASE,
@@ -102,17 +138,33 @@ pub const ALL: &[Testcase] = &[
     pread1::TESTCASE,
     pread2::TESTCASE,
     pread3::TESTCASE,
+    pthread_mutex1::TESTCASE,
+    pthread_mutex2::TESTCASE,
+    pthread_mutex3::TESTCASE,
+    pthread_mutex4::TESTCASE,
+    pthread_mutex5::TESTCASE,
     pwrite1::TESTCASE,
     pwrite2::TESTCASE,
     pwrite3::TESTCASE,
     read1::TESTCASE,
     read2::TESTCASE,
+    read3::TESTCASE,
+    read4::TESTCASE,
+    readseek1::TESTCASE,
+    readseek2::TESTCASE,
+    readseek3::TESTCASE,
     sched_yield::TESTCASE,
     signal1::TESTCASE,
+    tlb_flush1::TESTCASE,
+    tlb_flush2::TESTCASE,
+    tlb_flush3::TESTCASE,
     unix1::TESTCASE,
     unlink1::TESTCASE,
     unlink2::TESTCASE,
     write1::TESTCASE,
+    writeseek1::TESTCASE,
+    writeseek2::TESTCASE,
+    writeseek3::TESTCASE,
 ];
 
 /// The testcase called `name`.
@@ -132,8 +184,9 @@ pub fn no_prepare(_dir: &Path, _tasks: usize) -> Result<Prepared> {
     Ok(Prepared::default())
 }
 
-/// A new file of `size` bytes with a mkstemp-style name in `dir`, kept until the driver
-/// removes the directory.
+/// A new file with a mkstemp-style name in `dir`, sized to `size` bytes with `ftruncate` (sparse,
+/// as will-it-scale's mmap, page-fault and TLB-flush files), kept until the driver empties the
+/// directory.
 pub fn private_file(dir: &Path, size: u64) -> Result<(File, PathBuf)> {
     let tmp = tempfile::Builder::new()
         .prefix("wis-")
@@ -146,6 +199,22 @@ pub fn private_file(dir: &Path, size: u64) -> Result<(File, PathBuf)> {
     Ok((file, path))
 }
 
+/// A new file in `dir` holding `size` zero bytes written with write(2), BUFLEN at a time, as
+/// will-it-scale's read and pread testcases write theirs; the file position is left at the end.
+pub fn zero_file(dir: &Path, size: u64) -> Result<(File, PathBuf)> {
+    use std::io::Write;
+    let (mut file, path) = private_file(dir, 0)?;
+    let zeros = [0u8; BUFLEN];
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(BUFLEN as u64) as usize;
+        file.write_all(&zeros[..n])
+            .with_context(|| format!("cannot fill {}", path.display()))?;
+        left -= n as u64;
+    }
+    Ok((file, path))
+}
+
 /// A new directory with a mkstemp-style name in `dir`.
 pub fn private_dir(dir: &Path) -> Result<PathBuf> {
     let d = tempfile::Builder::new()
@@ -155,9 +224,10 @@ pub fn private_dir(dir: &Path) -> Result<PathBuf> {
     Ok(d.keep())
 }
 
-/// A shared file of `size` bytes made by `prepare`, its path handed to every task.
+/// A shared file of `size` zero bytes made by `prepare` (will-it-scale's `testcase_prepare`
+/// writes them), its path handed to every task.
 pub fn shared_file(dir: &Path, size: u64) -> Result<Prepared> {
-    let (_, path) = private_file(dir, size)?;
+    let (_, path) = zero_file(dir, size)?;
     Ok(Prepared {
         path: Some(path),
         fd: None,
@@ -224,6 +294,43 @@ pub fn fault_pages(ctx: &TaskCtx<'_>, flags: libc::c_int, fd: libc::c_int) -> Re
             ctx.slot.add(1);
         }
         unmap(p, MEMSIZE)?;
+    }
+}
+
+/// The TLB-flush loop shared by tlb_flush1..3: map `len` bytes; for every page write a byte,
+/// `madvise(MADV_DONTNEED)` that page and read the byte back, which must then be `after` (0 where
+/// the private copy was dropped, 1 where a shared file mapping keeps it); one operation per
+/// page; unmap.
+pub fn flush_pages(
+    ctx: &TaskCtx<'_>,
+    len: usize,
+    flags: libc::c_int,
+    fd: libc::c_int,
+    after: u8,
+) -> Result<()> {
+    let page = crate::scale::harness::page_size();
+    loop {
+        let p = map(len, flags, fd)?;
+        for off in (0..len).step_by(page) {
+            // SAFETY: `off` is inside the mapping just made; the page stays mapped after
+            // MADV_DONTNEED (only its contents are dropped).
+            unsafe {
+                let at = p.add(off);
+                at.write_volatile(1);
+                ok(
+                    libc::madvise(at.cast(), page, libc::MADV_DONTNEED),
+                    "madvise",
+                )?;
+                if at.read_volatile() != after {
+                    anyhow::bail!(
+                        "the page held {} after MADV_DONTNEED, not {after}",
+                        at.read()
+                    );
+                }
+            }
+            ctx.slot.add(1);
+        }
+        unmap(p, len)?;
     }
 }
 
