@@ -488,6 +488,13 @@ fn interrupted(test: &str, mode: &str, procs: usize, files: bool, signal: i32, s
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // Task files sit in the private directory (--dir/patchbench-XXXXXX/wis-XXXXXX), one level
+    // below will-it-scale's /tmp/willitscale.XXXXXX; open2's add their per-task directory.
+    let most = if test.ends_with('2') { 3 } else { 2 };
+    for p in walk(dir.path()).iter().filter(|p| p.is_file()) {
+        let depth = p.strip_prefix(dir.path()).unwrap().components().count();
+        assert!(depth <= most, "{} is {depth} levels deep", p.display());
+    }
     // SAFETY: signalling the child we started.
     unsafe { libc::kill(child.id() as i32, signal) };
     let out = child.wait_with_output().unwrap();
