@@ -1,7 +1,8 @@
 //! `patchbench scale`: will-it-scale's scaling curves. Every testcase runs at each task count,
 //! as processes and/or threads, through the harness; the result is ops/s summed over tasks and
-//! per task, a CSV in will-it-scale's columns, an SVG plot, and a run record whose metrics carry
-//! LKP's names (`will-it-scale.per_process_ops`, `will-it-scale.2.threads`, …).
+//! per task, will-it-scale's own CSV and title files (read unchanged by its `postprocess.py` and
+//! LKP's parser), an SVG plot, and a run record whose metrics carry LKP's names
+//! (`will-it-scale.per_process_ops`, `will-it-scale.2.threads`, …) with every sample.
 
 pub mod counters;
 pub mod harness;
@@ -37,8 +38,11 @@ pub struct ScaleArgs {
     /// Tasks as processes, threads, or both (processes then threads at each task count).
     #[arg(short, long, value_enum, default_value_t = ModeChoice::Both)]
     pub mode: ModeChoice,
-    /// Write the curves as CSV (will-it-scale's columns, after a test column).
-    #[arg(long, value_name = "FILE")]
+    /// Write will-it-scale's CSV exactly as its runtest.py does (integer ops/s, 0 for a mode
+    /// not run). A FILE takes one testcase; an existing DIRECTORY gets <test>.csv and
+    /// <test>.title for each testcase, as will-it-scale's runalltests leaves them for its
+    /// postprocess.py.
+    #[arg(long, value_name = "FILE|DIR")]
     pub csv: Option<PathBuf>,
     /// Plot ops/s against tasks, one line per mode and the linear line, as SVG.
     #[arg(long, value_name = "FILE")]
@@ -60,12 +64,18 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
     let modes = args.mode.modes();
     let helpers = tests.iter().map(|t| t.helpers).max().unwrap_or(0);
     let needed = tasks.iter().max().copied().unwrap_or(1) * (1 + helpers) + 1;
-    let outputs: Vec<&std::path::Path> = [&args.csv, &args.svg]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path())
-        .collect();
+    let csv = match &args.csv {
+        Some(path) => Some(output::CsvTarget::choose(path, tests.len())?),
+        None => None,
+    };
+    let outputs: Vec<&std::path::Path> = args.svg.iter().map(|p| p.as_path()).collect();
     let session = session::start(&args.opts, needed, &outputs)?;
+    let most = tasks.iter().max().copied().unwrap_or(1);
+    if let Err(e) = preflight(&tests, &session, most) {
+        // Nothing was measured: no record, just the private directory to remove.
+        let _ = session.finish();
+        return Err(e);
+    }
     let plan = Plan::new(
         args.opts.sample_interval,
         args.opts.warmup.unwrap_or(DEFAULT_WARMUP),
@@ -110,9 +120,10 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
     let curves = output::curves(&points);
     if !points.is_empty() {
         print!("{}", summary(&curves));
-        if let Some(path) = &args.csv {
-            output::write_atomic(path, &output::csv_text(&curves)?)?;
-            eprintln!("patchbench: wrote {}", path.display());
+        if let Some(target) = &csv {
+            for path in target.write(&curves)? {
+                eprintln!("patchbench: wrote {}", path.display());
+            }
         }
         if let Some(path) = &args.svg {
             output::write_atomic(path, plot::svg(&curves)?.as_bytes())?;
@@ -122,6 +133,18 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
     let record = record(args, &session.started_at, &plan, &tasks, &points);
     session::conclude(&args.opts, session, record, failure)?;
     Ok(0)
+}
+
+/// Runs every testcase's `prepare` once, at the largest task count, before anything is
+/// measured, so a testcase that cannot run here (O_DIRECT refused, no tmpfs in /dev/shm) is
+/// refused with its one line before the first point rather than after the others ran.
+fn preflight(tests: &[&Testcase], session: &session::Session, tasks: usize) -> Result<()> {
+    for t in tests {
+        let prepared = (t.prepare)(session.dir.path(), tasks);
+        session.empty()?;
+        drop(prepared?);
+    }
+    Ok(())
 }
 
 /// The testcases named, or one line saying which name is unknown.
@@ -147,12 +170,12 @@ fn resolve(names: &[String]) -> Result<Vec<&'static Testcase>> {
 fn point_line(p: &Point) -> String {
     let avg = p.outcome.average();
     format!(
-        "{:<16} {:>2} {:<9} {:>14.0} ops/s {:>14.0} per task{}",
+        "{:<16} {:>2} {:<9} {:>14} ops/s {:>14} per task{}",
         p.test,
         p.tasks,
         p.mode.plural(),
-        avg,
-        avg / p.tasks as f64,
+        output::ops(Some(avg)),
+        output::ops(Some(avg / p.tasks as f64)),
         p.outcome
             .idle_percent
             .map(|i| format!("  idle {i:.1}%"))
@@ -160,11 +183,12 @@ fn point_line(p: &Point) -> String {
     )
 }
 
-/// The text report: one table per testcase, will-it-scale's columns.
+/// The text report: one table per testcase, will-it-scale's columns and integers.
 fn summary(curves: &[output::Curve]) -> String {
     let mut s = String::new();
-    let f = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
+    let f = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
     let p = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());
+    let ops = |v: Option<f64>| v.map(|x| output::ops(Some(x)));
     for c in curves {
         s.push_str(&format!("\n{}: {}\n", c.test, c.description));
         s.push_str(&format!(
@@ -173,13 +197,13 @@ fn summary(curves: &[output::Curve]) -> String {
         ));
         for r in &c.rows {
             s.push_str(&format!(
-                "{:>6} {:>14} {:>7} {:>14} {:>7} {:>14.0}\n",
+                "{:>6} {:>14} {:>7} {:>14} {:>7} {:>14}\n",
                 r.tasks,
-                f(r.processes),
+                f(ops(r.processes)),
                 p(r.processes_idle),
-                f(r.threads),
+                f(ops(r.threads)),
                 p(r.threads_idle),
-                r.linear
+                f(output::linear_ops(c, r.tasks))
             ));
         }
     }

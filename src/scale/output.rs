@@ -1,11 +1,15 @@
-//! Scaling curves as will-it-scale's CSV (`tasks,processes,processes_idle,threads,
-//! threads_idle,linear`, with a leading `test` column so several testcases fit one file), and
-//! the atomic file writes every output uses.
+//! Scaling curves, and will-it-scale's files for them, byte for byte as its `runtest.py` writes
+//! them: the CSV `tasks,processes,processes_idle,threads,threads_idle,linear` (first row
+//! `0,0,100,0,100,0`, then `%d,%d,%0.2f,%d,%0.2f,%d` per task count: ops/s as the integer its
+//! harness prints, a mode that did not run as `0,0.00`, `linear` from the 1-task row or 0
+//! without one) and `<test>.title` (the description). `--csv FILE` takes one testcase;
+//! `--csv DIR` gets `<test>.csv` and `<test>.title` for each, as will-it-scale's `runalltests`
+//! leaves them for `postprocess.py`. Also the atomic file writes every output uses.
 
 use crate::scale::harness::{Mode, Outcome};
 use anyhow::{Context, Result};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One measured point: a testcase at a task count in one mode.
 #[derive(Debug, Clone)]
@@ -25,8 +29,9 @@ pub struct Row {
     pub processes_idle: Option<f64>,
     pub threads: Option<f64>,
     pub threads_idle: Option<f64>,
-    /// The better mode at the smallest task count, scaled per task: perfect scaling.
-    pub linear: f64,
+    /// Perfect scaling: the better mode at 1 task times the task count (will-it-scale's
+    /// `linear`); None without a 1-task row.
+    pub linear: Option<f64>,
 }
 
 /// A testcase's scaling curve.
@@ -35,6 +40,8 @@ pub struct Curve {
     pub test: String,
     pub description: String,
     pub rows: Vec<Row>,
+    /// The better of the two modes at 1 task (0 for a mode that did not run).
+    pub one_task: Option<f64>,
 }
 
 /// Groups points into one curve per testcase (in first-seen order), rows by task count.
@@ -48,6 +55,7 @@ pub fn curves(points: &[Point]) -> Vec<Curve> {
                     test: p.test.clone(),
                     description: p.description.clone(),
                     rows: Vec::new(),
+                    one_task: None,
                 });
                 out.len() - 1
             }
@@ -62,7 +70,7 @@ pub fn curves(points: &[Point]) -> Vec<Curve> {
                     processes_idle: None,
                     threads: None,
                     threads_idle: None,
-                    linear: 0.0,
+                    linear: None,
                 });
                 rows.len() - 1
             }
@@ -75,45 +83,107 @@ pub fn curves(points: &[Point]) -> Vec<Curve> {
     }
     for c in &mut out {
         c.rows.sort_by_key(|r| r.tasks);
-        let per_task = c.rows.first().map_or(0.0, |r| {
-            r.processes.unwrap_or(0.0).max(r.threads.unwrap_or(0.0)) / r.tasks as f64
-        });
+        c.one_task = c
+            .rows
+            .iter()
+            .find(|r| r.tasks == 1)
+            .map(|r| r.processes.unwrap_or(0.0).max(r.threads.unwrap_or(0.0)));
         for r in &mut c.rows {
-            r.linear = per_task * r.tasks as f64;
+            r.linear = c.one_task.map(|b| b * r.tasks as f64);
         }
     }
     out
 }
 
-/// The CSV text: will-it-scale's columns after `test`, and its `0,0,100,0,100,0` first row.
-pub fn csv_text(curves: &[Curve]) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "test",
-        "tasks",
-        "processes",
-        "processes_idle",
-        "threads",
-        "threads_idle",
-        "linear",
-    ])?;
-    let f = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_default();
-    let pct = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_default();
-    for c in curves {
-        w.write_record([c.test.as_str(), "0", "0", "100", "0", "100", "0"])?;
-        for r in &c.rows {
-            w.write_record([
-                c.test.clone(),
-                r.tasks.to_string(),
-                f(r.processes),
-                pct(r.processes_idle),
-                f(r.threads),
-                pct(r.threads_idle),
-                format!("{:.0}", r.linear),
-            ])?;
-        }
+/// will-it-scale's CSV header.
+pub const CSV_HEADER: &str = "tasks,processes,processes_idle,threads,threads_idle,linear";
+
+/// An ops/s figure as will-it-scale's harness prints it: the integer part (its `average` is an
+/// integer division); a mode that did not run is 0.
+pub fn ops(v: Option<f64>) -> u64 {
+    v.map_or(0, |x| x as u64)
+}
+
+/// will-it-scale's `linear` at `tasks`: the 1-task figure (as printed) times `tasks`; None
+/// without a 1-task row (the CSV then has 0).
+pub fn linear_ops(curve: &Curve, tasks: usize) -> Option<u64> {
+    curve.one_task.map(|b| ops(Some(b)) * tasks as u64)
+}
+
+/// One testcase's CSV, as will-it-scale's runtest.py prints it.
+pub fn csv_text(curve: &Curve) -> String {
+    let mut s = format!("{CSV_HEADER}\n0,0,100,0,100,0\n");
+    for r in &curve.rows {
+        s.push_str(&format!(
+            "{},{},{:.2},{},{:.2},{}\n",
+            r.tasks,
+            ops(r.processes),
+            r.processes_idle.unwrap_or(0.0),
+            ops(r.threads),
+            r.threads_idle.unwrap_or(0.0),
+            linear_ops(curve, r.tasks).unwrap_or(0)
+        ));
     }
-    w.into_inner().context("cannot format the CSV")
+    s
+}
+
+/// The `<test>.title` file runtest.py writes: the description and a newline.
+pub fn title_text(curve: &Curve) -> String {
+    format!("{}\n", curve.description)
+}
+
+/// Where `--csv` writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CsvTarget {
+    /// One testcase's CSV in this file.
+    File(PathBuf),
+    /// `<test>.csv` and `<test>.title` per testcase in this existing directory.
+    Dir(PathBuf),
+}
+
+impl CsvTarget {
+    /// What `--csv PATH` means for `tests` testcases: an existing directory takes any number;
+    /// a file takes exactly one (will-it-scale's CSV has no testcase column). Checked before
+    /// anything runs.
+    pub fn choose(path: &Path, tests: usize) -> Result<CsvTarget> {
+        if path.is_dir() {
+            crate::cli::check_dir(path)?;
+            return Ok(CsvTarget::Dir(path.to_path_buf()));
+        }
+        if tests > 1 {
+            return crate::error::usage(format!(
+                "--csv {}: will-it-scale's CSV holds one testcase and {tests} were given; give \
+                 an existing directory instead (it gets <test>.csv and <test>.title for each, \
+                 as will-it-scale's runalltests writes them)",
+                path.display()
+            ));
+        }
+        crate::cli::check_output("--csv", path)?;
+        Ok(CsvTarget::File(path.to_path_buf()))
+    }
+
+    /// Writes the curves; returns the files written.
+    pub fn write(&self, curves: &[Curve]) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
+        match self {
+            CsvTarget::File(path) => {
+                for c in curves {
+                    write_atomic(path, csv_text(c).as_bytes())?;
+                    written.push(path.clone());
+                }
+            }
+            CsvTarget::Dir(dir) => {
+                for c in curves {
+                    let csv = dir.join(format!("{}.csv", c.test));
+                    let title = dir.join(format!("{}.title", c.test));
+                    write_atomic(&csv, csv_text(c).as_bytes())?;
+                    write_atomic(&title, title_text(c).as_bytes())?;
+                    written.extend([csv, title]);
+                }
+            }
+        }
+        Ok(written)
+    }
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
@@ -169,17 +239,33 @@ mod tests {
         let c = curves(&pts);
         assert_eq!(c.len(), 1);
         let rows = &c[0].rows;
-        assert_eq!(rows[0].linear, 120.0);
-        assert_eq!(rows[1].linear, 240.0);
+        assert_eq!(rows[0].linear, Some(120.0));
+        assert_eq!(rows[1].linear, Some(240.0));
         assert_eq!(rows[1].threads, None);
-        let text = String::from_utf8(csv_text(&c).unwrap()).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
-            lines[0],
-            "test,tasks,processes,processes_idle,threads,threads_idle,linear"
+            csv_text(&c[0]),
+            "tasks,processes,processes_idle,threads,threads_idle,linear\n\
+             0,0,100,0,100,0\n\
+             1,100,50.00,120,50.00,120\n\
+             2,180,50.00,0,0.00,240\n"
         );
-        assert_eq!(lines[1], "t,0,0,100,0,100,0");
-        assert_eq!(lines[2], "t,1,100,50.00,120,50.00,120");
-        assert_eq!(lines[3], "t,2,180,50.00,,,240");
+        assert_eq!(title_text(&c[0]), "d\n");
+    }
+
+    #[test]
+    fn csv_truncates_as_will_it_scale_and_needs_a_one_task_row_for_linear() {
+        let mut p = point(Mode::Process, 2, 0);
+        // 2 tasks, 1001 and 1000 ops in 0.5 s: 4002 ops/s, printed as 4002; 1000.75 → 1000.
+        p.outcome.measured[0].per_task = vec![1001, 1000];
+        p.outcome.measured[0].seconds = 0.5;
+        let mut q = point(Mode::Process, 4, 0);
+        q.outcome.measured[0].per_task = vec![1000, 1000, 1000, 1003];
+        q.outcome.measured[0].seconds = 4.0;
+        q.outcome.idle_percent = Some(12.345);
+        let c = curves(&[p, q]);
+        assert_eq!(c[0].one_task, None);
+        let text = csv_text(&c[0]);
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(rows, ["2,4002,50.00,0,0.00,0", "4,1000,12.35,0,0.00,0"]);
     }
 }
