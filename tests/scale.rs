@@ -168,14 +168,19 @@ fn testcases_needing_o_direct_or_tmpfs_count_or_are_refused() {
 }
 
 /// Runs `script` as root in a private mount namespace, so that what it mounts vanishes with
-/// it; None where the system does not allow that (no unshare, no privilege), which the script
-/// reports with status 99.
+/// it; None where the system does not allow that (no unshare, no privilege to unshare or to
+/// mount, which the script reports with status 99).
 fn in_mount_namespace(script: &str) -> Option<std::process::Output> {
-    let out = std::process::Command::new("unshare")
-        .args(["-m", "sh", "-c", script])
-        .output()
-        .ok()?;
-    (out.status.code() != Some(99)).then_some(out)
+    let unshare = |script: &str| {
+        std::process::Command::new("unshare")
+            .args(["-m", "sh", "-c", script])
+            .output()
+            .ok()
+    };
+    if !unshare("exit 0")?.status.success() {
+        return None;
+    }
+    unshare(script).filter(|out| out.status.code() != Some(99))
 }
 
 /// A filesystem without O_DIRECT (ramfs) is refused for read3 with one line naming it, exit
