@@ -1,6 +1,6 @@
 //! `patchbench list`: every test with its report name, unit, baseline and description.
 
-use crate::workloads::catalog::{aliases, TESTS};
+use crate::unixbench::catalog::{aliases, TESTS};
 use std::fmt::Write;
 
 /// Renders the test list and the aliases.

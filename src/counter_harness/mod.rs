@@ -1,0 +1,684 @@
+//! The will-it-scale harness: runs one workload in N tasks (forked processes, or threads of one
+//! forked host process) and samples their operation counters.
+//!
+//! The shape follows will-it-scale's `main.c`: one counter per task, each in its own 256-byte
+//! slot of one shared mapping, written only by its task and read only by the driver; all tasks
+//! wait on the read end of one pipe and are released together when the driver writes a byte;
+//! the driver sleeps one interval, reads every counter and keeps the deltas, discarding the
+//! warm-up samples. Differences: the driver never creates threads, so it may fork at any time
+//! (thread mode forks one host process that then spawns the threads); every task asks the kernel
+//! to kill it when its parent dies (`PR_SET_PDEATHSIG`), and the driver kills and reaps all
+//! tasks when a run ends, fails or is interrupted.
+
+pub mod perf_counters;
+pub mod session;
+
+use crate::error::RunFailed;
+use crate::proc::signals::Signals;
+use anyhow::{Context, Result};
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::{fork, ForkResult, Pid};
+use perf_counters::{self as counters, CounterSet, CounterValues};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// Bytes between two tasks' counters (will-it-scale's `MAX_CACHELINE_SIZE`).
+pub const SLOT_BYTES: usize = 256;
+
+/// How long the driver waits for every task to reach the start gate.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How often the driver looks for signals and dead tasks while it waits.
+const POLL_STEP: Duration = Duration::from_millis(20);
+
+/// Whether tasks are processes or threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    Process,
+    Thread,
+}
+
+impl Mode {
+    /// The word will-it-scale uses in its CSV header and LKP in metric names.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Mode::Process => "processes",
+            Mode::Thread => "threads",
+        }
+    }
+
+    /// `processes and threads`, for messages.
+    pub fn join(modes: &[Mode]) -> String {
+        let words: Vec<&str> = modes.iter().map(|m| m.plural()).collect();
+        words.join(" and ")
+    }
+}
+
+/// One task's counters: written only by that task, read by the driver.
+#[repr(C, align(256))]
+pub struct Slot {
+    ops: AtomicU64,
+    aux: AtomicU64,
+    tid: AtomicU64,
+}
+
+impl Slot {
+    /// Adds `n` operations. A single writer, so a relaxed load and store (no locked
+    /// read-modify-write) is exact and keeps the hot loop free of atomic instructions.
+    #[inline(always)]
+    pub fn add(&self, n: u64) {
+        self.ops
+            .store(self.ops.load(Relaxed).wrapping_add(n), Relaxed);
+    }
+
+    /// Adds to the task's second counter (a model's violation count, for instance).
+    #[inline(always)]
+    pub fn add_aux(&self, n: u64) {
+        self.aux
+            .store(self.aux.load(Relaxed).wrapping_add(n), Relaxed);
+    }
+
+    pub fn ops(&self) -> u64 {
+        self.ops.load(Relaxed)
+    }
+
+    pub fn aux(&self) -> u64 {
+        self.aux.load(Relaxed)
+    }
+}
+
+/// A zero-filled `MAP_SHARED | MAP_ANONYMOUS` mapping: shared by the driver and every task it
+/// forks afterwards, and by the threads of those tasks.
+pub struct SharedMap {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain shared memory; all accesses to it go through atomics.
+unsafe impl Send for SharedMap {}
+unsafe impl Sync for SharedMap {}
+
+impl SharedMap {
+    pub fn new(len: usize) -> Result<SharedMap> {
+        let page = page_size();
+        let len = len.max(1).div_ceil(page) * page;
+        // SAFETY: a fresh anonymous mapping; no existing memory is affected.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error())
+                .context(format!("cannot map {len} bytes of shared memory"));
+        }
+        Ok(SharedMap {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The mapping as 64-bit atomic words (page aligned, zero-filled at creation).
+    pub fn words(&self) -> &[AtomicU64] {
+        // SAFETY: the mapping is page aligned, `len` bytes long and lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<AtomicU64>(), self.len / 8) }
+    }
+
+    fn slot(&self, i: usize) -> &Slot {
+        assert!((i + 1) * SLOT_BYTES <= self.len);
+        // SAFETY: in bounds (checked above), 256-byte aligned, zero is a valid Slot.
+        unsafe { &*self.ptr.add(i * SLOT_BYTES).cast::<Slot>() }
+    }
+}
+
+impl Drop for SharedMap {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the region this value mapped.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+/// What a workload's `prepare` made in the driver before any task exists: a shared file, an
+/// open file description that every task inherits.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    pub path: Option<PathBuf>,
+    pub fd: Option<OwnedFd>,
+}
+
+/// Everything a task sees.
+pub struct TaskCtx<'a> {
+    /// This task's index, 0..tasks.
+    pub nr: usize,
+    pub tasks: usize,
+    pub mode: Mode,
+    /// The run's private directory (mode 0700), removed by the driver afterwards.
+    pub dir: &'a Path,
+    pub prepared: &'a Prepared,
+    /// The workload's shared area (see [`Workload::shared_bytes`]).
+    pub shared: &'a SharedMap,
+    /// This task's counters.
+    pub slot: &'a Slot,
+}
+
+impl TaskCtx<'_> {
+    /// Starts a helper task in the current mode (will-it-scale's `new_task`): a forked process
+    /// in process mode, a thread in thread mode. It is not counted and dies with its task.
+    pub fn new_task(&self, f: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
+        match self.mode {
+            Mode::Thread => {
+                std::thread::Builder::new()
+                    .spawn(move || {
+                        if let Err(e) = f() {
+                            eprintln!("patchbench: helper task failed: {e:#}");
+                            // SAFETY: ends the whole host process; the driver sees it die.
+                            unsafe { libc::_exit(1) }
+                        }
+                    })
+                    .context("cannot start a helper thread")?;
+            }
+            Mode::Process => {
+                let parent = nix::unistd::getpid();
+                // SAFETY: a process-mode task is single-threaded, so forking is safe.
+                match unsafe { fork() }.context("cannot fork a helper task")? {
+                    ForkResult::Child => in_child(parent, f),
+                    ForkResult::Parent { .. } => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Something the harness runs in every task.
+pub trait Workload: Sync {
+    /// Bytes of shared memory the tasks need (mapped before any task exists).
+    fn shared_bytes(&self) -> usize {
+        0
+    }
+    /// Helper tasks each task starts (for the process limit check).
+    fn helpers_per_task(&self) -> usize {
+        0
+    }
+    /// Runs once in the driver before any task exists (will-it-scale's `testcase_prepare`).
+    fn prepare(&self, _dir: &Path, _tasks: usize) -> Result<Prepared> {
+        Ok(Prepared::default())
+    }
+    /// The task's loop: one operation per iteration, counted in `ctx.slot`; never returns
+    /// unless something fails.
+    fn run(&self, ctx: &TaskCtx<'_>) -> Result<()>;
+}
+
+/// Decides, from each task's operations so far in the measured window, whether a point has
+/// measured enough.
+pub type StopRule = dyn Fn(&[u64]) -> bool;
+
+/// How to run one point of a scaling curve.
+pub struct RunSpec<'a> {
+    pub tasks: usize,
+    pub mode: Mode,
+    pub pin: bool,
+    pub interval: Duration,
+    /// Samples discarded before measuring.
+    pub warmup: usize,
+    /// Samples measured.
+    pub samples: usize,
+    /// Open per-task performance counters.
+    pub counters: bool,
+    /// Keep measuring past `samples` (up to `max_extra` more) until this says enough, given
+    /// each task's operations counted so far in the measured window.
+    pub until: Option<&'a StopRule>,
+    pub max_extra: usize,
+}
+
+/// One sample: each task's operations during `seconds`.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    pub seconds: f64,
+    pub per_task: Vec<u64>,
+}
+
+impl Sample {
+    /// Operations per second summed over all tasks (the figure will-it-scale prints).
+    pub fn total_rate(&self) -> f64 {
+        self.rate_of(0..self.per_task.len())
+    }
+
+    /// Operations per second summed over the given tasks.
+    pub fn rate_of(&self, tasks: std::ops::Range<usize>) -> f64 {
+        let sum: u64 = self.per_task[tasks].iter().sum();
+        if self.seconds > 0.0 {
+            sum as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub warmup: Vec<Sample>,
+    pub measured: Vec<Sample>,
+    /// How much each task's second counter grew during the measured window.
+    pub aux: Vec<u64>,
+    /// Idle and iowait share of all CPUs during the measured window (from /proc/stat).
+    pub idle_percent: Option<f64>,
+    /// Performance counter deltas over the measured window, summed over tasks.
+    pub counters: Option<CounterValues>,
+}
+
+impl Outcome {
+    /// Mean over the measured samples of the summed ops/s (will-it-scale's `average`).
+    pub fn average(&self) -> f64 {
+        crate::stats::mean(&self.total_rates()).unwrap_or(0.0)
+    }
+
+    /// The summed ops/s of every measured sample.
+    pub fn total_rates(&self) -> Vec<f64> {
+        self.measured.iter().map(Sample::total_rate).collect()
+    }
+
+    /// Each task's operations in the measured window.
+    pub fn task_totals(&self) -> Vec<u64> {
+        let n = self.measured.first().map_or(0, |s| s.per_task.len());
+        (0..n)
+            .map(|i| self.measured.iter().map(|s| s.per_task[i]).sum())
+            .collect()
+    }
+
+    /// Seconds in the measured window.
+    pub fn seconds(&self) -> f64 {
+        self.measured.iter().map(|s| s.seconds).sum()
+    }
+}
+
+/// The started tasks; dropping this kills and reaps every one, so no error path leaves a task
+/// behind.
+struct Tasks {
+    pids: Vec<Pid>,
+}
+
+impl Tasks {
+    /// Kills every task (SIGKILL: they hold nothing that needs cleaning) and reaps it.
+    fn stop(&mut self) {
+        for pid in &self.pids {
+            let _ = kill(*pid, Signal::SIGKILL);
+        }
+        for pid in self.pids.drain(..) {
+            while let Err(nix::errno::Errno::EINTR) = waitpid(pid, None) {}
+        }
+    }
+
+    /// An error if any task has exited (they never exit on their own).
+    fn check_alive(&mut self) -> Result<()> {
+        for (i, pid) in self.pids.iter().enumerate() {
+            match waitpid(*pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR) => {}
+                Ok(status) => {
+                    let pid = *pid;
+                    self.pids.retain(|p| *p != pid);
+                    self.stop();
+                    return Err(RunFailed(format!(
+                        "task {i} stopped unexpectedly ({})",
+                        describe_status(status)
+                    ))
+                    .into());
+                }
+                Err(e) => return Err(e).context("cannot watch the tasks"),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn describe_status(status: WaitStatus) -> String {
+    match status {
+        WaitStatus::Exited(_, code) => format!("exit status {code}; its error is above"),
+        WaitStatus::Signaled(_, sig, _) => format!("killed by {}", sig.as_str()),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Runs `work` in `spec.tasks` tasks and samples them.
+pub fn run(
+    work: &dyn Workload,
+    spec: &RunSpec<'_>,
+    dir: &Path,
+    interrupt: &Signals,
+) -> Result<Outcome> {
+    let n = spec.tasks;
+    let prepared = work.prepare(dir, n).context("preparing the testcase")?;
+    // Slot 0 is the header (how many tasks reached the gate); task i uses slot i + 1.
+    let slots = SharedMap::new((n + 1) * SLOT_BYTES)?;
+    let shared = SharedMap::new(work.shared_bytes())?;
+    let (gate_read, gate_write) = nix::unistd::pipe().context("cannot create the start gate")?;
+    let cpus = allowed_cpus();
+    let driver = nix::unistd::getpid();
+    let mut tasks = Tasks { pids: Vec::new() };
+    let (pin, mode) = (spec.pin, spec.mode);
+
+    let task_body = |nr: usize| -> Result<()> {
+        let slot = slots.slot(nr + 1);
+        if pin && !cpus.is_empty() {
+            pin_to(cpus[nr % cpus.len()]);
+        }
+        // SAFETY: gettid has no preconditions.
+        slot.tid.store(unsafe { libc::gettid() } as u64, Relaxed);
+        slots.slot(0).ops.fetch_add(1, Relaxed);
+        wait_gate(&gate_read);
+        let ctx = TaskCtx {
+            nr,
+            tasks: n,
+            mode,
+            dir,
+            prepared: &prepared,
+            shared: &shared,
+            slot,
+        };
+        work.run(&ctx)
+    };
+
+    match spec.mode {
+        Mode::Process => {
+            for nr in 0..n {
+                // SAFETY: the driver is single-threaded.
+                match unsafe { fork() } {
+                    Ok(ForkResult::Child) => in_child(driver, || task_body(nr)),
+                    Ok(ForkResult::Parent { child }) => tasks.pids.push(child),
+                    Err(e) => return Err(fork_failed(e, nr)),
+                }
+            }
+        }
+        Mode::Thread => {
+            // SAFETY: the driver is single-threaded; the host spawns the threads.
+            match unsafe { fork() } {
+                Ok(ForkResult::Child) => in_child(driver, || {
+                    std::thread::scope(|s| -> Result<()> {
+                        let handles: Vec<_> = (0..n)
+                            .map(|nr| {
+                                std::thread::Builder::new()
+                                    .spawn_scoped(s, move || task_body(nr))
+                                    .with_context(|| format!("cannot start thread {nr}"))
+                            })
+                            .collect::<Result<_>>()?;
+                        for h in handles {
+                            h.join()
+                                .map_err(|_| anyhow::anyhow!("a task thread panicked"))??;
+                        }
+                        Ok(())
+                    })
+                }),
+                Ok(ForkResult::Parent { child }) => tasks.pids.push(child),
+                Err(e) => return Err(fork_failed(e, 0)),
+            }
+        }
+    }
+    drop(gate_read);
+
+    let started = Instant::now();
+    while (slots.slot(0).ops.load(Relaxed) as usize) < n {
+        interrupt.check()?;
+        tasks.check_alive()?;
+        if started.elapsed() > READY_TIMEOUT {
+            return Err(RunFailed("the tasks did not reach the start gate in 60 s".into()).into());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+
+    let mut perf: Option<CounterSet> = if spec.counters {
+        let tids: Vec<i32> = (0..n)
+            .map(|i| slots.slot(i + 1).tid.load(Relaxed) as i32)
+            .collect();
+        counters::open(&tids)
+    } else {
+        None
+    };
+
+    let read_ops = || -> Vec<u64> { (0..n).map(|i| slots.slot(i + 1).ops()).collect() };
+    let mut prev = read_ops();
+    nix::unistd::write(gate_write.as_fd(), b"g").context("cannot open the start gate")?;
+    let t0 = Instant::now();
+    let mut last = t0;
+
+    let mut outcome = Outcome {
+        warmup: Vec::new(),
+        measured: Vec::new(),
+        aux: Vec::new(),
+        idle_percent: None,
+        counters: None,
+    };
+    let read_aux = || -> Vec<u64> { (0..n).map(|i| slots.slot(i + 1).aux()).collect() };
+    let mut stat_start = None;
+    let mut perf_start = None;
+    let mut aux_start = vec![0; n];
+    let mut aux_now = aux_start.clone();
+    if spec.warmup == 0 {
+        stat_start = cpu_times();
+        perf_start = perf.as_mut().map(|p| p.read());
+    }
+    let mut k = 0usize;
+    loop {
+        let measured = outcome.measured.len();
+        if measured >= spec.samples {
+            let enough = match spec.until {
+                Some(f) => f(&outcome.task_totals()),
+                None => true,
+            };
+            if enough || measured >= spec.samples + spec.max_extra {
+                break;
+            }
+        }
+        k += 1;
+        let deadline = t0 + spec.interval.mul_f64(k as f64);
+        loop {
+            interrupt.check()?;
+            tasks.check_alive()?;
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            std::thread::sleep((deadline - now).min(POLL_STEP));
+        }
+        let ops = read_ops();
+        aux_now = read_aux();
+        let now = Instant::now();
+        let sample = Sample {
+            seconds: (now - last).as_secs_f64(),
+            per_task: ops
+                .iter()
+                .zip(&prev)
+                .map(|(a, b)| a.wrapping_sub(*b))
+                .collect(),
+        };
+        last = now;
+        prev = ops;
+        if outcome.warmup.len() < spec.warmup {
+            outcome.warmup.push(sample);
+            if outcome.warmup.len() == spec.warmup {
+                stat_start = cpu_times();
+                perf_start = perf.as_mut().map(|p| p.read());
+                aux_start = aux_now.clone();
+            }
+        } else {
+            outcome.measured.push(sample);
+        }
+    }
+    let stat_end = cpu_times();
+    let perf_end = perf.as_mut().map(|p| p.read());
+    outcome.aux = aux_now
+        .iter()
+        .zip(&aux_start)
+        .map(|(a, b)| a.wrapping_sub(*b))
+        .collect();
+    tasks.stop();
+    if let (Some(a), Some(b)) = (stat_start, stat_end) {
+        outcome.idle_percent = idle_percent(&a, &b);
+    }
+    if let (Some(a), Some(b)) = (perf_start, perf_end) {
+        outcome.counters = Some(b.minus(&a));
+    }
+    Ok(outcome)
+}
+
+fn fork_failed(e: nix::errno::Errno, nr: usize) -> anyhow::Error {
+    RunFailed(format!(
+        "cannot start task {nr}: fork failed ({e}); the process limit (ulimit -u) or memory \
+         is too low for this many tasks"
+    ))
+    .into()
+}
+
+/// The body of every forked task or helper: become a well-behaved child, run `f`, and leave
+/// with `_exit` so nothing of the driver (temp directories, buffers) is dropped twice.
+pub(crate) fn in_child(parent: Pid, f: impl FnOnce() -> Result<()>) -> ! {
+    let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        become_task(parent);
+        f()
+    })) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            eprintln!("patchbench: task failed: {e:#}");
+            1
+        }
+        Err(_) => 101,
+    };
+    // SAFETY: ends this process without running the driver's destructors.
+    unsafe { libc::_exit(code) }
+}
+
+/// The watchdog: the kernel kills this task when its parent dies; signals the driver handles
+/// (Ctrl-C, SIGTERM, SIGHUP) get their default action here.
+fn become_task(parent: Pid) {
+    // SAFETY: prctl and signal with valid arguments.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
+    if nix::unistd::getppid() != parent {
+        // The parent died before the watchdog was armed.
+        // SAFETY: plain exit of this child.
+        unsafe { libc::_exit(0) }
+    }
+}
+
+/// Blocks until the driver writes to the gate pipe (the byte stays unread, so the read end
+/// stays readable for every task).
+fn wait_gate(gate: &OwnedFd) {
+    let mut fds = [libc::pollfd {
+        fd: gate.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: one valid pollfd.
+    while unsafe { libc::poll(fds.as_mut_ptr(), 1, -1) } < 0 {}
+}
+
+/// The CPUs this process may run on, in order.
+fn allowed_cpus() -> Vec<usize> {
+    match nix::sched::sched_getaffinity(Pid::from_raw(0)) {
+        Ok(set) => (0..nix::sched::CpuSet::count())
+            .filter(|c| set.is_set(*c).unwrap_or(false))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Binds the calling thread to one CPU (best effort: a refused binding runs unbound).
+fn pin_to(cpu: usize) {
+    let mut set = nix::sched::CpuSet::new();
+    if set.set(cpu).is_ok() {
+        let _ = nix::sched::sched_setaffinity(Pid::from_raw(0), &set);
+    }
+}
+
+/// The aggregate "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal.
+fn cpu_times() -> Option<Vec<u64>> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    Some(
+        line.split_whitespace()
+            .skip(1)
+            .take(8)
+            .filter_map(|v| v.parse().ok())
+            .collect(),
+    )
+}
+
+/// Idle + iowait as a percentage of all time between two /proc/stat readings.
+pub fn idle_percent(a: &[u64], b: &[u64]) -> Option<f64> {
+    if a.len() < 5 || b.len() < 5 {
+        return None;
+    }
+    let d: Vec<u64> = b.iter().zip(a).map(|(x, y)| x.saturating_sub(*y)).collect();
+    let total: u64 = d.iter().sum();
+    (total > 0).then(|| (d[3] + d[4]) as f64 * 100.0 / total as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_one_per_256_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), SLOT_BYTES);
+        let map = SharedMap::new(3 * SLOT_BYTES).unwrap();
+        map.slot(2).add(5);
+        map.slot(2).add(2);
+        assert_eq!(map.slot(2).ops(), 7);
+        assert_eq!(map.slot(1).ops(), 0);
+    }
+
+    #[test]
+    fn idle_percent_counts_idle_and_iowait() {
+        let a = [100, 0, 100, 700, 100, 0, 0, 0];
+        let b = [200, 0, 200, 1300, 200, 0, 0, 0];
+        // deltas: user 100, system 100, idle 600, iowait 100 → 700 / 900.
+        let p = idle_percent(&a, &b).unwrap();
+        assert!((p - 700.0 * 100.0 / 900.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn sample_rate_divides_by_seconds() {
+        let s = Sample {
+            seconds: 0.5,
+            per_task: vec![10, 30],
+        };
+        assert_eq!(s.total_rate(), 80.0);
+        assert_eq!(s.rate_of(1..2), 60.0);
+    }
+}

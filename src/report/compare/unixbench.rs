@@ -1,0 +1,113 @@
+//! The layout of the posted UnixBench comparisons (mechanisms.md §2, comparison.md §6):
+//! `System Benchmarks Index Values | base | patched | cmp |` per copy count, one row per index
+//! test (its index value, 10 × score / baseline) and the Index Score. With repeats it adds
+//! n, ± (sample stddev % of the runs) and the verdict, which the posts lacked.
+
+use super::{grid, n, pct, spread, verdict};
+use crate::compare::{Comparison, Row, SideStats};
+use crate::unixbench::catalog;
+use std::collections::BTreeSet;
+
+pub fn render(c: &Comparison) -> String {
+    let repeats = c.rows.iter().any(|r| {
+        [&r.base, &r.patched]
+            .iter()
+            .any(|s| s.as_ref().is_some_and(|x| x.n > 1))
+    });
+    let copies: BTreeSet<u32> = c
+        .rows
+        .iter()
+        .filter(|r| r.name.starts_with("unixbench."))
+        .filter_map(|r| r.params.get("copies")?.parse().ok())
+        .collect();
+    let mut shown = BTreeSet::new();
+    let mut out = String::new();
+    for k in copies {
+        let of_block =
+            |r: &&Row| r.params.get("copies").map(String::as_str) == Some(&k.to_string());
+        let mut rows = Vec::new();
+        for r in c
+            .rows
+            .iter()
+            .filter(of_block)
+            .filter(|r| r.name == "unixbench.score")
+        {
+            let Some(baseline) = baseline_of(r) else {
+                continue;
+            };
+            shown.insert(r.key.clone());
+            rows.push(cells(r, &r.title, 10.0 / baseline, repeats));
+        }
+        let total = c
+            .rows
+            .iter()
+            .filter(of_block)
+            .find(|r| r.name == "unixbench.index");
+        if let Some(t) = total {
+            shown.insert(t.key.clone());
+            rows.push(cells(
+                t,
+                "System Benchmarks Index Score (geomean)",
+                1.0,
+                repeats,
+            ));
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        let title = format!(
+            "System Benchmarks Index Values ({k} parallel cop{})",
+            if k == 1 { "y" } else { "ies" }
+        );
+        out += &grid(&header(&title, c, repeats), &rows, false);
+        out += "\n";
+    }
+    if !shown.is_empty() {
+        out += "Index values are 10 × score / baseline; the Index Score of a run is the geometric \
+                mean of its index values (UnixBench's rule); columns show the mean over runs, \
+                cmp the change of that mean, ± the sample stddev in %.\n\n";
+    }
+    let rest: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .filter(|r| !shown.contains(&r.key))
+        .map(|r| cells(r, &r.display_name(), 1.0, repeats))
+        .collect();
+    if !rest.is_empty() {
+        out += &grid(&header("Other results (score)", c, repeats), &rest, false);
+    }
+    out
+}
+
+fn baseline_of(r: &Row) -> Option<f64> {
+    catalog::find(r.params.get("test")?)?.baseline
+}
+
+fn header(title: &str, c: &Comparison, repeats: bool) -> Vec<String> {
+    let mut h = vec![title.to_string()];
+    if repeats {
+        h.extend(["n".to_string(), c.base.clone(), "±".to_string()]);
+        h.extend(["n".to_string(), c.patched.clone(), "±".to_string()]);
+        h.extend(["cmp".to_string(), "verdict".to_string()]);
+    } else {
+        h.extend([c.base.clone(), c.patched.clone(), "cmp".to_string()]);
+    }
+    h
+}
+
+fn cells(r: &Row, title: &str, scale: f64, repeats: bool) -> Vec<String> {
+    let value = |s: &Option<SideStats>| {
+        s.as_ref()
+            .map(|x| format!("{:.2}", x.mean * scale))
+            .unwrap_or_else(|| "-".to_string())
+    };
+    let mut row = vec![title.to_string()];
+    if repeats {
+        row.extend([n(&r.base), value(&r.base), spread(&r.base)]);
+        row.extend([n(&r.patched), value(&r.patched), spread(&r.patched)]);
+        row.extend([pct(r.change_pct, 2), verdict(r)]);
+    } else {
+        row.extend([value(&r.base), value(&r.patched), pct(r.change_pct, 2)]);
+    }
+    row
+}
