@@ -147,7 +147,7 @@ impl CsvTarget {
     /// anything runs.
     pub fn choose(path: &Path, tests: usize) -> Result<CsvTarget> {
         if path.is_dir() {
-            crate::cli::check_dir(path)?;
+            crate::args::check_dir(path)?;
             return Ok(CsvTarget::Dir(path.to_path_buf()));
         }
         if tests > 1 {
@@ -158,7 +158,7 @@ impl CsvTarget {
                 path.display()
             ));
         }
-        crate::cli::check_output("--csv", path)?;
+        crate::args::check_output("--csv", path)?;
         Ok(CsvTarget::File(path.to_path_buf()))
     }
 
