@@ -22,19 +22,10 @@ fn env_or(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
-/// Parses `COUNT|n` and `WALL|s` lines (the worker's COUNT line has more fields).
+/// The rate of a run from its `COUNT` and `WALL` lines (the worker's protocol; the C
+/// references print the same lines).
 fn rate_of(stdout: &str) -> Option<f64> {
-    let mut count = None;
-    let mut wall = None;
-    for line in stdout.lines() {
-        let mut f = line.split('|');
-        match (f.next(), f.next()) {
-            (Some("COUNT"), Some(v)) => count = v.parse::<f64>().ok(),
-            (Some("WALL"), Some(v)) => wall = v.parse::<f64>().ok(),
-            _ => {}
-        }
-    }
-    Some(count? / wall?)
+    patchbench::unixbench::protocol::parse(stdout).rate_over_wall()
 }
 
 fn run(cmd: &mut Command) -> f64 {

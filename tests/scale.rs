@@ -3,15 +3,14 @@
 //! status 2 before anything starts; SIGINT and SIGTERM leave no task and no file behind.
 //! Nothing here depends on how fast the machine is: only counts > 0, files and exit statuses.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{entries, patchbench, processes_mentioning, read_json, walk, SHORT};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// Short sampling for tests: three 0.1 s samples, no warm-up.
-const SHORT: [&str; 6] = sampling("0.3");
-
-/// Sampling for tests: `secs` measured in 0.1 s samples, no warm-up.
+/// Sampling for the counter walk: `secs` measured in 0.1 s samples, no warm-up.
 const fn sampling(secs: &str) -> [&str; 6] {
     [
         "--duration",
@@ -23,22 +22,7 @@ const fn sampling(secs: &str) -> [&str; 6] {
     ]
 }
 
-fn patchbench() -> Command {
-    Command::cargo_bin("patchbench").unwrap()
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// The testcases `scale --list` names (the registry), in its order.
+/// The testcases `scale --list` names, in its order.
 fn registry() -> Vec<String> {
     let out = patchbench().args(["scale", "--list"]).assert().success();
     String::from_utf8(out.get_output().stdout.clone())
@@ -49,8 +33,8 @@ fn registry() -> Vec<String> {
 }
 
 /// Testcases that need something of the machine beyond a writable temp directory: O_DIRECT on
-/// `--dir` (read3, read4) and a tmpfs in /dev/shm (fallocate1). They run in a test of their own
-/// that accepts their documented refusal.
+/// `--dir` (read3, read4) and a tmpfs in /dev/shm (fallocate1). The walk runs them on their own,
+/// under target/, and accepts their documented refusal.
 const NEEDS_MORE: [&str; 3] = ["fallocate1", "read3", "read4"];
 
 /// Runs `tests` in one invocation, both modes, one task, with the private directory made in
@@ -71,7 +55,7 @@ fn idle_testcases(tests: &[String], parent: Option<&Path>, secs: &str) -> Vec<St
         .assert()
         .success();
     let r = read_json(&json);
-    let points = r["extra"]["points"].as_array().unwrap();
+    let points = r["will_it_scale"]["points"].as_array().unwrap();
     assert_eq!(
         points.len(),
         2 * tests.len(),
@@ -113,44 +97,9 @@ fn counters_move(tests: &[String], parent: Option<&Path>) {
     }
 }
 
-/// Every testcase in the registry but NEEDS_MORE, dealt into `of` groups for parallel tests.
-fn group(k: usize, of: usize) -> Vec<String> {
-    registry()
-        .into_iter()
-        .filter(|t| !NEEDS_MORE.contains(&t.as_str()))
-        .enumerate()
-        .filter(|(i, _)| i % of == k)
-        .map(|(_, t)| t)
-        .collect()
-}
-
-#[test]
-fn every_testcase_counts_group_0() {
-    counters_move(&group(0, 4), None);
-}
-
-#[test]
-fn every_testcase_counts_group_1() {
-    counters_move(&group(1, 4), None);
-}
-
-#[test]
-fn every_testcase_counts_group_2() {
-    counters_move(&group(2, 4), None);
-}
-
-#[test]
-fn every_testcase_counts_group_3() {
-    counters_move(&group(3, 4), None);
-}
-
 /// read3 and read4 (O_DIRECT, under target/, which is rarely tmpfs) and fallocate1 (/dev/shm)
 /// count; on a machine that cannot run them they are refused with their one line instead.
-#[test]
-fn testcases_needing_o_direct_or_tmpfs_count_or_are_refused() {
-    let names: Vec<String> = NEEDS_MORE.iter().map(|s| s.to_string()).collect();
-    let listed = registry();
-    assert!(names.iter().all(|n| listed.contains(n)));
+fn needing_o_direct_or_tmpfs_count_or_are_refused(names: &[String]) {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let probe = patchbench()
         .args(["scale", &names.join(","), "--tasks", "1", "--no-store"])
@@ -161,10 +110,39 @@ fn testcases_needing_o_direct_or_tmpfs_count_or_are_refused() {
         .unwrap();
     let err = String::from_utf8_lossy(&probe.stderr);
     if probe.status.code() == Some(2) && (err.contains("O_DIRECT") || err.contains("/dev/shm")) {
-        eprintln!("skipped: this machine cannot run them: {err}");
+        eprintln!("skipped {names:?}: this machine cannot run them: {err}");
         return;
     }
-    counters_move(&names, Some(target));
+    counters_move(names, Some(target));
+}
+
+/// The walk: every registered testcase counts in both modes. The testcases run many to one
+/// invocation (one process start and noise check each, not one per testcase), in two halves
+/// side by side for the two cores, then NEEDS_MORE on its own.
+#[test]
+fn every_registered_testcase_counts_in_both_modes() {
+    let names: Vec<String> = patchbench::will_it_scale::testcases::ALL
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let (special, rest): (Vec<String>, Vec<String>) = names
+        .into_iter()
+        .partition(|t| NEEDS_MORE.contains(&t.as_str()));
+    assert_eq!(special.len(), NEEDS_MORE.len(), "NEEDS_MORE are registered");
+    let half = |k: usize| -> Vec<String> {
+        rest.iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == k)
+            .map(|(_, t)| t.clone())
+            .collect()
+    };
+    let halves = [half(0), half(1)];
+    std::thread::scope(|s| {
+        for h in &halves {
+            s.spawn(|| counters_move(h, None));
+        }
+    });
+    needing_o_direct_or_tmpfs_count_or_are_refused(&special);
 }
 
 /// Runs `script` as root in a private mount namespace, so that what it mounts vanishes with
@@ -262,7 +240,7 @@ fn poll2_threads_get_enough_descriptors_or_the_number_needed() {
         }
         let out = cmd.output().unwrap();
         let busy = json.exists().then(|| {
-            read_json(&json)["extra"]["points"][0]["per_task_ops"]
+            read_json(&json)["will_it_scale"]["points"][0]["per_task_ops"]
                 .as_array()
                 .map(|a| a.iter().filter(|v| v.as_u64() > Some(0)).count())
         });
@@ -302,6 +280,9 @@ fn list_names_every_testcase_once_with_its_description() {
         assert!(!description.trim().is_empty(), "{name} has no description");
         names.push(name.to_string());
     }
+    assert_eq!(names.len(), 60, "will-it-scale has 60 testcases");
+    assert_eq!(names, registry());
+    assert_eq!(names.len(), patchbench::will_it_scale::testcases::ALL.len());
     let mut sorted = names.clone();
     sorted.sort();
     sorted.dedup();
@@ -346,8 +327,10 @@ fn csv_row(line: &str) -> [u64; 6] {
     ]
 }
 
+/// One run, three outputs: will-it-scale's files in a directory, read unchanged by its tools
+/// (and by patchbench's importer), the SVG, and the JSON with LKP's metric names.
 #[test]
-fn csv_dir_holds_will_it_scale_files_read_unchanged_by_its_tools() {
+fn csv_dir_svg_and_json_are_what_will_it_scale_and_lkp_read() {
     let dir = tempfile::tempdir().unwrap();
     let (wis, svg, json) = (
         dir.path().join("wis"),
@@ -380,7 +363,25 @@ fn csv_dir_holds_will_it_scale_files_read_unchanged_by_its_tools() {
         "Separate file open/close\n"
     );
     let r = read_json(&json);
-    let points = r["extra"]["points"].as_array().unwrap();
+    assert_eq!(r["kind"], "will-it-scale");
+    common::assert_noise_check(&r, &std::env::temp_dir());
+    let names: Vec<String> = r["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect();
+    for n in [
+        "will-it-scale.per_process_ops",
+        "will-it-scale.per_thread_ops",
+        "will-it-scale.2.processes",
+        "will-it-scale.1.threads",
+    ] {
+        assert!(names.iter().any(|x| x == n), "missing metric {n}");
+    }
+    let m = common::metric(&r, "will-it-scale.2.processes", &[("test", "open1")]);
+    assert_eq!(m["samples"].as_array().unwrap().len(), 2);
+    let points = r["will_it_scale"]["points"].as_array().unwrap();
     let ops = |test: &str, tasks: u64, mode: &str| -> u64 {
         let p = points
             .iter()
@@ -492,45 +493,6 @@ fn csv_file_holds_one_testcase_with_zeros_for_a_mode_not_run() {
 }
 
 #[test]
-fn json_has_lkp_metric_names_with_every_sample() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("s.json");
-    patchbench()
-        .args([
-            "scale", "getppid1", "open1", "--tasks", "1,2", "--mode", "both",
-        ])
-        .arg("--no-store")
-        .args(SHORT)
-        .arg("--json")
-        .arg(&json)
-        .assert()
-        .success();
-    let r = read_json(&json);
-    assert_eq!(r["kind"], "will-it-scale");
-    let names: Vec<String> = r["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["name"].as_str().unwrap().to_string())
-        .collect();
-    for n in [
-        "will-it-scale.per_process_ops",
-        "will-it-scale.per_thread_ops",
-        "will-it-scale.2.processes",
-        "will-it-scale.1.threads",
-    ] {
-        assert!(names.iter().any(|x| x == n), "missing metric {n}");
-    }
-    let m = r["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "will-it-scale.2.processes" && m["params"]["test"] == "open1")
-        .unwrap();
-    assert_eq!(m["samples"].as_array().unwrap().len(), 3);
-}
-
-#[test]
 fn counters_flag_reports_or_says_not_available() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("c.json");
@@ -552,7 +514,7 @@ fn counters_flag_reports_or_says_not_available() {
         .success();
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     let r = read_json(&json);
-    let counters = &r["extra"]["points"][0]["counters_per_op"];
+    let counters = &r["will_it_scale"]["points"][0]["counters_per_op"];
     // Either the kernel gave counters, or the run said so exactly once and went on.
     if counters.is_null() {
         assert_eq!(err.matches("not available on this system").count(), 1);
@@ -622,9 +584,8 @@ fn missing_dir_is_refused() {
 
 #[test]
 fn more_tasks_than_the_process_limit_is_refused() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"));
+    let mut cmd = common::std_patchbench();
     cmd.args([
         "scale",
         "getppid1",
@@ -636,19 +597,7 @@ fn more_tasks_than_the_process_limit_is_refused() {
     ])
     .arg("--dir")
     .arg(dir.path());
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 16,
-                rlim_max: 16,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_process_limit(&mut cmd, 16);
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");
@@ -657,29 +606,13 @@ fn more_tasks_than_the_process_limit_is_refused() {
     assert!(entries(dir.path()).is_empty());
 }
 
-/// Processes whose command line mentions `marker` (tasks are forked, so they carry the
-/// driver's command line with its unique --dir).
-fn processes_mentioning(marker: &str) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(marker))
-                .unwrap_or(false)
-        })
-        .collect()
-}
-
 /// Starts a long run, waits until `procs` processes (driver, tasks, helpers) run and, when
 /// `files`, the tasks have made their files; sends `signal`, and checks the exit status, that
 /// every task is gone within a second and that no file is left.
 fn interrupted(test: &str, mode: &str, procs: usize, files: bool, signal: i32, status: i32) {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().to_str().unwrap().to_string();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"))
+    let child = common::std_patchbench()
         .args([
             "scale",
             test,
@@ -739,20 +672,6 @@ fn interrupted(test: &str, mode: &str, procs: usize, files: bool, signal: i32, s
     );
 }
 
-fn walk(d: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(d) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            }
-            out.push(p);
-        }
-    }
-    out
-}
-
 #[test]
 fn sigint_stops_process_tasks_and_removes_files() {
     interrupted("open1", "process", 3, true, libc::SIGINT, 130);
@@ -767,4 +686,52 @@ fn sigterm_stops_thread_tasks_and_removes_files() {
 fn sigint_stops_helper_tasks_too() {
     // context_switch1's partners are grandchildren in process mode.
     interrupted("context_switch1", "process", 5, false, libc::SIGINT, 130);
+}
+
+/// SIGTERM mid-way through the task counts: the points that finished are in the JSON file
+/// and the store.
+#[test]
+fn sigterm_mid_way_keeps_the_finished_task_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let json = dir.path().join("r.json");
+    let store = dir.path().join("s.db");
+    let mut cmd = common::std_patchbench();
+    cmd.args(["scale", "getppid1", "--tasks", "1,2,3", "--mode", "process"])
+        .args(SHORT)
+        .arg("--dir")
+        .arg(&work)
+        .arg("--json")
+        .arg(&json)
+        .arg("--store")
+        .arg(&store);
+    // Each finished point prints one "ops/s ... per task" line.
+    let (status, rest) = common::interrupt_after(&mut cmd, "per task", 2, libc::SIGTERM);
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
+    assert_eq!(status.code(), Some(143));
+    let tasks_of = |doc: &serde_json::Value| -> Vec<u64> {
+        doc["will_it_scale"]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["tasks"].as_u64().unwrap())
+            .collect()
+    };
+    let doc = read_json(&json);
+    assert_eq!(doc["incomplete"], true);
+    assert_eq!(tasks_of(&doc), [1, 2]);
+    let exported = common::patchbench()
+        .args(["export", "1", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let stored: serde_json::Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(tasks_of(&stored), [1, 2]);
+    assert!(stored["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "will-it-scale.2.processes"));
+    assert!(entries(&work).is_empty());
 }
