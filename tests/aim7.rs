@@ -845,13 +845,21 @@ fn sigterm_in_the_third_load_point_keeps_the_first_two() {
     let json = dir.path().join("o.json");
     let store = dir.path().join("s.db");
     let mut cmd = bin();
-    cmd.args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "10"])
-        .arg("--dir")
-        .arg(&work)
-        .arg("--json")
-        .arg(&json)
-        .arg("--store")
-        .arg(&store);
+    cmd.args([
+        "aim7",
+        "creat-clo",
+        "--load",
+        "1,2,400",
+        "--jobs",
+        "10",
+        "--no-start-delay",
+    ])
+    .arg("--dir")
+    .arg(&work)
+    .arg("--json")
+    .arg(&json)
+    .arg("--store")
+    .arg(&store);
     // The third "released" is the third load point's tasks starting.
     let (status, rest) = common::interrupt_after(&mut cmd, "released", 3, libc::SIGTERM);
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");

@@ -387,7 +387,15 @@ fn a_symbolic_link_given_as_dir_is_refused_with_or_without_a_trailing_slash() {
     let real_sub = std::fs::canonicalize(real.join("sub")).unwrap();
     let commands: [&[&str]; 4] = [
         &["run", "syscall", "-d", "0.1", "-i", "1", "--no-settle"],
-        &["aim7", "creat-clo", "--load", "1", "--jobs", "1"],
+        &[
+            "aim7",
+            "creat-clo",
+            "--load",
+            "1",
+            "--jobs",
+            "1",
+            "--no-start-delay",
+        ],
         &[
             "scale",
             "getppid1",
