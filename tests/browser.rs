@@ -85,6 +85,7 @@ fn measure(store: &Path) {
                 "1,2",
                 "--jobs",
                 "5",
+                "--no-start-delay",
                 "--label",
                 label,
             ])
