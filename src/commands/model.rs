@@ -2,6 +2,7 @@
 //! the shared-memory counter harness and keeps every point.
 
 use super::shared::{self, HarnessOpts, ModeChoice};
+use crate::counter_harness::placement::{Pinning, Placement};
 use crate::error::usage;
 use crate::model::{isize, pick_variants, setbit, Request, DEFAULT_DURATION, DEFAULT_WARMUP};
 use crate::progress::Progress;
@@ -32,6 +33,10 @@ pub struct ModelArgs {
     /// Tasks as threads (default), processes sharing one mapping, or both.
     #[arg(short, long, value_enum, default_value_t = ModeChoice::Thread)]
     pub mode: ModeChoice,
+    /// Bind task i to core i mod (number of cores), cores in socket order within the CPUs
+    /// patchbench may use (as `scale` does by default; the models run unbound unless asked).
+    #[arg(long)]
+    pub pin: bool,
     /// For model-isize, --tasks counts the reader tasks (one writer runs besides them);
     /// its default is one reader per CPU but one.
     #[command(flatten)]
@@ -51,6 +56,15 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
             "unknown model {other:?}; the models are model-setbit and model-isize"
         )),
         None => usage("give a model: model-setbit or model-isize (`patchbench model --list`)"),
+    }
+}
+
+/// Where the tasks run: unbound unless `--pin`.
+fn placement(args: &ModelArgs) -> Placement {
+    if args.pin {
+        Placement::plan(Pinning::Cores)
+    } else {
+        Placement::none()
     }
 }
 
@@ -87,11 +101,12 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
     let tasks = args.opts.task_counts();
     let modes = args.mode.modes();
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
+    let placement = placement(args);
     let config = setbit::Config {
         model: "model-setbit",
         tasks: tasks.clone(),
         modes: modes.iter().map(|m| m.plural()).collect(),
-        pin: args.opts.pin,
+        pin: args.pin,
         read_mix: args.read_mix,
         variants: variants.iter().map(|v| v.name()).collect(),
     };
@@ -108,7 +123,7 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
         tasks: &tasks,
         modes: &modes,
         plan,
-        pin: args.opts.pin,
+        placement: &placement,
         counters: args.opts.counters,
     };
     let mut progress = Progress::new();
@@ -136,11 +151,12 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
     };
     let modes = args.mode.modes();
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
+    let placement = placement(args);
     let config = isize::Config {
         model: "model-isize",
         tasks: readers.clone(),
         modes: modes.iter().map(|m| m.plural()).collect(),
-        pin: args.opts.pin,
+        pin: args.pin,
         min_reads: args.reads,
         variants: variants.iter().map(|v| v.name()).collect(),
     };
@@ -160,7 +176,7 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
         tasks: &readers,
         modes: &modes,
         plan,
-        pin: args.opts.pin,
+        placement: &placement,
         counters: args.opts.counters,
     };
     let mut progress = Progress::new();

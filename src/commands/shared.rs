@@ -116,9 +116,6 @@ pub struct HarnessOpts {
     /// Seconds per sample (1 as in will-it-scale; shorter for tests).
     #[arg(long, value_name = "SECS", value_parser = parse_duration, default_value = "1", hide = true)]
     pub sample_interval: f64,
-    /// Bind task i to allowed CPU number i mod (number of allowed CPUs).
-    #[arg(long)]
-    pub pin: bool,
     /// Per-operation performance counters (perf_event_open) where the kernel allows them.
     #[arg(long)]
     pub counters: bool,

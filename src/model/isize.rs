@@ -217,7 +217,7 @@ pub fn run(
                     variant.name(),
                     mode.plural()
                 ));
-                let mut spec = req.plan.spec(r + 1, mode, req.pin, req.counters);
+                let mut spec = req.plan.spec(r + 1, mode, req.placement, req.counters);
                 spec.until = Some(&enough);
                 spec.max_extra = (120.0 / req.plan.interval.as_secs_f64()).ceil() as usize;
                 let outcome = session.run(&ISize { variant }, &spec)?;

@@ -129,7 +129,8 @@ pub fn run(
                     mode.plural()
                 ));
                 let work = SetBit { variant, read_mix };
-                let outcome = session.run(&work, &req.plan.spec(n, mode, req.pin, req.counters))?;
+                let outcome =
+                    session.run(&work, &req.plan.spec(n, mode, req.placement, req.counters))?;
                 let rates: Vec<f64> = outcome.total_rates().iter().map(|r| r / n as f64).collect();
                 let value = outcome.average() / n as f64;
                 progress.line(&format!(
