@@ -86,8 +86,21 @@ fn look_at(pid: i32, tid: i32) -> Task {
 /// Starts getppid1 at `n` tasks for a minute of 0.1 s samples with `extra` arguments, in a
 /// private directory `dir` (and `cpus` as the allowed set, as `taskset` would).
 fn start(mode: &str, n: usize, extra: &[&str], cpus: Option<&[usize]>, dir: &Path) -> Child {
+    start_as(&["scale", "getppid1"], mode, n, extra, cpus, dir)
+}
+
+/// [`start`] for any harness command: `what` is the command and its test or model.
+fn start_as(
+    what: &[&str],
+    mode: &str,
+    n: usize,
+    extra: &[&str],
+    cpus: Option<&[usize]>,
+    dir: &Path,
+) -> Child {
     let mut cmd = std_patchbench();
-    cmd.args(["scale", "getppid1", "--mode", mode])
+    cmd.args(what)
+        .args(["--mode", mode])
         .args([
             "--tasks",
             &n.to_string(),
@@ -115,11 +128,22 @@ fn observe(
     extra: &[&str],
     cpus: Option<&[usize]>,
 ) -> (Vec<Task>, serde_json::Value) {
+    observe_as(&["scale", "getppid1"], mode, n, extra, cpus)
+}
+
+/// [`observe`] for any harness command.
+fn observe_as(
+    what: &[&str],
+    mode: &str,
+    n: usize,
+    extra: &[&str],
+    cpus: Option<&[usize]>,
+) -> (Vec<Task>, serde_json::Value) {
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("r.json");
     let json_arg = json.to_str().unwrap();
     let args: Vec<&str> = ["--json", json_arg].iter().chain(extra).copied().collect();
-    let mut child = start(mode, n, &args, cpus, d.path());
+    let mut child = start_as(what, mode, n, &args, cpus, d.path());
     let tasks: Vec<Task> = tasks_of(&child, mode, n)
         .into_iter()
         .map(|(p, t)| look_at(p, t))
@@ -351,4 +375,77 @@ fn the_driver_sleeps_between_samples() {
         t1 - t0
     );
     assert!(Path::new(d.path()).read_dir().unwrap().next().is_none());
+}
+
+/// `model` takes the same options with the same defaults: its threads are pinned core by
+/// core and have ADDR_NO_RANDOMIZE (unless the kernel refused it); `--no-pin` and `--aslr`
+/// undo both.
+#[test]
+fn model_tasks_are_pinned_with_aslr_off_by_default_as_in_scale() {
+    let setbit = ["model", "model-setbit", "--variants", "always"];
+    let (tasks, doc) = observe_as(&setbit, "thread", 2, &[], None);
+    let placement = &doc["config"]["placement"];
+    assert_eq!(placement["pinned_to"], "cores", "{placement}");
+    let order: Vec<String> = placement["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| list_form(&cpu_list(c)))
+        .collect();
+    for (i, t) in tasks.iter().enumerate() {
+        assert_eq!(t.cpus, order[i % order.len()], "model task {i}");
+    }
+    if doc["config"]["aslr"]["randomised"] == false {
+        assert!(
+            tasks.iter().all(|t| t.personality == "00040000"),
+            "{tasks:?}"
+        );
+    }
+    let allowed = list_form(&allowed_here());
+    let (tasks, doc) = observe_as(&setbit, "thread", 2, &["--no-pin", "--aslr"], None);
+    assert_eq!(doc["config"]["placement"]["pinned_to"], "none");
+    assert!(tasks.iter().all(|t| t.cpus == allowed), "{tasks:?}");
+    assert!(
+        tasks.iter().all(|t| t.personality == "00000000"),
+        "{tasks:?}"
+    );
+}
+
+/// A task killed in the middle of a long sample is noticed at once: SIGCHLD wakes the
+/// driver's one poll, which would otherwise sleep until the sample is due (here 30 s away;
+/// the run ends well before that however slow the machine).
+#[test]
+fn a_task_killed_mid_sample_ends_the_run_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let mut cmd = std_patchbench();
+    cmd.args(["scale", "getppid1", "--mode", "process", "--tasks", "2"])
+        .args([
+            "--duration",
+            "120",
+            "--warmup",
+            "0",
+            "--sample-interval",
+            "30",
+        ])
+        .args(["--no-store", "--dir"])
+        .arg(d.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let tasks = tasks_of(&child, "process", 2);
+    // Let the driver reach its sleep before the first sample.
+    std::thread::sleep(Duration::from_millis(500));
+    let killed = std::time::Instant::now();
+    // SAFETY: killing a task process this test's command started.
+    unsafe { libc::kill(tasks[1].0, libc::SIGKILL) };
+    let out = child.wait_with_output().unwrap();
+    let took = killed.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("killed by signal 9 (SIGKILL)"), "{err}");
+    assert!(
+        took < Duration::from_secs(20),
+        "the driver took {took:?} to notice (the sample was due 30 s after the start)"
+    );
+    assert!(d.path().read_dir().unwrap().next().is_none());
 }

@@ -1,8 +1,7 @@
 //! `patchbench model`: runs one of the user-space models (`model-setbit`, `model-isize`) on
 //! the shared-memory counter harness and keeps every point.
 
-use super::shared::{self, HarnessOpts, ModeChoice};
-use crate::counter_harness::placement::{Pinning, Placement};
+use super::shared::{self, HarnessOpts, ModeChoice, PlacementOpts};
 use crate::error::usage;
 use crate::model::{isize, pick_variants, setbit, Request, DEFAULT_DURATION, DEFAULT_WARMUP};
 use crate::progress::Progress;
@@ -33,10 +32,8 @@ pub struct ModelArgs {
     /// Tasks as threads (default), processes sharing one mapping, or both.
     #[arg(short, long, value_enum, default_value_t = ModeChoice::Thread)]
     pub mode: ModeChoice,
-    /// Bind task i to core i mod (number of cores), cores in socket order within the CPUs
-    /// patchbench may use (as `scale` does by default; the models run unbound unless asked).
-    #[arg(long)]
-    pub pin: bool,
+    #[command(flatten)]
+    pub place: PlacementOpts,
     /// For model-isize, --tasks counts the reader tasks (one writer runs besides them);
     /// its default is one reader per CPU but one.
     #[command(flatten)]
@@ -56,15 +53,6 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
             "unknown model {other:?}; the models are model-setbit and model-isize"
         )),
         None => usage("give a model: model-setbit or model-isize (`patchbench model --list`)"),
-    }
-}
-
-/// Where the tasks run: unbound unless `--pin`.
-fn placement(args: &ModelArgs) -> Placement {
-    if args.pin {
-        Placement::plan(Pinning::Cores)
-    } else {
-        Placement::none()
     }
 }
 
@@ -98,15 +86,19 @@ fn start(
 
 fn run_setbit(args: &ModelArgs) -> Result<i32> {
     let variants = pick_variants(&args.variants, setbit::CHOICES, setbit::DEFAULT)?;
+    // Before any work: nothing done before the re-exec would survive it.
+    let aslr = args.place.fix_layout();
     let tasks = args.opts.task_counts();
     let modes = args.mode.modes();
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
-    let placement = placement(args);
+    let placement = args.place.placement();
     let config = setbit::Config {
         model: "model-setbit",
         tasks: tasks.clone(),
         modes: modes.iter().map(|m| m.plural()).collect(),
-        pin: args.pin,
+        pin: placement.is_pinned(),
+        placement: placement.clone(),
+        aslr: aslr.clone(),
         read_mix: args.read_mix,
         variants: variants.iter().map(|v| v.name()).collect(),
     };
@@ -117,6 +109,11 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
         crate::counter_harness::Mode::join(&modes),
         if args.read_mix { "on" } else { "off" },
         plan.describe()
+    );
+    eprintln!(
+        "patchbench model-setbit: {}; {}",
+        placement.describe(),
+        aslr.describe()
     );
     let req = Request {
         variants: &variants,
@@ -143,6 +140,8 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
 
 fn run_isize(args: &ModelArgs) -> Result<i32> {
     let variants = pick_variants(&args.variants, isize::CHOICES, isize::DEFAULT)?;
+    // Before any work: nothing done before the re-exec would survive it.
+    let aslr = args.place.fix_layout();
     let readers = match &args.opts.tasks {
         Some(t) => t.0.clone(),
         None => vec![(crate::sysinfo::online_cpus() as usize)
@@ -151,12 +150,14 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
     };
     let modes = args.mode.modes();
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
-    let placement = placement(args);
+    let placement = args.place.placement();
     let config = isize::Config {
         model: "model-isize",
         tasks: readers.clone(),
         modes: modes.iter().map(|m| m.plural()).collect(),
-        pin: args.pin,
+        pin: placement.is_pinned(),
+        placement: placement.clone(),
+        aslr: aslr.clone(),
         min_reads: args.reads,
         variants: variants.iter().map(|v| v.name()).collect(),
     };
@@ -170,6 +171,11 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
         plan.interval.as_secs_f64(),
         args.reads,
         plan.warmup
+    );
+    eprintln!(
+        "patchbench model-isize: {}; {}",
+        placement.describe(),
+        aslr.describe()
     );
     let req = Request {
         variants: &variants,

@@ -9,9 +9,7 @@
 //! `ADDR_NO_RANDOMIZE` first, as runtest.py runs every binary under `setarch -R`; `--aslr`
 //! keeps randomisation).
 
-use super::shared::{self, HarnessOpts, ModeChoice};
-use crate::counter_harness::aslr;
-use crate::counter_harness::placement::{Pinning, Placement};
+use super::shared::{self, HarnessOpts, ModeChoice, PlacementOpts};
 use crate::error::usage;
 use crate::progress::Progress;
 use crate::record::sink::{FileSink, Render};
@@ -43,21 +41,8 @@ pub struct ScaleArgs {
     /// Plot ops/s against tasks, one line per mode and the linear line, as SVG.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Leave the tasks unbound. By default task i is bound to core i mod (number of cores),
-    /// cores in socket order within the CPUs patchbench may use, as will-it-scale binds them.
-    #[arg(long, conflicts_with_all = ["pin", "smt"])]
-    pub no_pin: bool,
-    /// Bind task i to hardware thread i mod (number of hardware threads) instead of to a
-    /// whole core (will-it-scale's -m).
-    #[arg(long)]
-    pub smt: bool,
-    /// Pin as by default (kept for older scripts).
-    #[arg(long, hide = true)]
-    pub pin: bool,
-    /// Keep address-space randomisation. By default patchbench re-execs itself with ASLR off
-    /// for the run, as will-it-scale's runtest.py runs every test under `setarch -R`.
-    #[arg(long)]
-    pub aslr: bool,
+    #[command(flatten)]
+    pub place: PlacementOpts,
     #[command(flatten)]
     pub opts: HarnessOpts,
 }
@@ -69,11 +54,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         return Ok(0);
     }
     // First, before any work: nothing done before the re-exec would survive it.
-    let aslr = if args.aslr {
-        aslr::kept()
-    } else {
-        aslr::disable_by_reexec()
-    };
+    let aslr = args.place.fix_layout();
     let tests = resolve(&args.tests)?;
     let tasks = args.opts.task_counts();
     let modes = args.mode.modes();
@@ -86,13 +67,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
     let outputs: Vec<&Path> = args.svg.iter().map(|p| p.as_path()).collect();
     let dir = args.opts.check(needed, &outputs)?;
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
-    let placement = Placement::plan(if args.no_pin {
-        Pinning::None
-    } else if args.smt {
-        Pinning::HwThreads
-    } else {
-        Pinning::Cores
-    });
+    let placement = args.place.placement();
 
     let mut files = csv.map(|c| c.sinks(&tests)).unwrap_or_default();
     if let Some(path) = &args.svg {

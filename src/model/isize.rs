@@ -182,7 +182,10 @@ pub struct Config {
     /// Reader tasks (one writer runs besides them).
     pub tasks: Vec<usize>,
     pub modes: Vec<&'static str>,
+    /// Whether tasks were bound (the details are in `placement`).
     pub pin: bool,
+    pub placement: crate::counter_harness::placement::Placement,
+    pub aslr: crate::counter_harness::aslr::Aslr,
     pub min_reads: u64,
     pub variants: Vec<&'static str>,
 }

@@ -97,7 +97,10 @@ pub struct Config {
     pub model: &'static str,
     pub tasks: Vec<usize>,
     pub modes: Vec<&'static str>,
+    /// Whether tasks were bound (the details are in `placement`).
     pub pin: bool,
+    pub placement: crate::counter_harness::placement::Placement,
+    pub aslr: crate::counter_harness::aslr::Aslr,
     pub read_mix: bool,
     pub variants: Vec<&'static str>,
 }
