@@ -287,6 +287,15 @@ fn smt_binds_one_hardware_thread_each_and_conflicts_with_no_pin() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Whether this test process has a randomised layout (the kernel randomises and no
+/// `setarch -R` above us set ADDR_NO_RANDOMIZE).
+fn randomised_here() -> bool {
+    let system = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").unwrap();
+    let own = std::fs::read_to_string("/proc/self/personality").unwrap();
+    let own = u32::from_str_radix(own.trim(), 16).unwrap();
+    system.trim() != "0" && own & 0x0004_0000 == 0
+}
+
 /// ASLR off by default: the tasks carry ADDR_NO_RANDOMIZE and get the same layout in two
 /// runs; with --aslr the layout differs (unless the kernel has randomisation off anyway). A
 /// kernel that refuses the personality leaves the run randomised, saying why.
@@ -307,8 +316,7 @@ fn aslr_is_off_by_default_and_kept_with_aslr() {
     let (b, _) = observe("process", 1, &[], None);
     assert_eq!(a[0].personality, "00040000");
     assert_eq!(a[0].layout, b[0].layout, "same layout in two runs");
-    let system = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").unwrap();
-    if system.trim() == "0" {
+    if !randomised_here() {
         return;
     }
     let (c, doc) = observe("process", 1, &["--aslr"], None);
@@ -448,4 +456,35 @@ fn a_task_killed_mid_sample_ends_the_run_at_once() {
         "the driver took {took:?} to notice (the sample was due 30 s after the start)"
     );
     assert!(d.path().read_dir().unwrap().next().is_none());
+}
+
+/// A process that was already re-exec'd for ASLR and is still randomised (a kernel that drops
+/// the personality at exec) goes on randomised and says so, instead of exec'ing for ever.
+#[test]
+fn a_personality_lost_at_exec_is_reported_not_retried() {
+    if !randomised_here() {
+        // Not randomised to begin with: there is nothing to turn off.
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    common::patchbench()
+        .env("PATCHBENCH_ASLR_REEXEC", "1")
+        .args(["scale", "getppid1", "--tasks", "1", "--mode", "process"])
+        .args(common::SHORT)
+        .args(["--no-store", "--json"])
+        .arg(&json)
+        .arg("--dir")
+        .arg(d.path())
+        .assert()
+        .success();
+    let aslr = &read_json(&json)["config"]["aslr"];
+    assert_eq!(aslr["randomised"], true, "{aslr}");
+    assert!(
+        aslr["how"]
+            .as_str()
+            .unwrap()
+            .contains("did not survive the exec"),
+        "{aslr}"
+    );
 }

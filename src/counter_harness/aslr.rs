@@ -12,6 +12,8 @@ use serde::Serialize;
 
 /// The personality flag `setarch -R` sets.
 const ADDR_NO_RANDOMIZE: libc::c_ulong = libc::ADDR_NO_RANDOMIZE as libc::c_ulong;
+/// In the environment of the re-exec'd image only (removed at once).
+const REEXEC_MARK: &str = "PATCHBENCH_ASLR_REEXEC";
 /// `personality(0xffffffff)` reads the personality without changing it.
 const QUERY: libc::c_ulong = 0xffff_ffff;
 
@@ -80,6 +82,13 @@ pub fn kept() -> Aslr {
 /// result says why the run stays randomised). Call before any work: nothing done so far
 /// survives the exec.
 pub fn disable_by_reexec() -> Aslr {
+    // Set in the environment of the one re-exec, so a kernel that drops the personality at
+    // exec (a set-user-ID binary) cannot make this exec itself for ever.
+    let reexecuted = std::env::var_os(REEXEC_MARK).is_some();
+    if reexecuted {
+        // The image is fixed now; nothing below should inherit the mark.
+        std::env::remove_var(REEXEC_MARK);
+    }
     let now = current();
     if !now.randomised {
         return now;
@@ -90,6 +99,9 @@ pub fn disable_by_reexec() -> Aslr {
             "could not be turned off: {why}; address-space randomisation may cause variability"
         ),
     };
+    if reexecuted {
+        return refused("the personality did not survive the exec".into());
+    }
     let Some(p) = personality() else {
         return refused(format!("personality: {}", std::io::Error::last_os_error()));
     };
@@ -113,6 +125,7 @@ fn reexec() -> std::io::Error {
     use std::os::unix::process::CommandExt;
     let mut args = std::env::args_os();
     let mut cmd = std::process::Command::new("/proc/self/exe");
+    cmd.env(REEXEC_MARK, "1");
     if let Some(arg0) = args.next() {
         cmd.arg0(arg0);
     }
