@@ -91,20 +91,10 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A size in KiB: `1024`, `1024k`, `1M`.
+/// A size in KiB: `1024`, `1024k`, `1M`, read as an AIM workfile's FILESIZE/POOLSIZE lines
+/// are (the one parser of both).
 pub fn parse_kib(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('M' | 'm') => (&t[..t.len() - 1], 1024),
-        Some('K' | 'k') => (&t[..t.len() - 1], 1),
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size; give KiB like 1024, or 1M"))?;
-    n.checked_mul(mult)
-        .filter(|&v| v <= 1 << 30)
-        .ok_or_else(|| format!("{s:?} is too large (at most 1024G)"))
+    crate::aim7::workfile::parse_kib(s)
 }
 
 /// The most tasks one harness point may have (will-it-scale's limit).
@@ -252,6 +242,61 @@ pub fn check_output(what: &str, path: &Path) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Kernel interface filesystems: no storage, nowhere to put a workload's files.
+const VIRTUAL_FS: &[&str] = &[
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "pstore",
+    "bpf",
+    "configfs",
+    "efivarfs",
+    "selinuxfs",
+    "fusectl",
+    "binfmt_misc",
+    "devpts",
+    "mqueue",
+];
+
+/// Rejects a --dir that is unusable: missing, itself a symlink, read-only, a kernel interface
+/// such as /proc, or full. Returns the real directory to work in (links among its parents
+/// resolved) and its filesystem.
+pub fn check_work_dir(dir: &Path) -> anyhow::Result<(PathBuf, crate::fsinfo::FsInfo)> {
+    let dir = check_real_dir(dir)?;
+    let info = crate::fsinfo::collect(&dir);
+    if VIRTUAL_FS.contains(&info.fs_type.as_str()) {
+        return usage(format!(
+            "--dir {}: this is a {} filesystem, the kernel's interface, not storage for files; \
+             choose a directory on a disk or tmpfs with --dir",
+            dir.display(),
+            info.fs_type
+        ));
+    }
+    if info.read_only {
+        return usage(format!(
+            "--dir {}: the filesystem is mounted read-only; choose a writable directory",
+            dir.display()
+        ));
+    }
+    let dir = check_dir(&dir)?;
+    if let Ok(v) = nix::sys::statvfs::statvfs(&dir) {
+        // A filesystem without a size (ramfs) never runs out; only a sized one can be full.
+        let no_inodes = v.files() > 0 && v.files_available() == 0;
+        if (v.blocks() > 0 && v.blocks_available() == 0) || no_inodes {
+            return usage(format!(
+                "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
+                dir.display(),
+                if no_inodes { "inodes" } else { "blocks" }
+            ));
+        }
+    }
+    Ok((dir, info))
 }
 
 #[cfg(test)]

@@ -387,7 +387,15 @@ fn a_symbolic_link_given_as_dir_is_refused_with_or_without_a_trailing_slash() {
     let real_sub = std::fs::canonicalize(real.join("sub")).unwrap();
     let commands: [&[&str]; 4] = [
         &["run", "syscall", "-d", "0.1", "-i", "1", "--no-settle"],
-        &["aim7", "creat-clo", "--load", "1", "--jobs", "1"],
+        &[
+            "aim7",
+            "creat-clo",
+            "--load",
+            "1",
+            "--jobs",
+            "1",
+            "--no-start-delay",
+        ],
         &[
             "scale",
             "getppid1",
@@ -554,6 +562,26 @@ fn a_full_dir_during_file_and_shell_tests_names_the_directory_and_the_fix() {
         &run_bounded(&mut run("shell1", "1"), Duration::from_secs(60)),
         "shell1 full",
     );
+    // Refused before a run is opened: nothing, not even an incomplete run, reaches the store.
+    let store = tempfile::tempdir().unwrap();
+    let db = store.path().join("s.db");
+    let mut c = patchbench_with_store(&db);
+    c.args([
+        "run",
+        "shell1",
+        "-d",
+        "1",
+        "-i",
+        "1",
+        "--no-settle",
+        "--dir",
+    ])
+    .arg(&fs.path);
+    wants(
+        &run_bounded(&mut c, Duration::from_secs(60)),
+        "shell1 full, stored",
+    );
+    assert!(!db.exists(), "a refused run left a store behind");
     std::fs::remove_file(fs.path.join("filler")).unwrap();
     // Full while shell1 runs: its scripts ignore failed writes, so the pass must notice.
     let mut c = run("shell1", "3");

@@ -10,6 +10,7 @@ use crate::record::sink::FileSink;
 use crate::report::terminal::TerminalSink;
 use crate::unixbench::catalog;
 use crate::unixbench::runner::{self, Plan};
+use crate::unixbench::workloads::Params;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -89,7 +90,17 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         args.copies.clone()
     };
     // The real directory (links among its parents resolved): what the run works in and names.
-    let dir = check_dir(&args.dir.clone().unwrap_or_else(std::env::temp_dir))?;
+    // Tests that write there are refused a full or unusable one up front, before a run is
+    // opened in the store.
+    let given = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let writes_files = tests
+        .iter()
+        .any(|t| matches!(t.params, Params::FileCopy(_) | Params::Shell { .. }));
+    let dir = if writes_files {
+        crate::args::check_work_dir(&given)?.0
+    } else {
+        check_dir(&given)?
+    };
     let (mut passes, mut duration, mut settle, mut profile) =
         (None, None, !args.no_settle, "unixbench");
     if args.quick {
