@@ -64,6 +64,17 @@ fn idle_testcases(tests: &[String], parent: Option<&Path>, secs: &str) -> Vec<St
         2 * tests.len(),
         "one point per testcase and mode"
     );
+    // Every point says what else used the CPUs while it ran (#11's per-point monitor).
+    for p in points {
+        let noise = &p["noise"];
+        assert!(
+            noise["window_secs"].as_f64().unwrap() > 0.0
+                && noise["total_ticks"].as_u64().unwrap() > 0
+                && noise["steal_pct"].as_f64().is_some(),
+            "{}: noise {noise}",
+            p["test"]
+        );
+    }
     assert!(
         entries(work.path()).is_empty(),
         "left {:?}",

@@ -133,6 +133,7 @@ mod tests {
                     warmup_samples: vec![],
                     per_task_ops: vec![],
                     counters_per_op: None,
+                    noise: None,
                 })
                 .collect(),
         });

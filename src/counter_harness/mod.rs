@@ -302,6 +302,9 @@ pub struct Outcome {
     pub idle_percent: Option<f64>,
     /// The same over the measured window only.
     pub measured_idle_percent: Option<f64>,
+    /// What else used the CPUs over the whole point (hypervisor steal, other processes),
+    /// watched from outside the sampling loop.
+    pub noise: Option<crate::noise::activity::Activity>,
     /// Performance counter deltas over the measured window, summed over tasks.
     pub counters: Option<CounterValues>,
 }
@@ -487,6 +490,7 @@ pub fn run(
         aux: Vec::new(),
         idle_percent: None,
         measured_idle_percent: None,
+        noise: None,
         counters: None,
     };
     let read_aux = || -> Vec<u64> { (0..n).map(|i| slots.slot(i + 1).aux()).collect() };

@@ -89,12 +89,14 @@ impl Session {
     /// `/tmp/willitscale.XXXXXX`), and empties the directory afterwards, so 128 MiB test
     /// files do not pile up across points. The outcome's idle share covers all of it.
     pub fn run(&self, work: &dyn Workload, spec: &RunSpec<'_>) -> Result<Outcome> {
+        let watch = crate::noise::activity::Watch::start();
         let before = harness::cpu_times();
         let outcome = harness::run(work, spec, self.dir.path(), &self.interrupt);
         let emptied = self.empty();
         let after = harness::cpu_times();
         let mut outcome = outcome?;
         emptied?;
+        outcome.noise = Some(watch.finish());
         if let (Some(a), Some(b)) = (before, after) {
             outcome.idle_percent = harness::idle_percent(&a, &b);
         }

@@ -41,4 +41,8 @@ pub struct ScalePoint {
     /// Performance counter events per operation, with `--counters`.
     #[serde(default)]
     pub counters_per_op: Option<BTreeMap<String, f64>>,
+    /// What else used the CPUs during the point: hypervisor steal and other processes above
+    /// a share of a CPU (`crate::noise::activity`). None in records of earlier builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::activity::Activity>,
 }

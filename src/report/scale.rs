@@ -179,7 +179,24 @@ pub fn summary(curves: &[Curve]) -> String {
 
 /// The summary of a record (empty before its first point).
 pub fn summary_of(record: &RunRecord) -> String {
-    summary(&curves(points(record)))
+    let mut s = summary(&curves(points(record)));
+    s.push_str(&noise_notes(points(record)));
+    s
+}
+
+/// One line per point that something else disturbed (steal, another busy process), under a
+/// heading; empty when nothing did.
+pub fn noise_notes(points: &[ScalePoint]) -> String {
+    let mut s = String::new();
+    for p in points {
+        for w in p.noise.iter().flat_map(|a| a.warnings()) {
+            if s.is_empty() {
+                s.push_str("\nNoise during the points (see `patchbench check`):\n");
+            }
+            s.push_str(&format!("  {} {} {}: {w}\n", p.test, p.tasks, p.mode));
+        }
+    }
+    s
 }
 
 #[cfg(test)]
@@ -201,7 +218,38 @@ mod tests {
             warmup_samples: vec![],
             per_task_ops: vec![per_sec as u64 / tasks as u64; tasks],
             counters_per_op: None,
+            noise: None,
         }
+    }
+
+    #[test]
+    fn a_disturbed_point_is_named_under_the_table() {
+        use crate::noise::activity::{Activity, BusyProcess};
+        let quiet = point("processes", 1, 100.0);
+        let mut busy = point("threads", 2, 150.0);
+        busy.noise = Some(Activity {
+            window_secs: 2.0,
+            cpus: 2,
+            steal_pct: 0.0,
+            steal_ticks: 0,
+            total_ticks: 400,
+            other_cpu_pct: 60.0,
+            busiest: vec![BusyProcess {
+                pid: 42,
+                comm: "cc1".into(),
+                cpu_pct: 60.0,
+                kernel_thread: false,
+            }],
+            busy_threshold_pct: 10.0,
+            steal_threshold_pct: 1.0,
+            throttle_events: None,
+        });
+        assert_eq!(noise_notes(std::slice::from_ref(&quiet)), "");
+        assert_eq!(
+            noise_notes(&[quiet, busy]),
+            "\nNoise during the points (see `patchbench check`):\n  \
+             t 2 threads: another process used the CPU: cc1 (pid 42) 60% of a CPU over 2.00 s\n"
+        );
     }
 
     #[test]

@@ -699,6 +699,7 @@ mod tests {
             warmup_samples: Vec::new(),
             per_task_ops: vec![1],
             counters_per_op: None,
+            noise: None,
         };
         let mut record = RunRecord::new(
             Kind::WillItScale,

@@ -77,6 +77,9 @@ pub fn run(
                 })?;
                 let p = point(test, mode, n, &outcome);
                 progress.line(&format!("  {}", point_line(&p)));
+                for w in p.noise.iter().flat_map(|a| a.warnings()) {
+                    progress.line(&format!("  noise: {w}"));
+                }
                 record.metrics.extend(point_metrics(&p));
                 record
                     .will_it_scale
@@ -123,6 +126,7 @@ pub fn point(test: &Testcase, mode: Mode, tasks: usize, outcome: &Outcome) -> Sc
             .as_ref()
             .map(|c| c.per_op(totals.iter().sum()).into_iter().collect()),
         per_task_ops: totals,
+        noise: outcome.noise.clone(),
     }
 }
 
