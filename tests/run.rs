@@ -318,6 +318,18 @@ fn list_shows_every_test_with_unit_and_baseline() {
     assert!(text.contains("Pipe-based Context Switching"));
     assert!(text.contains("12440.0"));
     assert!(text.contains("index"));
+    // Every test says which clock divides its count.
+    assert!(text.contains("DIVISOR"));
+    let row = |id: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("no row for {id}"))
+            .to_string()
+    };
+    assert!(row("fstime").contains(" own time "), "{}", row("fstime"));
+    assert!(row("whetstone-double").contains(" own time "));
+    assert!(row("pipe").contains(" wall "), "{}", row("pipe"));
+    assert!(row("shell8").contains(" wall "));
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! `patchbench list`: every test with its report name, unit, baseline and description.
+//! `patchbench list`: every test with its report name, unit, baseline, time divisor and
+//! description.
 
 use crate::workloads::catalog::{aliases, TESTS};
 use std::fmt::Write;
@@ -8,8 +9,8 @@ pub fn render() -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<17} {:<40} {:<6} {:>9}  DESCRIPTION",
-        "TEST", "REPORT NAME", "UNIT", "BASELINE"
+        "{:<17} {:<40} {:<6} {:>9}  {:<8}  DESCRIPTION",
+        "TEST", "REPORT NAME", "UNIT", "BASELINE", "DIVISOR"
     );
     for t in TESTS {
         let baseline = t
@@ -18,10 +19,25 @@ pub fn render() -> String {
             .unwrap_or_else(|| "---".into());
         let _ = writeln!(
             out,
-            "{:<17} {:<40} {:<6} {:>9}  {}",
-            t.id, t.name, t.unit, baseline, t.description
+            "{:<17} {:<40} {:<6} {:>9}  {:<8}  {}",
+            t.id,
+            t.name,
+            t.unit,
+            baseline,
+            t.time_source.label(),
+            t.description
         );
     }
+    let _ = write!(
+        out,
+        "\nDIVISOR: what a test's count is divided by, as in UnixBench.\n  \
+         wall      the copy's wall time (UnixBench: fork to the end of the program's output;\n  \
+         {:10}patchbench: release at the start barrier to the end of the work, children reaped)\n  \
+         own time  the time the program measured for its timed section (fstime's copy phase,\n  \
+         {:10}Whetstone's sections)\n",
+        "", ""
+    );
+
     let _ = writeln!(out, "\nAliases:");
     for (alias, ids) in aliases() {
         let _ = writeln!(out, "  {:<11} {}", alias, ids.join(", "));

@@ -2,13 +2,28 @@
 //! default durations and pass schemes (unixbench.md §3.2, §3.6 and §4), and the aliases that
 //! select groups of them.
 
-/// Which clock a test's rate is divided by (unixbench.md §4, "time divisor").
+/// Which clock a test's rate is divided by (unixbench.md §4, "time divisor"), as UnixBench
+/// divides that test; `patchbench list` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeSource {
-    /// The copy's own wall time, from barrier release to the end of its work (Run's `elapsed`).
+    /// Wall time of the copy. UnixBench: Run's `elapsed`, from just before it forks the copy
+    /// to EOF of the program's output (exec, start-up, exit and lingering children included).
+    /// patchbench: from the copy's release at the start barrier (its start-up excluded) to the
+    /// end of its work with its children reaped.
     Wall,
-    /// The time the workload measured for its timed section (fstime's copy phase, Whetstone).
+    /// The time the program measured for its own timed section (its `TIME` line): fstime's
+    /// copy phase, Whetstone's summed section times.
     SelfReported,
+}
+
+impl TimeSource {
+    /// The short name `patchbench list` prints.
+    pub fn label(self) -> &'static str {
+        match self {
+            TimeSource::Wall => "wall",
+            TimeSource::SelfReported => "own time",
+        }
+    }
 }
 
 /// UnixBench's pass scheme: "long" tests run 10 passes, "short" tests 3 (unixbench.md §3.1).
