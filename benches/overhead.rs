@@ -69,7 +69,7 @@ fn main() {
                 .unwrap_or_else(|e| panic!("C reference for {test}: {e}"));
             best_c = best_c.max(support::pass_rate(&c));
             best_rust = best_rust.max(run(Command::new(worker)
-                .args([test.to_string(), secs.to_string(), "0".to_string()])
+                .args([test.to_string(), secs.to_string()])
                 .current_dir(dir.path())));
         }
         println!(

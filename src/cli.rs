@@ -68,12 +68,13 @@ pub struct RunArgs {
     /// Seconds each test runs, replacing every test's default (10, 30 or 60 s).
     #[arg(short, long, value_name = "SECS", value_parser = parse_duration)]
     pub duration: Option<f64>,
-    /// A first look in about a minute: 1 pass, 2 s per test, no settle pauses. Numbers are
-    /// noisier than a default run; the report says which profile ran.
+    /// A first look in about two minutes: 1 pass, 2 s per test, no settle pauses before the
+    /// passes (the file tests keep fstime's own pauses). Numbers are noisier than a default
+    /// run; the report says which profile ran.
     #[arg(long)]
     pub quick: bool,
-    /// Skip UnixBench's `sync; sleep 1; sync; sleep 2` before every pass and the file tests'
-    /// internal settle pauses.
+    /// Skip UnixBench's `sync; sleep 1; sync; sleep 2` before every pass. (The file tests
+    /// still make fstime's own pauses between their phases, as UnixBench's program always does.)
     #[arg(long)]
     pub no_settle: bool,
     /// Adaptive passes: keep adding passes of each test (at least 3) until the 95% confidence

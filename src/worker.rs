@@ -1,15 +1,17 @@
 //! The worker side of a copy: what `patchbench-worker` does.
 //!
 //! Protocol with the runner (one worker process per copy per pass):
-//! - argv: `patchbench-worker TEST SECONDS SETTLE` (SETTLE is 1 or 0); the working directory is
-//!   the run's private directory.
+//! - argv: `patchbench-worker TEST SECONDS`; the working directory is the run's private
+//!   directory.
 //! - stdin is the start barrier: the worker does its setup, prints `READY`, then reads stdin
 //!   until EOF. The runner closes the write end once every copy is ready, releasing all at once.
 //! - stdout carries result lines in UnixBench's style: `COUNT|count|timebase|unit`, optionally
 //!   `TIME|seconds` (self-timed tests), always `WALL|seconds` (from release to the end of the
 //!   work, children reaped), or `ERROR|message` with exit status 1.
-//! - `execl` replaces the worker with `patchbench-execl 0 START_NS DEADLINE_NS`, which execs
-//!   itself until the deadline and prints the same result lines.
+//! - `execl` replaces the worker, after the release, with `patchbench-execl 0 DURATION_MS 0
+//!   START_NS`, which execs itself until the deadline and prints the same result lines.
+//! - `spawn` replaces the worker, before READY, with `patchbench-spawn SECONDS`, which speaks
+//!   this protocol itself (READY, the barrier, the result lines).
 
 use crate::workloads::{
     catalog, context_switch, dhrystone, execl_throughput, file_copy, pipe_throughput,
@@ -24,6 +26,8 @@ struct Outcome {
     count: f64,
     /// Self-reported time (fstime's copy phase, Whetstone), if the test has one.
     time: Option<f64>,
+    /// Lines printed before the result (e.g. the file tests' `PAUSES|2,2,2,2,2,1`).
+    notes: Vec<String>,
 }
 
 /// Entry point of `patchbench-worker`; returns the exit status.
@@ -32,20 +36,27 @@ pub fn main(args: Vec<OsString>) -> i32 {
         .into_iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    // SAFETY: prctl with PR_SET_PDEATHSIG only changes this process's own attribute.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    let (test, seconds, settle) = match args.as_slice() {
-        [_, test, secs, settle] => match secs.parse::<f64>() {
-            Ok(s) if s > 0.0 => (test.clone(), s, settle == "1"),
+    // SAFETY: prctl with PR_SET_PDEATHSIG and signal() only change this process's own
+    // attributes. Rust's runtime ignores SIGPIPE before main; UnixBench's programs keep the
+    // default, and every process a workload forks or execs (the shell tests' pipelines,
+    // patchbench-execl, patchbench-spawn) inherits this process's choice.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let (test, seconds) = match args.as_slice() {
+        [_, test, secs] => match secs.parse::<f64>() {
+            Ok(s) if s > 0.0 => (test.clone(), s),
             _ => return fail(&format!("bad duration {secs:?}")),
         },
-        _ => {
-            return fail("usage: patchbench-worker TEST SECONDS SETTLE (started by patchbench run)")
-        }
+        _ => return fail("usage: patchbench-worker TEST SECONDS (started by patchbench run)"),
     };
     let Some(spec) = catalog::find(&test) else {
         return fail(&format!("unknown test {test:?}"));
     };
+    if test == "spawn" {
+        return fail(&format!("spawn: {}", process_creation::start(seconds)));
+    }
     let duration = Duration::from_secs_f64(seconds);
     // Setup that must not be timed happens before READY.
     let execl = if test == "execl" {
@@ -68,16 +79,18 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }
     let started = Instant::now();
     if let Some(program) = execl {
-        let now = crate::clock::monotonic_ns();
-        let deadline = now + duration.as_nanos() as u64;
-        let e = execl_throughput::start(&program, now, deadline);
+        let e = execl_throughput::start(&program, crate::clock::monotonic_ns(), duration);
         return fail(&format!("execl: {e}"));
     }
-    let outcome = run_test(&test, duration, settle, script.as_deref());
+    let outcome = run_test(&test, duration, script.as_deref());
     let wall = started.elapsed().as_secs_f64();
     match outcome {
         Ok(o) => {
-            let mut out = format!("COUNT|{}|{}|{}\n", o.count, spec.timebase, spec.unit);
+            let mut out: String = o.notes.iter().map(|n| format!("{n}\n")).collect();
+            out.push_str(&format!(
+                "COUNT|{}|{}|{}\n",
+                o.count, spec.timebase, spec.unit
+            ));
             if let Some(t) = o.time {
                 out.push_str(&format!("TIME|{t}\n"));
             }
@@ -88,28 +101,31 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }
 }
 
-fn run_test(
-    test: &str,
-    duration: Duration,
-    settle: bool,
-    script: Option<&str>,
-) -> std::io::Result<Outcome> {
+fn run_test(test: &str, duration: Duration, script: Option<&str>) -> std::io::Result<Outcome> {
     let loops = |n: u64| Outcome {
         count: n as f64,
         time: None,
+        notes: Vec::new(),
     };
     if let Some(g) = file_copy::geometry(test) {
-        let r = file_copy::run(g, duration, settle)?;
+        let r = file_copy::run(g, duration)?;
+        let pauses: Vec<String> = r.pauses.iter().map(u64::to_string).collect();
         return Ok(Outcome {
             count: r.copy_kbps as f64,
             time: Some(r.seconds),
+            notes: vec![format!("PAUSES|{}", pauses.join(","))],
         });
     }
     if test == "whetstone-double" {
-        let r = whetstone::run(duration.as_secs_f64(), &mut std::io::sink())?;
+        let r = whetstone::run(
+            duration.as_secs_f64(),
+            whetstone::Variant::Gcc,
+            &mut std::io::sink(),
+        )?;
         return Ok(Outcome {
             count: r.mwips,
             time: Some(r.time_used),
+            notes: Vec::new(),
         });
     }
     timer::arm(duration)?;
@@ -117,7 +133,6 @@ fn run_test(
         "dhry2reg" => Ok(loops(dhrystone::run(&timer::STOP))),
         "pipe" => pipe_throughput::run().map(loops),
         "context1" => context_switch::run().map(loops),
-        "spawn" => process_creation::run().map(loops),
         "syscall" => syscall_overhead::run().map(loops),
         _ => match (script, shell_scripts::concurrency(test)) {
             (Some(s), Some(n)) => shell_scripts::run(s, n).map(loops),

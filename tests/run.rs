@@ -368,13 +368,20 @@ fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
     );
 }
 
-/// Whether a process working in `dir` runs the worker of `test`.
+/// Whether a process working in `dir` runs the worker of `test` (or, for `spawn`, the
+/// `patchbench-spawn` program the worker hands over to).
 fn worker_running(dir: &Path, test: &str) -> bool {
+    let companion = format!("patchbench-{test}");
     processes_mentioning(&dir.to_string_lossy())
         .into_iter()
         .any(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).split('\0').nth(1) == Some(test))
+                .map(|c| {
+                    let c = String::from_utf8_lossy(&c).into_owned();
+                    let mut args = c.split('\0');
+                    let program = args.next().unwrap_or("");
+                    args.next() == Some(test) || program.ends_with(&companion)
+                })
                 .unwrap_or(false)
         })
 }

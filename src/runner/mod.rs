@@ -224,7 +224,6 @@ fn run_all(
                     pass,
                     passes,
                     duration,
-                    settle: plan.settle,
                     worker,
                     workdir,
                 };

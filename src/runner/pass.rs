@@ -24,7 +24,6 @@ pub struct PassPlan<'a> {
     pub pass: u32,
     pub passes: u32,
     pub duration: f64,
-    pub settle: bool,
     pub worker: &'a Path,
     pub workdir: &'a Path,
 }
@@ -147,7 +146,6 @@ fn spawn(plan: &PassPlan, go: &std::os::fd::OwnedFd, pgid: Option<i32>) -> std::
     let mut cmd = Command::new(plan.worker);
     cmd.arg(plan.spec.id)
         .arg(format!("{}", plan.duration))
-        .arg(if plan.settle { "1" } else { "0" })
         .current_dir(plan.workdir)
         .env("LANG", "en_US.utf8")
         .env("UB_BINDIR", plan.workdir.join("pgms"))

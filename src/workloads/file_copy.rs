@@ -8,13 +8,46 @@
 //! 256-byte units, a short transfer rounded to the nearest unit; the rate is
 //! `counts / (seconds × 4)` truncated to whole KiB/s, divided by the phase's own time.
 //!
-//! The write and read phases run 2 s each (or the test duration, if shorter). With settle off
-//! (`--quick`, `--no-settle`) the internal pauses are skipped; `sync` still runs.
+//! The write and read phases run 2 s each (or the test duration, if shorter). The pauses
+//! (`sync; sleep 2; sync; sleep 2` before the write and the read phase, `sync; sleep 2; sync;
+//! sleep 1` before the copy) are always made, as UnixBench's program always makes them: they
+//! let dirty pages drain between phases, which changes what the copy phase measures. So
+//! `--quick` and `--no-settle` skip only the runner's pause before each pass; a file test's
+//! copy still takes 11 s of pauses plus its three phases. The worker reports the pauses it
+//! made (`PAUSES|2,2,2,2,2,1`, seconds).
+//!
+//! The copy buffer is a static 8 KiB array, 32-byte aligned at page offset 0x1e0, as in
+//! UnixBench's gcc build of fstime (`char buf[8192]` in .bss; fstime.c's own comment reports
+//! reads 50% slower with a malloc'ed buffer), not a heap allocation.
 //! Unit: KBps. Baselines: 3960 (1024/2000), 1655 (256/500), 5800 (4096/8000).
 
 use super::timer::{arm, os_error, stopped};
+use std::cell::UnsafeCell;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
+
+/// fstime's `MAX_BUFSIZE`.
+const MAX_BUFSIZE: usize = 8192;
+/// Where the buffer starts within its page (UnixBench's build on x86-64 Linux, gcc 12).
+const BUF_PAGE_OFFSET: usize = 0x1e0;
+
+/// A page-aligned block whose `buf` sits at [`BUF_PAGE_OFFSET`] (a multiple of 32).
+#[repr(C, align(4096))]
+struct PageAligned {
+    _pad: [u8; BUF_PAGE_OFFSET],
+    buf: [u8; MAX_BUFSIZE],
+}
+
+/// The static copy buffer (in .bss, like fstime's).
+struct StaticBuffer(UnsafeCell<PageAligned>);
+
+// SAFETY: the worker is single-threaded and `run` is the only user, one call at a time.
+unsafe impl Sync for StaticBuffer {}
+
+static BUFFER: StaticBuffer = StaticBuffer(UnsafeCell::new(PageAligned {
+    _pad: [0; BUF_PAGE_OFFSET],
+    buf: [0; MAX_BUFSIZE],
+}));
 
 /// 256-byte accounting unit of fstime.
 const COUNTSIZE: usize = 256;
@@ -46,13 +79,15 @@ pub fn geometry(test: &str) -> Option<Geometry> {
 }
 
 /// The copy phase's result.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CopyResult {
     pub write_kbps: u64,
     pub read_kbps: u64,
     pub copy_kbps: u64,
     /// Seconds the copy phase took.
     pub seconds: f64,
+    /// The pauses made, in seconds, in order.
+    pub pauses: Vec<u64>,
 }
 
 /// Counts for a transfer of `n` bytes, rounded to the nearest 256-byte unit.
@@ -68,15 +103,13 @@ pub fn kbps(counts: u64, seconds: f64) -> u64 {
     (counts as f64 / (seconds * 4.0)) as u64
 }
 
-fn settle(first: u64, second: u64, enabled: bool) {
-    // SAFETY: sync has no preconditions.
-    unsafe { libc::sync() };
-    if enabled {
-        std::thread::sleep(Duration::from_secs(first));
-    }
-    unsafe { libc::sync() };
-    if enabled {
-        std::thread::sleep(Duration::from_secs(second));
+/// `sync; sleep first; sync; sleep second`, recording the pauses.
+fn settle(first: u64, second: u64, pauses: &mut Vec<u64>) {
+    for secs in [first, second] {
+        // SAFETY: sync has no preconditions.
+        unsafe { libc::sync() };
+        std::thread::sleep(Duration::from_secs(secs));
+        pauses.push(secs);
     }
 }
 
@@ -140,7 +173,6 @@ fn copy_phase(
 ) -> std::io::Result<(u64, f64)> {
     let mut counts = 0;
     rewind(src)?;
-    rewind(dst)?;
     arm(t)?;
     let start = Instant::now();
     while !stopped() {
@@ -178,26 +210,38 @@ fn open_rw(name: &str) -> std::io::Result<std::fs::File> {
 }
 
 /// Runs the three phases in the current directory; `duration` is the copy phase's length.
-pub fn run(g: Geometry, duration: Duration, settle_pauses: bool) -> std::io::Result<CopyResult> {
+pub fn run(g: Geometry, duration: Duration) -> std::io::Result<CopyResult> {
+    if g.bufsize > MAX_BUFSIZE {
+        return Err(std::io::Error::other(format!(
+            "buffer size {} is over fstime's {MAX_BUFSIZE}",
+            g.bufsize
+        )));
+    }
     let pid = std::process::id();
     let (name0, name1) = (format!("dummy0-{pid}"), format!("dummy1-{pid}"));
     let result = (|| {
         let f = open_rw(&name0)?;
         let g2 = open_rw(&name1)?;
-        let mut buf: Vec<u8> = (0..g.bufsize).map(|i| (i & 0xff) as u8).collect();
+        // SAFETY: the only reference to the static buffer while `run` runs (see StaticBuffer).
+        let whole = unsafe { &mut (*BUFFER.0.get()).buf };
+        let buf = &mut whole[..g.bufsize];
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (i & 0xff) as u8;
+        }
         let pre = duration.min(Duration::from_secs(2));
-        settle(2, 2, settle_pauses);
-        let write_kbps = write_phase(f.as_raw_fd(), &buf, g, pre)?;
-        settle(2, 2, settle_pauses);
-        let read_kbps = read_phase(f.as_raw_fd(), &mut buf, g, pre)?;
-        settle(2, 1, settle_pauses);
-        let (copy_kbps, seconds) =
-            copy_phase(f.as_raw_fd(), g2.as_raw_fd(), &mut buf, g, duration)?;
+        let mut pauses = Vec::with_capacity(6);
+        settle(2, 2, &mut pauses);
+        let write_kbps = write_phase(f.as_raw_fd(), buf, g, pre)?;
+        settle(2, 2, &mut pauses);
+        let read_kbps = read_phase(f.as_raw_fd(), buf, g, pre)?;
+        settle(2, 1, &mut pauses);
+        let (copy_kbps, seconds) = copy_phase(f.as_raw_fd(), g2.as_raw_fd(), buf, g, duration)?;
         Ok(CopyResult {
             write_kbps,
             read_kbps,
             copy_kbps,
             seconds,
+            pauses,
         })
     })();
     let _ = std::fs::remove_file(&name0);
@@ -221,6 +265,13 @@ mod tests {
         // Truncation, not rounding.
         assert_eq!(kbps(4001, 2.0), 500);
         assert_eq!(kbps(10, 0.0), 0);
+    }
+
+    #[test]
+    fn the_buffer_sits_where_unixbenchs_does() {
+        let addr = unsafe { (*BUFFER.0.get()).buf.as_ptr() } as usize;
+        assert_eq!(addr % 4096, BUF_PAGE_OFFSET);
+        assert_eq!(addr % 32, 0);
     }
 
     #[test]

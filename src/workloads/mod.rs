@@ -3,6 +3,7 @@
 //! stop flag of `timer` is set.
 
 pub mod catalog;
+pub mod companion;
 pub mod context_switch;
 pub mod dhrystone;
 pub mod execl_throughput;
