@@ -251,7 +251,15 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             kill_all(pgid, &mut copies);
             return Err(RunFailed(msg).into());
         }
-        pump(&mut copies, signals, Duration::from_millis(250))?;
+        // While the copies' timed window runs, sleep until its end (a signal, a worker's
+        // output or its exit still wakes the poll at once): a runner waking four times a
+        // second changes how the scheduler places a lone context1 pair (see context_switch).
+        let window_left = Duration::from_secs_f64(plan.duration).saturating_sub(released.elapsed());
+        pump(
+            &mut copies,
+            signals,
+            window_left.max(Duration::from_millis(250)),
+        )?;
         tick(released.elapsed().as_secs_f64());
     }
 
