@@ -123,7 +123,7 @@ fn main() {
     let settle_mode = std::env::var("FIDELITY_SETTLE").unwrap_or_else(|_| "files".into());
     let tests: Vec<String> = match std::env::var("FIDELITY_TESTS") {
         Ok(t) if !t.trim().is_empty() => t.split(',').map(|s| s.trim().to_string()).collect(),
-        _ => patchbench::workloads::catalog::INDEX
+        _ => patchbench::unixbench::catalog::INDEX
             .iter()
             .map(|s| s.to_string())
             .collect(),
@@ -156,7 +156,7 @@ fn main() {
     support::build_all(&bindir);
     std::fs::write(
         testdir.join("sort.src"),
-        patchbench::workloads::shell_scripts::SORT_SRC,
+        patchbench::unixbench::workloads::shell_scripts::SORT_SRC,
     )
     .expect("sort.src");
     let sides = Sides {

@@ -27,11 +27,11 @@ pub enum Command {
     /// Run AIM7 jobs (creat-clo, disk_*, …) at a load of N tasks and report jobs/min.
     Aim7(crate::aim7::Aim7Args),
     /// Run will-it-scale testcases at 1..N tasks, as processes and/or threads.
-    Scale(crate::scale::ScaleArgs),
+    Scale(crate::will_it_scale::ScaleArgs),
     /// Run a user-space model of a kernel mechanism (model-setbit, model-isize).
     Model(crate::model::ModelArgs),
     #[command(flatten)]
-    Store(crate::store::cli::StoreCommand),
+    Store(crate::commands::store::StoreCommand),
 }
 
 /// Where results go: the embedded store (on by default) and a label for comparisons.
@@ -146,15 +146,15 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
 /// Runs the parsed command; returns the process exit status.
 pub fn execute(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Run(args) => crate::runner::run_command(&args),
+        Command::Run(args) => crate::unixbench::runner::run_command(&args),
         Command::List(_) => {
             print!("{}", crate::report::list::render());
             Ok(0)
         }
         Command::Aim7(args) => crate::aim7::execute(&args),
-        Command::Scale(args) => crate::scale::execute(&args),
+        Command::Scale(args) => crate::will_it_scale::execute(&args),
         Command::Model(args) => crate::model::execute(&args),
-        Command::Store(cmd) => crate::store::cli::execute(cmd),
+        Command::Store(cmd) => crate::commands::store::execute(cmd),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use assert_cmd::Command;
 use patchbench::compare::verdict::{judge, Rule, Settings, Verdict};
-use patchbench::result::Direction;
+use patchbench::record::Direction;
 use patchbench::stats;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
@@ -333,7 +333,7 @@ fn one_run_per_side_uses_the_passes_and_says_so() {
                 "title": "Pipe Throughput", "unit": "lps", "direction": "higher-is-better",
                 "value": samples.iter().sum::<f64>() / samples.len() as f64, "samples": samples}]
         });
-        patchbench::result::RunRecord::from_json(&json.to_string()).unwrap()
+        patchbench::record::RunRecord::from_json(&json.to_string()).unwrap()
     };
     let base = Side {
         name: "base".into(),

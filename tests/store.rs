@@ -4,7 +4,7 @@
 
 use assert_cmd::Command;
 use patchbench::cli::StoreOpts;
-use patchbench::result::{Direction, Metric, RunRecord, SCHEMA};
+use patchbench::record::{Direction, Metric, RunRecord, SCHEMA};
 use patchbench::store::{self, db::Store};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
-pub use crate::signals::Signals;
+pub use crate::proc::signals::Signals;
 
 /// Why a load point stopped before all tasks finished.
 #[derive(Debug)]

@@ -5,8 +5,8 @@
 //! Layout: `jobs/` (one file per AIM7 test), `task` (what a forked task runs), `driver` (fork,
 //! start barrier, reaping), `metrics` (AIM's formulas), `fixtures` (shared input files), and
 //! here: arguments, validation, the run loop, output and the result record. Shared with the
-//! other commands: `crate::limits` (process and file limits checked before forking),
-//! `crate::fsinfo` (what each --dir is), `crate::signals`.
+//! other commands: `crate::proc::limits` (process and file limits checked before forking),
+//! `crate::fsinfo` (what each --dir is), `crate::proc::signals`.
 
 pub mod driver;
 pub mod fixtures;
@@ -16,7 +16,7 @@ pub mod task;
 
 use crate::cli::StoreOpts;
 use crate::error::{usage, Interrupted, RunFailed, Usage};
-use crate::result::{Direction, Metric, RunRecord};
+use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
 use clap::Args;
 use driver::{Outcome, Signals, Stop};
@@ -222,7 +222,7 @@ fn metric(
 ) -> Metric {
     Metric {
         name: name.to_string(),
-        params: crate::result::params(&[
+        params: crate::record::params(&[
             ("test", p.job.name.to_string()),
             ("load", p.load.to_string()),
         ]),
@@ -424,7 +424,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     }
     let max_load = args.load.iter().copied().max().unwrap_or(1);
     let extra = tests.iter().map(|j| j.extra_procs).max().unwrap_or(0);
-    if let Err(refusal) = crate::limits::check(max_load, extra, "--load") {
+    if let Err(refusal) = crate::proc::limits::check(max_load, extra, "--load") {
         return usage(refusal);
     }
     let true_program = if tests.iter().any(|j| j.name == "exec_test") {

@@ -8,7 +8,7 @@
 //! `no_std`, libc only, lazily bound (build.rs) and carrying an 8 KiB bss array, like
 //! UnixBench's program, so that an exec of it costs what an exec of that program costs,
 //! lazy symbol resolution and first-use faults in libc's scanf/printf included (see
-//! `patchbench::workloads::execl_throughput` for what still differs, with figures).
+//! `patchbench::unixbench::workloads::execl_throughput` for what still differs, with figures).
 //!
 //! Usage (by `patchbench-worker`): `patchbench-execl 0 DURATION_MS COUNT START_NS`, UnixBench's
 //! continuation form with the duration in milliseconds and the start on the monotonic clock

@@ -3,7 +3,7 @@
 //! each `fork()` copies the address space of a small libc program and each child's `exit(0)`
 //! runs libc's exit path (atexit handlers, stdio flush, the loader's destructors, and the lazy
 //! binding of `exit` itself, which the parent never calls) for libc alone, as UnixBench's
-//! children do; see `patchbench::workloads::process_creation` for the figures.
+//! children do; see `patchbench::unixbench::workloads::process_creation` for the figures.
 //!
 //! Usage (by `patchbench-worker`, which execs this program before the start barrier):
 //! `patchbench-spawn SECONDS`. It prints `READY`, reads stdin until EOF (the runner's release),

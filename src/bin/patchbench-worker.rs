@@ -4,5 +4,7 @@
 //! Not meant to be run by hand; see `patchbench::worker` for its protocol.
 
 fn main() {
-    std::process::exit(patchbench::worker::main(std::env::args_os().collect()));
+    std::process::exit(patchbench::unixbench::worker::main(
+        std::env::args_os().collect(),
+    ));
 }

@@ -7,10 +7,10 @@
 //! print what is computed here. [`comparability`] lists what differs between the sides.
 
 pub mod comparability;
-pub mod format;
+
 pub mod verdict;
 
-use crate::result::{Direction, Metric, RunRecord};
+use crate::record::{Direction, Metric, RunRecord};
 use crate::stats;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 //! each side and the metric's direction, say improved / regressed / no change / within noise
 //! (or that no verdict is possible), by the LKP rule or the bootstrap rule.
 
-use crate::result::Direction;
+use crate::record::Direction;
 use crate::stats::{self, ChangeCi, Shift};
 use serde::Serialize;
 

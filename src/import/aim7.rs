@@ -5,7 +5,7 @@
 //! `aim7.cpu` with params `test` and `load`, the names lkp-tests and `patchbench aim7` use.
 
 use super::{imported_record, line_error, params, LineError};
-use crate::result::{Direction, Metric, RunRecord};
+use crate::record::{Direction, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use regex::Regex;
 use std::collections::BTreeMap;

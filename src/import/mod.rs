@@ -11,7 +11,7 @@ mod unixbench;
 mod will_it_scale;
 
 use crate::error::Usage;
-use crate::result::{Metric, RunRecord};
+use crate::record::{Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -103,4 +103,4 @@ pub(crate) fn imported_record(
     }
 }
 
-pub(crate) use crate::result::params;
+pub(crate) use crate::record::params;

@@ -8,9 +8,9 @@
 //! as cut off, with the line.
 
 use super::{imported_record, line_error, params, LineError};
-use crate::result::{Direction, Metric, RunRecord, TestResult};
+use crate::record::{Direction, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
-use crate::workloads::catalog::TESTS;
+use crate::unixbench::catalog::TESTS;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;

@@ -5,7 +5,7 @@
 //! row and zero results (a mode that was not run) are skipped.
 
 use super::{imported_record, line_error, params, LineError};
-use crate::result::{Direction, Metric, RunRecord};
+use crate::record::{Direction, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use std::collections::BTreeMap;
 

@@ -13,10 +13,10 @@
 //! the size before writing the data, so the checker can be seen to count violations.
 
 use super::{base_config, counter_line, pick_variants, plan, ModelArgs};
+use crate::counter_harness::session::{self, params};
+use crate::counter_harness::{Outcome, TaskCtx, Workload};
 use crate::error::RunFailed;
-use crate::result::{Direction, Metric};
-use crate::scale::harness::{Outcome, TaskCtx, Workload};
-use crate::scale::session::{self, params};
+use crate::record::{Direction, Metric};
 use anyhow::Result;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{fence, AtomicU64};
@@ -197,7 +197,7 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
     eprintln!(
         "patchbench model-isize: 1 writer + readers {readers:?}, {}; at least {} × {:.3} s \
          samples and {min_reads} reads after {} warm-up samples",
-        crate::scale::harness::Mode::join(&modes),
+        crate::counter_harness::Mode::join(&modes),
         plan.samples,
         plan.interval.as_secs_f64(),
         plan.warmup

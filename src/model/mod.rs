@@ -10,9 +10,9 @@
 mod isize;
 mod setbit;
 
+use crate::counter_harness::session::{self, HarnessOpts, ModeChoice};
+use crate::counter_harness::{Mode, Outcome};
 use crate::error::usage;
-use crate::scale::harness::{Mode, Outcome};
-use crate::scale::session::{self, HarnessOpts, ModeChoice};
 use anyhow::Result;
 use clap::Args;
 use std::collections::BTreeMap;

@@ -10,9 +10,9 @@
 //! variants and the ratio test-first / always at each task count.
 
 use super::{base_config, counter_line, pick_variants, plan, ModelArgs};
-use crate::result::{Direction, Metric};
-use crate::scale::harness::{Mode, TaskCtx, Workload};
-use crate::scale::session::{self, params};
+use crate::counter_harness::session::{self, params};
+use crate::counter_harness::{Mode, TaskCtx, Workload};
+use crate::record::{Direction, Metric};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -48,7 +48,7 @@ pub struct SetBit {
 
 impl Workload for SetBit {
     fn shared_bytes(&self) -> usize {
-        crate::scale::harness::page_size()
+        crate::counter_harness::page_size()
     }
 
     fn run(&self, ctx: &TaskCtx<'_>) -> Result<()> {
@@ -104,7 +104,7 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
     eprintln!(
         "patchbench model-setbit: tasks {tasks:?}, {}, read mix {}; {} × {:.3} s samples after \
          {} warm-up samples",
-        crate::scale::harness::Mode::join(&modes),
+        crate::counter_harness::Mode::join(&modes),
         if args.read_mix { "on" } else { "off" },
         plan.samples,
         plan.interval.as_secs_f64(),

@@ -1,7 +1,7 @@
 //! `patchbench list`: every test with its report name, unit, baseline, time divisor and
 //! description.
 
-use crate::workloads::catalog::{aliases, TESTS};
+use crate::unixbench::catalog::{aliases, TESTS};
 use std::fmt::Write;
 
 /// Renders the test list and the aliases.

@@ -1,6 +1,9 @@
-//! Reports of a run: the UnixBench text report and CSV, and the test list. (Comparisons have
-//! their formats in `crate::compare::format`.)
+//! Reports of a run: the UnixBench text report and CSV, the test list, compare's formats, the
+//! scale plot and the progress line.
 
+pub mod compare;
 pub mod list;
+pub mod progress;
+pub mod scale_svg;
 pub mod unixbench_csv;
 pub mod unixbench_text;

@@ -2,7 +2,7 @@
 //! `Concurrency,<test name>,...` in report order, then one row of scores (`%.1f`) per copy
 //! count. Scores only, as UnixBench writes it.
 
-use crate::result::{RunRecord, TestResult};
+use crate::record::{RunRecord, TestResult};
 
 /// Renders the CSV of a run.
 pub fn render(record: &RunRecord) -> String {
@@ -42,8 +42,8 @@ pub fn render(record: &RunRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::scoring::{combine_copies, combine_passes};
-    use crate::workloads::catalog::find;
+    use crate::unixbench::catalog::find;
+    use crate::unixbench::runner::scoring::{combine_copies, combine_passes};
 
     #[test]
     fn one_row_per_copy_count_in_report_order() {
@@ -58,7 +58,7 @@ mod tests {
             r
         };
         let record = RunRecord {
-            schema: crate::result::SCHEMA.into(),
+            schema: crate::record::SCHEMA.into(),
             kind: "unixbench".into(),
             label: None,
             source: None,

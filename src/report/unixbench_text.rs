@@ -2,7 +2,7 @@
 //! log parsers people already have keep working: the header, then per copy count a block with
 //! one line per test (sorted by report name) and the index section.
 
-use crate::result::{IndexScore, RunRecord, TestResult};
+use crate::record::{IndexScore, RunRecord, TestResult};
 use std::fmt::Write;
 
 /// The version whose report format (and test semantics) patchbench reproduces.
@@ -185,7 +185,7 @@ fn block(record: &RunRecord, copies: u32) -> String {
         let _ = writeln!(out);
     }
     // Imported reports may carry no index scores: compute them from the tests.
-    let computed = crate::runner::scoring::index_score(&tests, copies);
+    let computed = crate::unixbench::runner::scoring::index_score(&tests, copies);
     let index = record
         .indexes
         .iter()
@@ -200,8 +200,8 @@ fn block(record: &RunRecord, copies: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::scoring::{combine_copies, combine_passes, index_score};
-    use crate::workloads::catalog::find;
+    use crate::unixbench::catalog::find;
+    use crate::unixbench::runner::scoring::{combine_copies, combine_passes, index_score};
 
     fn result(id: &str, score: f64, time: f64, samples: usize) -> TestResult {
         let spec = find(id).unwrap();

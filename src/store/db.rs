@@ -7,7 +7,7 @@
 //! transaction, so two patchbench processes can write one store at once.
 
 use crate::error::Usage;
-use crate::result::{Direction, RunRecord};
+use crate::record::{Direction, RunRecord};
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};

@@ -4,12 +4,10 @@
 //! lives; `db` holds the database itself and `cli` the `runs`/`show`/`export`/`rm`/`import`/
 //! `compare` commands.
 
-pub mod cli;
 pub mod db;
-mod debug_writer;
 
 use crate::cli::StoreOpts;
-use crate::result::{RunRecord, RunSink};
+use crate::record::{RunRecord, RunSink};
 use db::Store;
 use std::path::{Path, PathBuf};
 

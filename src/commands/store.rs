@@ -2,13 +2,13 @@
 //! flattened into the top-level command, so they read `patchbench runs`, `patchbench compare`.
 //! Errors are returned (exit 2); `compare --fail-on-regression` alone returns exit status 1.
 
-use super::db::Store;
-use crate::compare::format::{self, Format};
 use crate::compare::verdict::{Rule, Settings};
 use crate::compare::{self, Side};
 use crate::error::{usage, Usage};
 use crate::import::{self, ImportOptions};
-use crate::result::RunRecord;
+use crate::record::RunRecord;
+use crate::report::compare::{self as format, Format};
+use crate::store::db::Store;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -174,7 +174,7 @@ pub fn execute(cmd: StoreCommand) -> anyhow::Result<i32> {
         StoreCommand::Rm(a) => rm(&a),
         StoreCommand::Import(a) => import_files(&a),
         StoreCommand::Compare(a) => compare_sides(&a),
-        StoreCommand::DebugSlowWriter(a) => super::debug_writer::run(
+        StoreCommand::DebugSlowWriter(a) => crate::commands::debug_writer::run(
             &crate::cli::StoreOpts {
                 label: a.label.clone(),
                 store: a.store.store.clone(),
@@ -188,7 +188,7 @@ pub fn execute(cmd: StoreCommand) -> anyhow::Result<i32> {
 }
 
 fn open(arg: &StoreArg, create: bool) -> anyhow::Result<Store> {
-    Store::open(&super::store_path(arg.store.as_deref())?, create)
+    Store::open(&crate::store::store_path(arg.store.as_deref())?, create)
 }
 
 fn run_id(s: &str) -> anyhow::Result<i64> {

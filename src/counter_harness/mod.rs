@@ -10,13 +10,16 @@
 //! to kill it when its parent dies (`PR_SET_PDEATHSIG`), and the driver kills and reaps all
 //! tasks when a run ends, fails or is interrupted.
 
+pub mod perf_counters;
+pub mod session;
+
 use crate::error::RunFailed;
-use crate::scale::counters::{self, CounterSet, CounterValues};
-use crate::signals::Signals;
+use crate::proc::signals::Signals;
 use anyhow::{Context, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
+use perf_counters::{self as counters, CounterSet, CounterValues};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

@@ -17,7 +17,7 @@ fn brk(addr: usize) -> usize {
 }
 
 fn run(ctx: &TaskCtx<'_>) -> Result<()> {
-    let page = crate::scale::harness::page_size();
+    let page = crate::counter_harness::page_size();
     loop {
         let start = brk(0);
         if brk(start + page) != start + page {

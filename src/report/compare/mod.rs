@@ -7,7 +7,7 @@ mod lkp;
 mod plain;
 mod unixbench;
 
-use super::{Comparison, Row, SideStats};
+use crate::compare::{Comparison, Row, SideStats};
 
 /// Output format of `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -62,11 +62,11 @@ fn preamble(c: &Comparison) -> String {
 fn rule_description(c: &Comparison) -> String {
     let s = &c.settings;
     match s.rule {
-        super::verdict::Rule::Lkp => format!(
+        crate::compare::verdict::Rule::Lkp => format!(
             "lkp (≥3 samples on a side, each median outside the other's range, change > {}%)",
             s.noise_pct
         ),
-        super::verdict::Rule::Bootstrap => format!(
+        crate::compare::verdict::Rule::Bootstrap => format!(
             "bootstrap (Welch p < {}, {:.0}% CI of the change beyond ±{}%, {} resamples, seed {})",
             s.significance,
             100.0 * s.confidence,
@@ -121,7 +121,7 @@ pub(crate) fn spread(s: &Option<SideStats>) -> String {
 /// The verdict column: the verdict, or why there is none.
 pub(crate) fn verdict(r: &Row) -> String {
     match (&r.judgement.reason, r.judgement.verdict) {
-        (Some(why), super::Verdict::NoVerdict) => format!("no verdict ({why})"),
+        (Some(why), crate::compare::verdict::Verdict::NoVerdict) => format!("no verdict ({why})"),
         (_, v) => v.as_str().to_string(),
     }
 }

@@ -5,7 +5,7 @@
 
 use super::{grid, n, pct, spread, verdict};
 use crate::compare::{Comparison, Row, SideStats};
-use crate::workloads::catalog;
+use crate::unixbench::catalog;
 use std::collections::BTreeSet;
 
 pub fn render(c: &Comparison) -> String {

@@ -3,10 +3,10 @@
 //! working directory, the signal handlers, and the start of a result record.
 
 use crate::cli::{check_dir, check_output, parse_duration};
+use crate::counter_harness::{self as harness, Mode, Outcome, RunSpec, Workload};
 use crate::error::usage;
-use crate::result::RunRecord;
-use crate::scale::harness::{self, Mode, Outcome, RunSpec, Workload};
-use crate::signals::Signals;
+use crate::proc::signals::Signals;
+use crate::record::RunRecord;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::collections::BTreeMap;
@@ -208,7 +208,7 @@ pub fn start(opts: &HarnessOpts, tasks_needed: usize, outputs: &[&Path]) -> Resu
         check_output("output", o)?;
     }
     let tasks = u32::try_from(tasks_needed).unwrap_or(u32::MAX);
-    if let Err(refusal) = crate::limits::check(tasks, 0, "--tasks") {
+    if let Err(refusal) = crate::proc::limits::check(tasks, 0, "--tasks") {
         return usage(refusal);
     }
     // Handlers first, so a signal from here on still leads to the cleanup below.
@@ -238,7 +238,7 @@ pub fn new_record(
     }
 }
 
-pub use crate::result::params;
+pub use crate::record::params;
 
 /// Ends a run: keeps the record (marked incomplete after a failure or signal), removes the
 /// working directory, and passes the failure on.

@@ -13,9 +13,10 @@
 //! - `spawn` replaces the worker, before READY, with `patchbench-spawn SECONDS`, which speaks
 //!   this protocol itself (READY, the barrier, the result lines).
 
-use crate::workloads::{
-    catalog, context_switch, dhrystone, execl_throughput, file_copy, pipe_throughput,
-    process_creation, shell_scripts, syscall_overhead, timer, whetstone,
+use crate::unixbench::catalog;
+use crate::unixbench::workloads::{
+    context_switch, dhrystone, execl_throughput, file_copy, pipe_throughput, process_creation,
+    shell_scripts, syscall_overhead, timer, whetstone,
 };
 use std::ffi::OsString;
 use std::io::{Read, Write};

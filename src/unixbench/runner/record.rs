@@ -2,7 +2,7 @@
 //! their times, test results, index scores, and the flat metrics `compare` reads.
 
 use super::{scoring, Plan};
-use crate::result::{params, Direction, Metric, RunRecord, TestResult};
+use crate::record::{params, Direction, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! Per-task files are created by the task itself, with mkstemp-style names, inside the run's
 //! private directory; the driver removes that directory when the run ends.
 
-use crate::scale::harness::{Prepared, TaskCtx, Workload};
+use crate::counter_harness::{Prepared, TaskCtx, Workload};
 use anyhow::{Context, Result};
 use std::ffi::CString;
 use std::fs::File;
@@ -215,7 +215,7 @@ pub fn unmap(p: *mut u8, len: usize) -> Result<()> {
 /// The page-fault loop shared by page_fault1..3: map, write one byte per page (one operation
 /// each), unmap.
 pub fn fault_pages(ctx: &TaskCtx<'_>, flags: libc::c_int, fd: libc::c_int) -> Result<()> {
-    let page = crate::scale::harness::page_size();
+    let page = crate::counter_harness::page_size();
     loop {
         let p = map(MEMSIZE, flags, fd)?;
         for off in (0..MEMSIZE).step_by(page) {

@@ -2,8 +2,8 @@
 //! into a score (drop the lowest third by raw count, geometric mean of the kept rates), and
 //! scores into index values.
 
-use crate::result::{CopySample, IndexScore, PassResult, TestResult};
-use crate::workloads::catalog::{TestSpec, SYSTEM_CATEGORY, TESTS};
+use crate::record::{CopySample, IndexScore, PassResult, TestResult};
+use crate::unixbench::catalog::{TestSpec, SYSTEM_CATEGORY, TESTS};
 
 /// The rate of a pass or copy: `count / (time / timebase)`, or `count` itself when the
 /// timebase is 0 (already a rate) or the time is not positive.
@@ -116,7 +116,7 @@ pub fn index_score(results: &[&TestResult], copies: u32) -> Option<IndexScore> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::catalog::find;
+    use crate::unixbench::catalog::find;
 
     fn copy(count: f64, seconds: f64) -> CopySample {
         CopySample {

@@ -6,16 +6,15 @@
 //! before each pass, unless settle is off, `sync; sleep 1; sync; sleep 2`.
 
 pub mod pass;
-pub mod progress;
 pub mod record;
 pub mod scoring;
 
 use crate::cli::{check_dir, RunArgs};
 use crate::error::{usage, Interrupted};
-use crate::result::{RunRecord, RunSink};
-use crate::signals::Signals;
-use crate::workloads::catalog::{self, TestSpec};
-use crate::workloads::shell_scripts;
+use crate::proc::signals::Signals;
+use crate::record::{RunRecord, RunSink};
+use crate::unixbench::catalog::{self, TestSpec};
+use crate::unixbench::workloads::shell_scripts;
 use anyhow::Context;
 use pass::{run_pass, PassPlan};
 use std::path::PathBuf;
@@ -131,7 +130,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         .map(|t| t.procs_per_copy)
         .max()
         .unwrap_or(1);
-    if let Err(refusal) = crate::limits::check(max_copies, max_procs - 1, "--copies") {
+    if let Err(refusal) = crate::proc::limits::check(max_copies, max_procs - 1, "--copies") {
         return usage(refusal);
     }
     let signals = Signals::install()?;
@@ -153,7 +152,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
                 .insert("store_id".into(), serde_json::Value::String(id));
         }
     }
-    let mut progress = progress::Progress::new();
+    let mut progress = crate::report::progress::Progress::new();
     let outcome = run_all(
         &plan,
         &worker,
@@ -200,7 +199,7 @@ fn run_all(
     signals: &Signals,
     record: &mut RunRecord,
     sink: &mut Option<Box<dyn RunSink>>,
-    progress: &mut progress::Progress,
+    progress: &mut crate::report::progress::Progress,
 ) -> anyhow::Result<()> {
     for &copies in &plan.copies {
         record::begin_block(record, copies);

@@ -1,7 +1,7 @@
 //! The live progress line on stderr (test, copies, pass, time left). Drawn only when stderr is
 //! a terminal, redrawn by the runner's own poll loop (no ticker thread).
 
-use crate::workloads::catalog::TestSpec;
+use crate::unixbench::catalog::TestSpec;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 

@@ -1,7 +1,7 @@
 //! The SVG plot: for every testcase, ops/s against tasks with one line per mode and the linear
 //! (perfect scaling) line, as will-it-scale's postprocess.py draws them.
 
-use crate::scale::output::Curve;
+use crate::will_it_scale::curves::Curve;
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
@@ -86,7 +86,10 @@ fn draw_curve(curve: &Curve, area: &Area<'_>) -> Result<(), Box<dyn std::error::
 }
 
 /// The (tasks, value) points of one column, starting from will-it-scale's (0, 0).
-fn line(curve: &Curve, f: impl Fn(&crate::scale::output::Row) -> Option<f64>) -> Vec<(f64, f64)> {
+fn line(
+    curve: &Curve,
+    f: impl Fn(&crate::will_it_scale::curves::Row) -> Option<f64>,
+) -> Vec<(f64, f64)> {
     let pts: Vec<(f64, f64)> = curve
         .rows
         .iter()

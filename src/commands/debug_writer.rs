@@ -1,17 +1,17 @@
 //! TESTING AID, hidden from `--help`: `patchbench debug-slow-writer` saves a synthetic run
-//! through the same [`super::sink`] the runner uses, one fake test at a time, printing
+//! through the same [`crate::store::sink`] the runner uses, one fake test at a time, printing
 //! `committed N` after each commit, and stalling after a chosen one. `tests/store.rs` kills it with
 //! SIGKILL mid-run and runs two at once against one store. It measures nothing.
 
 use crate::cli::StoreOpts;
-use crate::result::{Direction, Metric, RunRecord};
+use crate::record::{Direction, Metric, RunRecord};
 use std::collections::BTreeMap;
 use std::io::Write;
 
 /// Writes `tests` fake test results; after the `stall_after`-th commit it sleeps `pause_ms`
 /// (so a test can kill it at a known point).
 pub fn run(opts: &StoreOpts, tests: u32, stall_after: u32, pause_ms: u64) -> anyhow::Result<i32> {
-    let Some(mut sink) = super::sink(opts)? else {
+    let Some(mut sink) = crate::store::sink(opts)? else {
         return crate::error::usage("debug-slow-writer needs a store (drop --no-store)");
     };
     let now = crate::clock::now_rfc3339;

@@ -1,8 +1,7 @@
 //! The UnixBench workloads, one file each, and the catalogue that names them.
-//! Each workload runs inside a `patchbench-worker` process (see `crate::worker`), until the
+//! Each workload runs inside a `patchbench-worker` process (see `crate::unixbench::worker`), until the
 //! stop flag of `timer` is set.
 
-pub mod catalog;
 pub mod companion;
 pub mod context_switch;
 pub mod dhrystone;

@@ -2,7 +2,7 @@
 //! threads_idle,linear`, with a leading `test` column so several testcases fit one file), and
 //! the atomic file writes every output uses.
 
-use crate::scale::harness::{Mode, Outcome};
+use crate::counter_harness::{Mode, Outcome};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
@@ -138,7 +138,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scale::harness::Sample;
+    use crate::counter_harness::Sample;
 
     fn point(mode: Mode, tasks: usize, per_sec: u64) -> Point {
         Point {

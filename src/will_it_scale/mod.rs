@@ -3,20 +3,16 @@
 //! per task, a CSV in will-it-scale's columns, an SVG plot, and a run record whose metrics carry
 //! LKP's names (`will-it-scale.per_process_ops`, `will-it-scale.2.threads`, …).
 
-pub mod counters;
-pub mod harness;
-pub mod output;
-pub mod plot;
-pub mod session;
+pub mod curves;
 pub mod testcases;
 
+use crate::counter_harness::session::{self, params, HarnessOpts, ModeChoice, Plan};
+use crate::counter_harness::{self as harness, Mode};
 use crate::error::usage;
-use crate::result::{Direction, Metric, RunRecord};
+use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Result;
 use clap::Args;
-use harness::Mode;
-use output::Point;
-use session::{params, HarnessOpts, ModeChoice, Plan};
+use curves::Point;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use testcases::Testcase;
@@ -107,15 +103,15 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         }
     }
 
-    let curves = output::curves(&points);
+    let curves = curves::curves(&points);
     if !points.is_empty() {
         print!("{}", summary(&curves));
         if let Some(path) = &args.csv {
-            output::write_atomic(path, &output::csv_text(&curves)?)?;
+            curves::write_atomic(path, &curves::csv_text(&curves)?)?;
             eprintln!("patchbench: wrote {}", path.display());
         }
         if let Some(path) = &args.svg {
-            output::write_atomic(path, plot::svg(&curves)?.as_bytes())?;
+            curves::write_atomic(path, crate::report::scale_svg::svg(&curves)?.as_bytes())?;
             eprintln!("patchbench: wrote {}", path.display());
         }
     }
@@ -161,7 +157,7 @@ fn point_line(p: &Point) -> String {
 }
 
 /// The text report: one table per testcase, will-it-scale's columns.
-fn summary(curves: &[output::Curve]) -> String {
+fn summary(curves: &[curves::Curve]) -> String {
     let mut s = String::new();
     let f = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
     let p = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());

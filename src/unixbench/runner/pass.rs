@@ -6,9 +6,9 @@
 //! failure can kill them all with one `kill(-pgid, SIGKILL)`.
 
 use crate::error::{usage, RunFailed};
-use crate::result::CopySample;
-use crate::signals::{signal_name, Signals};
-use crate::workloads::catalog::{TestSpec, TimeSource};
+use crate::proc::signals::{signal_name, Signals};
+use crate::record::CopySample;
+use crate::unixbench::catalog::{TestSpec, TimeSource};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::Read;
 use std::os::fd::AsFd;
