@@ -1,7 +1,7 @@
 //! patchbench: faithful re-implementations of UnixBench, AIM7 and will-it-scale workloads,
 //! a result store, and a statistical base-vs-patched comparison.
 //!
-//! Layout: `cli` (the clap definition and dispatch), `commands` (each command's arguments and
+//! Layout: `args` (for now: the clap definition, dispatch, value parsers and path checks), `commands` (each command's arguments and
 //! implementation), the suites `unixbench` (catalog, workloads, runner, worker), `aim7`,
 //! `will_it_scale` and `model`, the shared-memory `counter_harness` that will_it_scale and model
 //! run on, `proc` (signals and process limits), `record` (the result model), `report` (every
@@ -9,7 +9,7 @@
 //! `fsinfo`, `clock`, `private_dir`, `error`.
 
 pub mod aim7;
-pub mod cli;
+pub mod args;
 pub mod clock;
 pub mod commands;
 pub mod compare;

@@ -5,8 +5,8 @@ use clap::Parser;
 
 fn main() {
     patchbench::private_dir::install_panic_hook();
-    let cli = patchbench::cli::Cli::parse();
-    let status = match patchbench::cli::execute(cli) {
+    let cli = patchbench::args::Cli::parse();
+    let status = match patchbench::args::execute(cli) {
         Ok(code) => code,
         Err(err) => {
             // One line: the error and its causes, no backtrace.

@@ -3,7 +3,7 @@
 //! the store untouched), damaged stores, a writer killed with SIGKILL, and two writers at once.
 
 use assert_cmd::Command;
-use patchbench::cli::StoreOpts;
+use patchbench::args::StoreOpts;
 use patchbench::record::{Direction, Metric, RunRecord, SCHEMA};
 use patchbench::store::{self, db::Store};
 use std::collections::BTreeMap;

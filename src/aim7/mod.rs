@@ -14,7 +14,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod task;
 
-use crate::cli::StoreOpts;
+use crate::args::StoreOpts;
 use crate::error::{usage, Interrupted, RunFailed, Usage};
 use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
@@ -163,7 +163,7 @@ fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
             dir.display()
         ));
     }
-    crate::cli::check_dir(dir)?;
+    crate::args::check_dir(dir)?;
     let info = crate::fsinfo::collect(dir);
     if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
         let no_inodes = v.files() > 0 && v.files_available() == 0;
@@ -420,7 +420,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .map(|d| check_work_dir(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
     if let Some(path) = &args.json {
-        crate::cli::check_output("--json", path)?;
+        crate::args::check_output("--json", path)?;
     }
     let max_load = args.load.iter().copied().max().unwrap_or(1);
     let extra = tests.iter().map(|j| j.extra_procs).max().unwrap_or(0);

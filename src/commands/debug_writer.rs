@@ -3,7 +3,7 @@
 //! `committed N` after each commit, and stalling after a chosen one. `tests/store.rs` kills it with
 //! SIGKILL mid-run and runs two at once against one store. It measures nothing.
 
-use crate::cli::StoreOpts;
+use crate::args::StoreOpts;
 use crate::record::{Direction, Metric, RunRecord};
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -175,7 +175,7 @@ pub fn execute(cmd: StoreCommand) -> anyhow::Result<i32> {
         StoreCommand::Import(a) => import_files(&a),
         StoreCommand::Compare(a) => compare_sides(&a),
         StoreCommand::DebugSlowWriter(a) => crate::commands::debug_writer::run(
-            &crate::cli::StoreOpts {
+            &crate::args::StoreOpts {
                 label: a.label.clone(),
                 store: a.store.store.clone(),
                 no_store: false,

@@ -2,7 +2,7 @@
 //! before anything starts (task counts, process limit, directories, output paths), the private
 //! working directory, the signal handlers, and the start of a result record.
 
-use crate::cli::{check_dir, check_output, parse_duration};
+use crate::args::{check_dir, check_output, parse_duration};
 use crate::counter_harness::{self as harness, Mode, Outcome, RunSpec, Workload};
 use crate::error::usage;
 use crate::proc::signals::Signals;
@@ -46,7 +46,7 @@ pub struct HarnessOpts {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     #[command(flatten)]
-    pub store: crate::cli::StoreOpts,
+    pub store: crate::args::StoreOpts,
 }
 
 /// A parsed `--tasks` list, in the order given, without duplicates.

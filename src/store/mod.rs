@@ -6,7 +6,7 @@
 
 pub mod db;
 
-use crate::cli::StoreOpts;
+use crate::args::StoreOpts;
 use crate::record::{RunRecord, RunSink};
 use db::Store;
 use std::path::{Path, PathBuf};

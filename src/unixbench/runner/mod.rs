@@ -9,7 +9,7 @@ pub mod pass;
 pub mod record;
 pub mod scoring;
 
-use crate::cli::{check_dir, RunArgs};
+use crate::args::{check_dir, RunArgs};
 use crate::error::{usage, Interrupted};
 use crate::proc::signals::Signals;
 use crate::record::{RunRecord, RunSink};
@@ -117,10 +117,10 @@ const MAX_ADAPTIVE_PASSES: u32 = 50;
 pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let plan = Plan::from_args(args)?;
     if let Some(json) = &args.json {
-        crate::cli::check_output("--json", json)?;
+        crate::args::check_output("--json", json)?;
     }
     if let Some(csv) = &args.csv {
-        crate::cli::check_output("--csv", csv)?;
+        crate::args::check_output("--csv", csv)?;
     }
     let worker = worker_program()?;
     let max_copies = plan.copies.iter().copied().max().unwrap_or(1);
