@@ -19,19 +19,9 @@ use std::process::{Command, Stdio};
 /// of `patchbench-execl` against an exec of a small C program).
 const TESTS: &[&str] = &["pipe", "syscall", "context1", "spawn", "execl"];
 
-/// Parses `COUNT|n` and `WALL|s` lines (the worker's COUNT line has more fields).
+/// The rate of a worker's run from its `COUNT` and `WALL` lines (the worker's protocol).
 fn rate_of(stdout: &str) -> Option<f64> {
-    let mut count = None;
-    let mut wall = None;
-    for line in stdout.lines() {
-        let mut f = line.split('|');
-        match (f.next(), f.next()) {
-            (Some("COUNT"), Some(v)) => count = v.parse::<f64>().ok(),
-            (Some("WALL"), Some(v)) => wall = v.parse::<f64>().ok(),
-            _ => {}
-        }
-    }
-    Some(count? / wall?)
+    patchbench::unixbench::protocol::parse(stdout).rate_over_wall()
 }
 
 fn run(cmd: &mut Command) -> f64 {

@@ -1,133 +1,10 @@
-//! The command line: one clap definition for every subcommand, and the dispatch to the module
-//! that implements it. Each subcommand's arguments live next to its implementation where they
-//! are large (`aim7`, `scale`, the store commands); `run` and `list` are defined here.
+//! Value parsers and path checks for command-line arguments, shared by the commands: seconds,
+//! percentages, fractions, sizes and task lists, and the checks that a `--dir` or an output
+//! file is usable before anything starts. Each refusal is one line saying what is wrong and how
+//! to fix it (exit status 2).
 
 use crate::error::usage;
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
-
-/// patchbench: did my change make the operating system faster or slower, and is that real?
-///
-/// Runs faithful re-implementations of UnixBench, AIM7 and will-it-scale workloads at 1..N
-/// parallel copies, keeps every sample with a fingerprint of the system, and compares a base
-/// run with a patched one statistically.
-#[derive(Debug, Parser)]
-#[command(name = "patchbench", version, about, long_about = None, max_term_width = 100)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run the UnixBench System Benchmarks Index (or selected tests) at 1..N copies.
-    Run(RunArgs),
-    /// List every test with its report name, unit, baseline and description.
-    List(ListArgs),
-    /// Run AIM7 jobs (creat-clo, disk_*, …) at a load of N tasks and report jobs/min.
-    Aim7(crate::aim7::Aim7Args),
-    /// Run will-it-scale testcases at 1..N tasks, as processes and/or threads.
-    Scale(crate::will_it_scale::ScaleArgs),
-    /// Run a user-space model of a kernel mechanism (model-setbit, model-isize).
-    Model(crate::model::ModelArgs),
-    #[command(flatten)]
-    Store(crate::commands::store::StoreCommand),
-}
-
-/// Where results go: the embedded store (on by default) and a label for comparisons.
-#[derive(Debug, Clone, Args, Default)]
-pub struct StoreOpts {
-    /// Label this run as one side of a comparison (e.g. base, patched).
-    #[arg(long, value_name = "NAME")]
-    pub label: Option<String>,
-    /// Result store (SQLite); default: $PATCHBENCH_STORE, else $XDG_DATA_HOME/patchbench/results.db.
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
-    /// Do not save this run in the store.
-    #[arg(long)]
-    pub no_store: bool,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct RunArgs {
-    /// Tests or aliases to run (comma separated or repeated): index (default), system, fs,
-    /// shell, or test ids such as pipe,syscall. `patchbench list` shows them all.
-    #[arg(value_name = "TEST")]
-    pub tests: Vec<String>,
-    /// The same as the positional TEST arguments.
-    #[arg(short = 't', long = "tests", value_name = "LIST")]
-    pub tests_opt: Vec<String>,
-    /// Copy counts, each a complete run of the selection: e.g. 1,4. Default: 1, then the number
-    /// of online CPUs if above 1.
-    #[arg(short, long, value_name = "LIST", value_delimiter = ',', value_parser = parse_copies)]
-    pub copies: Vec<u32>,
-    /// Passes of every test (default: UnixBench's 10 for long tests, 3 for short ones; the
-    /// lowest third by count is dropped).
-    #[arg(short = 'i', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub passes: Option<u32>,
-    /// Seconds each test runs, replacing every test's default (10, 30 or 60 s).
-    #[arg(short, long, value_name = "SECS", value_parser = parse_duration)]
-    pub duration: Option<f64>,
-    /// A first look in about two minutes: 1 pass, 2 s per test, no settle pauses before the
-    /// passes (the file tests keep fstime's own pauses). Numbers are noisier than a default
-    /// run; the report says which profile ran.
-    #[arg(long)]
-    pub quick: bool,
-    /// Skip UnixBench's `sync; sleep 1; sync; sleep 2` before every pass. (The file tests
-    /// still make fstime's own pauses between their phases, as UnixBench's program always does.)
-    #[arg(long)]
-    pub no_settle: bool,
-    /// Adaptive passes: keep adding passes of each test (at least 3) until the 95% confidence
-    /// interval of its mean pass rate is within ±PCT % (e.g. 1), or the test has used the time
-    /// UnixBench's fixed passes would take (`--max-time` overrides). The report shows the
-    /// precision reached.
-    #[arg(long, value_name = "PCT", value_parser = parse_precision)]
-    pub precision: Option<f64>,
-    /// With --precision: seconds of passes allowed per test (default: what UnixBench's fixed
-    /// passes take: 10 or 3 passes of the test's duration).
-    #[arg(long, value_name = "SECS", value_parser = parse_duration, requires = "precision")]
-    pub max_time: Option<f64>,
-    /// Directory in which a private working directory (mode 0700) is made for the file and
-    /// shell tests; it is removed at the end. Default: the system temp directory.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Write every sample, the scores and the system fingerprint to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write UnixBench's CSV (one row of scores per copy count) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    #[command(flatten)]
-    pub store: StoreOpts,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ListArgs {}
-
-fn parse_copies(s: &str) -> Result<u32, String> {
-    let n: u32 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a copy count; give whole numbers like 1,4"))?;
-    if n == 0 {
-        return Err("copies must be at least 1 (e.g. --copies 1,4)".into());
-    }
-    Ok(n)
-}
-
-fn parse_precision(s: &str) -> Result<f64, String> {
-    let p: f64 = s
-        .trim()
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("{s:?} is not a percentage; give e.g. --precision 1"))?;
-    if !(p > 0.0 && p < 100.0) {
-        return Err(format!(
-            "precision must be between 0 and 100 percent, got {s}"
-        ));
-    }
-    Ok(p)
-}
+use std::path::{Path, PathBuf};
 
 /// Parses a positive duration in seconds (fractions allowed).
 pub fn parse_duration(s: &str) -> Result<f64, String> {
@@ -143,23 +20,127 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
     Ok(d)
 }
 
-/// Runs the parsed command; returns the process exit status.
-pub fn execute(cli: Cli) -> anyhow::Result<i32> {
-    match cli.command {
-        Command::Run(args) => crate::unixbench::runner::run_command(&args),
-        Command::List(_) => {
-            print!("{}", crate::report::list::render());
-            Ok(0)
-        }
-        Command::Aim7(args) => crate::aim7::execute(&args),
-        Command::Scale(args) => crate::will_it_scale::execute(&args),
-        Command::Model(args) => crate::model::execute(&args),
-        Command::Store(cmd) => crate::commands::store::execute(cmd),
+/// Like [`parse_duration`], and `0` for none.
+pub fn parse_duration_or_zero(s: &str) -> Result<f64, String> {
+    if s.trim() == "0" {
+        return Ok(0.0);
+    }
+    parse_duration(s)
+}
+
+/// A percentage strictly between 0 and 100 (`1`, `1%`).
+pub fn parse_precision(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage; give e.g. --precision 1"))?;
+    if !(p > 0.0 && p < 100.0) {
+        return Err(format!(
+            "precision must be between 0 and 100 percent, got {s}"
+        ));
+    }
+    Ok(p)
+}
+
+/// A non-negative percentage (`2`, `2%`).
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a percentage; give e.g. 2 or 2%")),
     }
 }
 
+/// A sampling time in seconds, 0.05 to 60 (`check --sample`).
+pub fn parse_sample_secs(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds; give e.g. --sample 1"))?;
+    if !(0.05..=60.0).contains(&v) {
+        return Err(format!(
+            "--sample must be between 0.05 and 60 seconds, got {s}"
+        ));
+    }
+    Ok(v)
+}
+
+/// A fraction strictly between 0 and 1.
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        _ => Err(format!("{s:?} must be between 0 and 1 (e.g. 0.05)")),
+    }
+}
+
+/// A size in KiB: `1024`, `1024k`, `1M`.
+pub fn parse_kib(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('M' | 'm') => (&t[..t.len() - 1], 1024),
+        Some('K' | 'k') => (&t[..t.len() - 1], 1),
+        _ => (t, 1),
+    };
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size; give KiB like 1024, or 1M"))?;
+    n.checked_mul(mult)
+        .filter(|&v| v <= 1 << 30)
+        .ok_or_else(|| format!("{s:?} is too large (at most 1024G)"))
+}
+
+/// The most tasks one harness point may have (will-it-scale's limit).
+pub const MAX_TASKS: usize = 2048;
+
+/// A parsed `--tasks` list, in the order given, without duplicates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskList(pub Vec<usize>);
+
+/// Parses `1,2,4`, `1-N`, `2-4,8`; N is the number of online CPUs.
+pub fn parse_task_list(s: &str) -> Result<TaskList, String> {
+    let cpus = crate::sysinfo::online_cpus().max(1) as usize;
+    let number = |t: &str| -> Result<usize, String> {
+        let t = t.trim();
+        let n = if t.eq_ignore_ascii_case("n") {
+            cpus
+        } else {
+            t.parse()
+                .map_err(|_| format!("{t:?} is not a task count; give e.g. 1,2,4 or 1-N"))?
+        };
+        if n == 0 {
+            return Err("task counts must be at least 1 (e.g. --tasks 1,2)".into());
+        }
+        if n > MAX_TASKS {
+            return Err(format!("at most {MAX_TASKS} tasks per point, got {n}"));
+        }
+        Ok(n)
+    };
+    let mut out = Vec::new();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => {
+                let n = number(part)?;
+                (n, n)
+            }
+        };
+        if lo > hi {
+            return Err(format!("range {part:?} runs backwards; write it low-high"));
+        }
+        for n in lo..=hi {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("no task counts given; e.g. --tasks 1,2".into());
+    }
+    Ok(TaskList(out))
+}
+
 /// Rejects a `--dir` that is missing, not a directory, a symlink or not writable.
-pub fn check_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+pub fn check_dir(dir: &Path) -> anyhow::Result<()> {
     let meta = match std::fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(_) => {
@@ -194,7 +175,7 @@ pub fn check_dir(dir: &std::path::Path) -> anyhow::Result<()> {
 
 /// Rejects an output path whose directory is missing or not writable, or that names a
 /// directory.
-pub fn check_output(what: &str, path: &std::path::Path) -> anyhow::Result<()> {
+pub fn check_output(what: &str, path: &Path) -> anyhow::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -227,4 +208,55 @@ pub fn check_output(what: &str, path: &std::path::Path) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_kib() {
+        assert_eq!(parse_kib("1M"), Ok(1024));
+        assert_eq!(parse_kib("10M"), Ok(10240));
+        assert_eq!(parse_kib("16"), Ok(16));
+        assert_eq!(parse_kib("16k"), Ok(16));
+        assert!(parse_kib("x").is_err());
+    }
+
+    #[test]
+    fn task_lists_expand_ranges_in_order() {
+        assert_eq!(parse_task_list("1,2,4").unwrap().0, vec![1, 2, 4]);
+        assert_eq!(parse_task_list("2-4,8,3").unwrap().0, vec![2, 3, 4, 8]);
+        let n = crate::sysinfo::online_cpus().max(1) as usize;
+        assert_eq!(
+            parse_task_list("1-N").unwrap().0,
+            (1..=n).collect::<Vec<_>>()
+        );
+        assert!(parse_task_list("0").unwrap_err().contains("at least 1"));
+        assert!(parse_task_list("4-2").is_err());
+        assert!(parse_task_list("x").is_err());
+        assert!(parse_task_list("5000").is_err());
+    }
+
+    #[test]
+    fn sample_times_are_between_a_twentieth_and_sixty_seconds() {
+        assert_eq!(parse_sample_secs("0.2"), Ok(0.2));
+        assert_eq!(parse_sample_secs(" 60 "), Ok(60.0));
+        assert!(parse_sample_secs("0")
+            .unwrap_err()
+            .contains("between 0.05 and 60"));
+        assert!(parse_sample_secs("61").is_err());
+        assert!(parse_sample_secs("soon")
+            .unwrap_err()
+            .contains("--sample 1"));
+    }
+
+    #[test]
+    fn durations_are_positive_seconds() {
+        assert_eq!(parse_duration("2"), Ok(2.0));
+        assert!(parse_duration("0").is_err());
+        assert_eq!(parse_duration_or_zero("0"), Ok(0.0));
+        assert!(parse_duration("90000").is_err());
+        assert!(parse_duration("soon").unwrap_err().contains("not a number"));
+    }
 }

@@ -1,6 +1,6 @@
 //! Error kinds that decide patchbench's exit status: bad input (2), an interrupted run
-//! (128 + signal), a run whose workload failed (1). Everything else is reported as an error
-//! with exit status 2.
+//! (128 + signal), a run whose workload failed (1), a closed standard output (141).
+//! Everything else is reported as an error with exit status 2.
 
 use thiserror::Error;
 
@@ -22,6 +22,26 @@ pub struct Interrupted {
 #[error("{0}")]
 pub struct RunFailed(pub String);
 
+/// Standard output could not be written (a closed pipe, a full disk); whatever was saved
+/// before stays saved. A closed pipe ends the command quietly with 141 (128 + SIGPIPE), as
+/// `ls | head` does; any other failure is reported and exits 2.
+#[derive(Debug, Error)]
+#[error("cannot write to standard output: {0}")]
+pub struct StdoutFailed(pub std::io::Error);
+
+impl StdoutFailed {
+    /// True for a reader that went away (EPIPE).
+    pub fn is_closed_pipe(&self) -> bool {
+        self.0.kind() == std::io::ErrorKind::BrokenPipe
+    }
+}
+
+/// True when the error is a closed standard output, to be left unreported.
+pub fn is_quiet(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<StdoutFailed>()
+        .is_some_and(StdoutFailed::is_closed_pipe)
+}
+
 /// Shorthand for returning a [`Usage`] error.
 pub fn usage<T>(msg: impl Into<String>) -> anyhow::Result<T> {
     Err(Usage(msg.into()).into())
@@ -31,6 +51,8 @@ pub fn usage<T>(msg: impl Into<String>) -> anyhow::Result<T> {
 pub fn exit_status(err: &anyhow::Error) -> i32 {
     if let Some(i) = err.downcast_ref::<Interrupted>() {
         128 + i.signal
+    } else if is_quiet(err) {
+        128 + libc::SIGPIPE
     } else if err.downcast_ref::<RunFailed>().is_some() {
         1
     } else {

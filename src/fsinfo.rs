@@ -2,11 +2,11 @@
 //! /proc/self/mountinfo) and the statfs numbers. tmpfs, ext4 on a ramdisk and a real disk give
 //! very different AIM7 and file-copy scores, so every result records this.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// What a result records about one `--dir`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FsInfo {
     pub dir: String,
     pub fs_type: String,

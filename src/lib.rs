@@ -1,12 +1,24 @@
 //! patchbench: faithful re-implementations of UnixBench, AIM7 and will-it-scale workloads,
 //! a result store, and a statistical base-vs-patched comparison.
 //!
-//! Layout: `args` (for now: the clap definition, dispatch, value parsers and path checks), `commands` (each command's arguments and
-//! implementation), the suites `unixbench` (catalog, workloads, runner, worker), `aim7`,
-//! `will_it_scale` and `model`, the shared-memory `counter_harness` that will_it_scale and model
-//! run on, `proc` (signals and process limits), `record` (the result model), `report` (every
-//! renderer), `store`, `import`, `compare` and `stats`, and shared system bits: `sysinfo`,
-//! `fsinfo`, `clock`, `private_dir`, `error`.
+//! Layout, top to bottom (no module imports from a layer above it; the clap definition and
+//! dispatch, `cli`, is in the binary, not here):
+//! - `commands`: each command's arguments, checks and what it runs; `args`: value parsers and
+//!   path checks they share.
+//! - the suites: `unixbench` (catalog, workloads, runner, worker, protocol), `aim7`,
+//!   `will_it_scale`, `model`, and `counter_harness`, the shared-memory harness that
+//!   will-it-scale and the models run on.
+//! - `proc`: the process layer (task group, child start-up, start gate, status, signals,
+//!   limits).
+//! - `record` (the result model, its sinks, the atomic file writer), `report` (every
+//!   renderer, stdout, progress), `store`, `import`, `compare`, `stats`.
+//! - shared bits: `sysinfo`, `fsinfo`, `clock`, `private_dir`, `progress` (the one progress
+//!   line), `error`, and `noise` (the noise sources `check` reports and every measuring
+//!   command stores in its fingerprint, and the per-pass monitor).
+
+// Everything written to stdout goes through `report::print`, which turns a closed pipe into an
+// error instead of a panic.
+#![warn(clippy::print_stdout)]
 
 pub mod aim7;
 pub mod args;
@@ -18,8 +30,10 @@ pub mod error;
 pub mod fsinfo;
 pub mod import;
 pub mod model;
+pub mod noise;
 pub mod private_dir;
 pub mod proc;
+pub mod progress;
 pub mod record;
 pub mod report;
 pub mod stats;

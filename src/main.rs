@@ -1,21 +1,26 @@
 //! The `patchbench` command: parse the command line, run the command, map errors to exit
-//! statuses (0 ok, 1 regression or failed workload, 2 bad input or error, 128+N on signal N).
+//! statuses (0 ok, 1 regression or failed workload, 2 bad input or error, 128+N on signal N,
+//! 141 when standard output was closed).
 
 use clap::Parser;
 
+mod cli;
+
 fn main() {
     patchbench::private_dir::install_panic_hook();
-    let cli = patchbench::args::Cli::parse();
-    let status = match patchbench::args::execute(cli) {
+    let cli = cli::Cli::parse();
+    let status = match cli::execute(cli) {
         Ok(code) => code,
         Err(err) => {
-            // One line: the error and its causes, no backtrace.
-            let mut msg = err.to_string();
-            for cause in err.chain().skip(1) {
-                msg.push_str(": ");
-                msg.push_str(&cause.to_string());
+            if !patchbench::error::is_quiet(&err) {
+                // One line: the error and its causes, no backtrace.
+                let mut msg = err.to_string();
+                for cause in err.chain().skip(1) {
+                    msg.push_str(": ");
+                    msg.push_str(&cause.to_string());
+                }
+                eprintln!("patchbench: error: {msg}");
             }
-            eprintln!("patchbench: error: {msg}");
             patchbench::error::exit_status(&err)
         }
     };

@@ -34,6 +34,10 @@ pub struct SystemInfo {
     pub rustc: String,
     /// `release` or `debug`: a debug build's numbers are not comparable.
     pub build_profile: String,
+    /// The noise check taken as the run started (`patchbench check`'s findings and the
+    /// sampled activity); absent in older files, imports and commands that do not take it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::NoiseReport>,
     /// Anything else worth keeping (filesystems of directories used, …).
     #[serde(default)]
     pub extra: BTreeMap<String, String>,
@@ -78,7 +82,17 @@ impl SystemInfo {
             rustc: env!("PATCHBENCH_RUSTC").to_string(),
             build_profile: env!("PATCHBENCH_PROFILE").to_string(),
             extra: cpu_extra(),
+            noise: None,
         }
+    }
+
+    /// The warnings of the noise check this fingerprint stored, one line each (none for a run
+    /// without one: older files, imports), for `compare` to name under a side.
+    pub fn noise_warnings(&self) -> Vec<String> {
+        self.noise
+            .as_ref()
+            .map(crate::noise::warnings)
+            .unwrap_or_default()
     }
 }
 
@@ -189,5 +203,46 @@ mod tests {
         assert!(!s.kernel_release.is_empty());
         assert!(s.memory_bytes > 0);
         assert_eq!(s.patchbench_version, env!("CARGO_PKG_VERSION"));
+    }
+
+    #[test]
+    fn a_fingerprint_without_a_noise_report_still_reads() {
+        let mut old = serde_json::to_value(SystemInfo::collect()).unwrap();
+        assert!(old.get("noise").is_none(), "None is not written");
+        old.as_object_mut().unwrap().remove("cpufreq_governor");
+        let back: SystemInfo = serde_json::from_value(old).unwrap();
+        assert_eq!(back.noise, None);
+        assert!(back.noise_warnings().is_empty());
+    }
+
+    #[test]
+    fn the_warnings_of_a_stored_noise_check() {
+        use crate::noise::{Finding, Kind, NoiseReport, SCHEMA};
+        let mut system = SystemInfo {
+            noise: Some(NoiseReport {
+                schema: SCHEMA.into(),
+                sample_secs: 0.25,
+                dir: "/tmp".into(),
+                findings: vec![
+                    Finding::warn(
+                        "governor",
+                        "cpufreq governor",
+                        Kind::Setting,
+                        "powersave",
+                        "x",
+                    ),
+                    Finding::ok("smt", "SMT (hyper-threads)", Kind::Setting, "off"),
+                    Finding::warn("steal", "hypervisor steal", Kind::Activity, "4.0%", "y"),
+                ],
+                activity: None,
+            }),
+            ..SystemInfo::default()
+        };
+        assert_eq!(
+            system.noise_warnings(),
+            vec!["cpufreq governor: powersave", "hypervisor steal: 4.0%"]
+        );
+        system.noise = None;
+        assert!(system.noise_warnings().is_empty());
     }
 }

@@ -2,37 +2,28 @@
 //! against N × J × per-job counts), cleanup, AIM's output, bad input, limits, a full
 //! filesystem, and real SIGINT/SIGTERM with hundreds of tasks running.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{entries, read_json, Tmpfs};
 use serde_json::Value;
 use std::io::BufRead;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn bin() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("patchbench")
+fn bin() -> std::process::Command {
+    common::std_patchbench()
 }
 
 fn aim7(args: &[&str]) -> Command {
-    let mut c = Command::cargo_bin("patchbench").unwrap();
+    let mut c = common::patchbench();
     c.arg("aim7").arg("--no-store").args(args);
     c
 }
 
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 fn first_run(doc: &Value) -> &Value {
-    &doc["extra"]["aim7"]["points"][0]["runs"][0]
+    &doc["aim7"]["points"][0]["runs"][0]
 }
 
 /// Processes whose process group is `pgid` (field 5 of /proc/PID/stat).
@@ -95,7 +86,7 @@ fn creat_clo_issues_exactly_n_j_1000_pairs_and_n_j_unlinks_and_leaves_nothing() 
     assert_eq!(run["leftover_files"], 0);
     assert_eq!(run["completion_seconds"].as_array().unwrap().len(), 20);
     assert!(
-        doc["extra"]["aim7"]["filesystems"][0]["fs_type"]
+        doc["aim7"]["filesystems"][0]["fs_type"]
             .as_str()
             .unwrap()
             .len()
@@ -197,14 +188,10 @@ fn two_dirs_are_used_round_robin() {
         .assert()
         .success();
     let doc = read_json(&json);
-    assert_eq!(
-        doc["extra"]["aim7"]["filesystems"]
-            .as_array()
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(doc["aim7"]["filesystems"].as_array().unwrap().len(), 2);
     assert_eq!(first_run(&doc)["counters"]["unlink"], 8);
+    // The noise check taken as the run started describes the first directory.
+    common::assert_noise_check(&doc, &a);
     assert!(entries(&a).is_empty() && entries(&b).is_empty());
 }
 
@@ -230,12 +217,12 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
     fails_with(
         &["creat-clo", "--load", "0"],
         Some(dir.path()),
-        "at least 1 task",
+        "0 is not in 1..",
     );
     fails_with(
         &["creat-clo", "--load", "2", "--jobs", "0"],
         Some(dir.path()),
-        "at least 1 job",
+        "0 is not in 1..",
     );
     fails_with(
         &["creat-clo", "--load", "2"],
@@ -261,7 +248,7 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
 #[test]
 fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = std::process::Command::new(bin());
+    let mut cmd = bin();
     cmd.args([
         "aim7",
         "creat-clo",
@@ -273,19 +260,7 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
         "--dir",
     ])
     .arg(dir.path());
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 100,
-                rlim_max: 100,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_process_limit(&mut cmd, 100);
     let out = Command::from_std(cmd).assert().code(2).get_output().clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ulimit -u"), "{stderr}");
@@ -294,43 +269,6 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
         "no task may start: {stderr}"
     );
     assert!(entries(dir.path()).is_empty());
-}
-
-/// Mounts a tmpfs with `opts` on a fresh directory; None where mounting is not permitted.
-struct Tmpfs {
-    _parent: tempfile::TempDir,
-    path: std::path::PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(opts: &str) -> Option<Tmpfs> {
-        let parent = tempfile::tempdir().ok()?;
-        let path = parent.path().join("mnt");
-        std::fs::create_dir(&path).ok()?;
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
-            .arg(&path)
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !ok {
-            eprintln!("skipping: cannot mount tmpfs here");
-            return None;
-        }
-        Some(Tmpfs {
-            _parent: parent,
-            path,
-        })
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(&self.path)
-            .status();
-    }
 }
 
 #[test]
@@ -389,7 +327,7 @@ impl LongRun {
         let work = dir.path().join("work");
         std::fs::create_dir(&work).unwrap();
         let json = dir.path().join("o.json");
-        let mut child = std::process::Command::new(bin())
+        let mut child = bin()
             .args([
                 "aim7",
                 "creat-clo",
@@ -569,12 +507,7 @@ fn several_runs_and_loads_each_become_samples() {
         let mean = (samples[0].as_f64().unwrap() + samples[1].as_f64().unwrap()) / 2.0;
         assert!((m["value"].as_f64().unwrap() - mean).abs() < 1e-9 * mean);
     }
-    let times = doc["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "aim7.task-completion-time" && m["params"]["load"] == "3")
-        .unwrap();
+    let times = common::metric(&doc, "aim7.task-completion-time", &[("load", "3")]);
     assert_eq!(times["samples"].as_array().unwrap().len(), 6);
 }
 
@@ -603,4 +536,50 @@ fn aims_start_delay_is_counted_inside_real_and_every_completion_time() {
         assert!(t.as_f64().unwrap() >= 10.0);
     }
     assert_eq!(doc["config"]["aim_start_delay_seconds"], 10);
+}
+
+/// SIGTERM during the third load point: the two finished ones are in the JSON file and the
+/// store, the third has no run, and nothing is left behind.
+#[test]
+fn sigterm_in_the_third_load_point_keeps_the_first_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let json = dir.path().join("o.json");
+    let store = dir.path().join("s.db");
+    let mut cmd = bin();
+    cmd.args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "10"])
+        .arg("--dir")
+        .arg(&work)
+        .arg("--json")
+        .arg(&json)
+        .arg("--store")
+        .arg(&store);
+    // The third "released" is the third load point's tasks starting.
+    let (status, rest) = common::interrupt_after(&mut cmd, "released", 3, libc::SIGTERM);
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
+    assert_eq!(status.code(), Some(143));
+    let loads_with_results = |doc: &Value| -> Vec<String> {
+        doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["name"] == "aim7.jobs-per-min")
+            .map(|m| m["params"]["load"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let doc = read_json(&json);
+    assert_eq!(doc["incomplete"], true);
+    assert_eq!(loads_with_results(&doc), ["1", "2"]);
+    let points = doc["aim7"]["points"].as_array().unwrap();
+    assert_eq!(points[2]["runs"].as_array().unwrap().len(), 0);
+    let exported = common::patchbench()
+        .args(["export", "1", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let stored: Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(loads_with_results(&stored), ["1", "2"]);
+    assert_eq!(stored["incomplete"], true);
+    assert!(entries(&work).is_empty());
 }

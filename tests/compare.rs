@@ -1,7 +1,10 @@
 //! Tests of `patchbench compare`: the statistics on synthetic samples (seeded calibration and
 //! properties), and the command end to end on imported fixture reports.
 
+mod common;
+
 use assert_cmd::Command;
+use common::fixture;
 use patchbench::compare::verdict::{judge, Rule, Settings, Verdict};
 use patchbench::record::Direction;
 use patchbench::stats;
@@ -110,12 +113,8 @@ proptest! {
 
 // ---- the command, end to end on fixture files ----
 
-fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
 fn patchbench(store: &std::path::Path) -> Command {
-    let mut c = Command::cargo_bin("patchbench").expect("binary");
+    let mut c = common::patchbench();
     c.env("PATCHBENCH_STORE", store);
     c
 }

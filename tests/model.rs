@@ -3,22 +3,11 @@
 //! planted publish-first writer is caught; bad input is refused with exit status 2. Only
 //! counts, ratios' presence and exit statuses are checked, never rates.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{patchbench, SHORT};
 use predicates::prelude::PredicateBooleanExt;
 use std::path::Path;
-
-const SHORT: [&str; 6] = [
-    "--duration",
-    "0.5",
-    "--warmup",
-    "0",
-    "--sample-interval",
-    "0.25",
-];
-
-fn patchbench() -> Command {
-    Command::cargo_bin("patchbench").unwrap()
-}
 
 fn metrics(path: &Path) -> Vec<serde_json::Value> {
     let r: serde_json::Value =
@@ -60,6 +49,7 @@ fn setbit_reports_both_variants_and_the_ratio_in_both_modes() {
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(text.contains("test-first/always"));
     let ms = metrics(&json);
+    common::assert_noise_check(&common::read_json(&json), &std::env::temp_dir());
     for mode in ["threads", "processes"] {
         for tasks in ["1", "2"] {
             for variant in ["always", "test-first"] {

@@ -1,23 +1,13 @@
 //! End-to-end tests of `patchbench run`: the full index at a short duration, the JSON result,
 //! bad input, and real signals and crashes (no mocks: real workers are started and killed).
 
-use assert_cmd::Command;
+mod common;
+
+use common::{patchbench as bin, processes_in, std_patchbench as std_bin, wait_with_timeout};
+use patchbench::unixbench::catalog;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    let mut c = Command::cargo_bin("patchbench").expect("patchbench binary");
-    c.env("PATCHBENCH_WORKER", env!("CARGO_BIN_EXE_patchbench-worker"));
-    c.env_remove("PATCHBENCH_STORE");
-    c
-}
-
-fn std_bin() -> std::process::Command {
-    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_patchbench"));
-    c.env("PATCHBENCH_WORKER", env!("CARGO_BIN_EXE_patchbench-worker"));
-    c
-}
 
 #[test]
 fn full_index_prints_the_report_and_keeps_every_sample() {
@@ -52,19 +42,20 @@ fn full_index_prints_the_report_and_keeps_every_sample() {
     let result_line =
         regex::Regex::new(r"(?m)^(.*\S)\s+(\d+\.\d)\s+(\S+)\s+\((\d+\.\d) s, (\d+) samples\)$")
             .unwrap();
-    assert_eq!(result_line.find_iter(&stdout).count(), 12, "{stdout}");
+    let index = catalog::INDEX.len();
+    assert_eq!(result_line.find_iter(&stdout).count(), index, "{stdout}");
     assert!(stdout.contains("System Benchmarks Index Values"));
     let score = regex::Regex::new(r"(?m)^System Benchmarks Index Score\s+(\d+\.\d)$").unwrap();
-    let index: f64 = score.captures(&stdout).expect("index score line")[1]
+    let score: f64 = score.captures(&stdout).expect("index score line")[1]
         .parse()
         .unwrap();
-    assert!(index > 0.0);
+    assert!(score > 0.0);
 
     let record: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(record["schema"], "patchbench.run/1");
+    assert_eq!(record["schema"], "patchbench.run/2");
     let tests = record["tests"].as_array().unwrap();
-    assert_eq!(tests.len(), 12);
+    assert_eq!(tests.len(), index);
     for t in tests {
         let passes = t["passes"].as_array().unwrap();
         assert_eq!(passes.len(), 1);
@@ -79,10 +70,12 @@ fn full_index_prints_the_report_and_keeps_every_sample() {
         assert!(t["score"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(record["indexes"][0]["full"], true);
-    assert_eq!(record["metrics"].as_array().unwrap().len(), 13);
+    assert_eq!(record["metrics"].as_array().unwrap().len(), index + 1);
     assert!(record["system"]["kernel_release"]
         .as_str()
         .is_some_and(|s| !s.is_empty()));
+    // The noise check taken as the run started travels in the fingerprint.
+    common::assert_noise_check(&record, dir.path());
     // The private directory is gone, and nothing else was left in --dir.
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
@@ -148,8 +141,8 @@ fn assert_usage_error(args: &[&str], needle: &str) {
 #[test]
 fn bad_input_is_one_clear_line_and_exit_2() {
     assert_usage_error(&["run", "nosuchtest"], "unknown test \"nosuchtest\"");
-    assert_usage_error(&["run", "--copies", "0"], "copies must be at least 1");
-    assert_usage_error(&["run", "--copies", "x"], "not a copy count");
+    assert_usage_error(&["run", "--copies", "0"], "0 is not in 1..");
+    assert_usage_error(&["run", "--copies", "x"], "invalid value 'x' for '--copies");
     assert_usage_error(&["run", "--duration", "soon"], "not a number of seconds");
     assert_usage_error(&["run", "--duration", "-1"], "");
     assert_usage_error(
@@ -188,25 +181,6 @@ fn a_directory_that_refuses_files_is_an_error_not_a_panic() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
-/// PIDs of processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        if let Ok(cwd) = std::fs::read_link(e.path().join("cwd")) {
-            if cwd.to_string_lossy().contains(needle) {
-                out.push(pid);
-            }
-        }
-    }
-    out
-}
-
 /// Starts a long run in `dir`, waits until its workers are running, and returns it.
 fn start_long_run(dir: &Path, tests: &str) -> std::process::Child {
     let child = std_bin()
@@ -230,25 +204,11 @@ fn start_long_run(dir: &Path, tests: &str) -> std::process::Child {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     let needle = dir.to_string_lossy().into_owned();
-    while processes_mentioning(&needle).len() < 2 {
+    while processes_in(&needle).len() < 2 {
         assert!(Instant::now() < deadline, "workers never started");
         std::thread::sleep(Duration::from_millis(50));
     }
     child
-}
-
-fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("patchbench did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn signal_run(signal: i32, expected: i32) {
@@ -264,11 +224,11 @@ fn signal_run(signal: i32, expected: i32) {
     // Every worker and grandchild is gone, and so is the private directory.
     let needle = dir.path().to_string_lossy().into_owned();
     let deadline = Instant::now() + Duration::from_secs(1);
-    while !processes_mentioning(&needle).is_empty() {
+    while !processes_in(&needle).is_empty() {
         assert!(
             Instant::now() < deadline,
             "processes left behind: {:?}",
-            processes_mentioning(&needle)
+            processes_in(&needle)
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -294,7 +254,7 @@ fn a_crashing_worker_is_named_with_its_signal_and_the_run_does_not_hang() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = start_long_run(dir.path(), "pipe");
     let needle = dir.path().to_string_lossy().into_owned();
-    let victim = processes_mentioning(&needle)[0];
+    let victim = processes_in(&needle)[0];
     // SAFETY: killing a worker of our own child. (Not SIGSEGV: Rust's runtime catches a
     // sent SIGSEGV once, for its stack-overflow check, and the process goes on.)
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };
@@ -306,7 +266,7 @@ fn a_crashing_worker_is_named_with_its_signal_and_the_run_does_not_hang() {
         stderr.contains("pipe") && stderr.contains("SIGKILL"),
         "{stderr}"
     );
-    assert!(processes_mentioning(&needle).is_empty());
+    assert!(processes_in(&needle).is_empty());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
@@ -334,24 +294,11 @@ fn list_shows_every_test_with_unit_and_baseline() {
 
 #[test]
 fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = std_bin();
     cmd.args(["run", "shell8", "--copies", "4", "--no-store", "--dir"])
         .arg(dir.path());
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 50,
-                rlim_max: 50,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_process_limit(&mut cmd, 50);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -372,18 +319,16 @@ fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
 /// `patchbench-spawn` program the worker hands over to).
 fn worker_running(dir: &Path, test: &str) -> bool {
     let companion = format!("patchbench-{test}");
-    processes_mentioning(&dir.to_string_lossy())
-        .into_iter()
-        .any(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| {
-                    let c = String::from_utf8_lossy(&c).into_owned();
-                    let mut args = c.split('\0');
-                    let program = args.next().unwrap_or("");
-                    args.next() == Some(test) || program.ends_with(&companion)
-                })
-                .unwrap_or(false)
-        })
+    processes_in(&dir.to_string_lossy()).into_iter().any(|pid| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| {
+                let c = String::from_utf8_lossy(&c).into_owned();
+                let mut args = c.split('\0');
+                let program = args.next().unwrap_or("");
+                args.next() == Some(test) || program.ends_with(&companion)
+            })
+            .unwrap_or(false)
+    })
 }
 
 #[test]

@@ -3,35 +3,11 @@
 //! status 2 before anything starts; SIGINT and SIGTERM leave no task and no file behind.
 //! Nothing here depends on how fast the machine is: only counts > 0, files and exit statuses.
 
-use assert_cmd::Command;
-use std::path::Path;
+mod common;
+
+use common::{entries, patchbench, processes_mentioning, read_json, walk, SHORT};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-/// Short sampling for tests: two 0.25 s samples, no warm-up.
-const SHORT: [&str; 6] = [
-    "--duration",
-    "0.5",
-    "--warmup",
-    "0",
-    "--sample-interval",
-    "0.25",
-];
-
-fn patchbench() -> Command {
-    Command::cargo_bin("patchbench").unwrap()
-}
-
-fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 /// Runs `test` in both modes with one task; checks each point counted operations and that the
 /// private working directory is gone afterwards.
@@ -58,7 +34,7 @@ fn counter_moves(test: &str) {
         .assert()
         .success();
     let r = read_json(&json);
-    let points = r["extra"]["points"].as_array().unwrap();
+    let points = r["will_it_scale"]["points"].as_array().unwrap();
     assert_eq!(points.len(), 2, "{test}: one point per mode");
     for p in points {
         let ops: u64 = p["per_task_ops"]
@@ -76,62 +52,34 @@ fn counter_moves(test: &str) {
     );
 }
 
-macro_rules! testcase_tests {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() {
-                counter_moves(stringify!($name));
-            }
-        )*
-    };
+/// Every registered testcase, two at a time as the test harness ran them on this 2-core
+/// machine when each had its own test (each is its own patchbench process).
+#[test]
+fn every_registered_testcase_counts_in_both_modes() {
+    let names: Vec<&str> = patchbench::will_it_scale::testcases::ALL
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(name) = names.get(i) else { break };
+                counter_moves(name);
+            });
+        }
+    });
 }
-
-testcase_tests!(
-    brk1,
-    context_switch1,
-    dup1,
-    eventfd1,
-    futex1,
-    futex2,
-    getppid1,
-    lock1,
-    lock2,
-    lseek1,
-    lseek2,
-    mmap1,
-    mmap2,
-    open1,
-    open2,
-    open3,
-    page_fault1,
-    page_fault2,
-    page_fault3,
-    pipe1,
-    poll1,
-    poll2,
-    posix_semaphore1,
-    pread1,
-    pread2,
-    pread3,
-    pwrite1,
-    pwrite2,
-    pwrite3,
-    read1,
-    read2,
-    sched_yield,
-    signal1,
-    unix1,
-    unlink1,
-    unlink2,
-    write1,
-);
 
 #[test]
 fn list_names_every_testcase() {
     let out = patchbench().args(["scale", "--list"]).assert().success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert_eq!(text.lines().count(), 37);
+    assert_eq!(
+        text.lines().count(),
+        patchbench::will_it_scale::testcases::ALL.len()
+    );
     assert!(text.contains("open1") && text.contains("Separate file open/close"));
 }
 
@@ -179,6 +127,7 @@ fn writes_csv_svg_and_json_with_lkp_metric_names() {
     }
     let r = read_json(&json);
     assert_eq!(r["kind"], "will-it-scale");
+    common::assert_noise_check(&r, &std::env::temp_dir());
     let names: Vec<String> = r["metrics"]
         .as_array()
         .unwrap()
@@ -193,12 +142,7 @@ fn writes_csv_svg_and_json_with_lkp_metric_names() {
     ] {
         assert!(names.iter().any(|x| x == n), "missing metric {n}");
     }
-    let m = r["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "will-it-scale.2.processes" && m["params"]["test"] == "open1")
-        .unwrap();
+    let m = common::metric(&r, "will-it-scale.2.processes", &[("test", "open1")]);
     assert_eq!(m["samples"].as_array().unwrap().len(), 2);
 }
 
@@ -224,7 +168,7 @@ fn counters_flag_reports_or_says_not_available() {
         .success();
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     let r = read_json(&json);
-    let counters = &r["extra"]["points"][0]["counters_per_op"];
+    let counters = &r["will_it_scale"]["points"][0]["counters_per_op"];
     // Either the kernel gave counters, or the run said so exactly once and went on.
     if counters.is_null() {
         assert_eq!(err.matches("not available on this system").count(), 1);
@@ -294,9 +238,8 @@ fn missing_dir_is_refused() {
 
 #[test]
 fn more_tasks_than_the_process_limit_is_refused() {
-    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"));
+    let mut cmd = common::std_patchbench();
     cmd.args([
         "scale",
         "getppid1",
@@ -308,19 +251,7 @@ fn more_tasks_than_the_process_limit_is_refused() {
     ])
     .arg("--dir")
     .arg(dir.path());
-    // SAFETY: setrlimit is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 16,
-                rlim_max: 16,
-            };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::with_process_limit(&mut cmd, 16);
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");
@@ -329,29 +260,13 @@ fn more_tasks_than_the_process_limit_is_refused() {
     assert!(entries(dir.path()).is_empty());
 }
 
-/// Processes whose command line mentions `marker` (tasks are forked, so they carry the
-/// driver's command line with its unique --dir).
-fn processes_mentioning(marker: &str) -> Vec<i32> {
-    let me = std::process::id() as i32;
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(marker))
-                .unwrap_or(false)
-        })
-        .collect()
-}
-
 /// Starts a long run, waits until `procs` processes (driver, tasks, helpers) run and, when
 /// `files`, the tasks have made their files; sends `signal`, and checks the exit status, that
 /// every task is gone within a second and that no file is left.
 fn interrupted(test: &str, mode: &str, procs: usize, files: bool, signal: i32, status: i32) {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().to_str().unwrap().to_string();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"))
+    let child = common::std_patchbench()
         .args([
             "scale",
             test,
@@ -404,20 +319,6 @@ fn interrupted(test: &str, mode: &str, procs: usize, files: bool, signal: i32, s
     );
 }
 
-fn walk(d: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(d) {
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            }
-            out.push(p);
-        }
-    }
-    out
-}
-
 #[test]
 fn sigint_stops_process_tasks_and_removes_files() {
     interrupted("open1", "process", 3, true, libc::SIGINT, 130);
@@ -432,4 +333,52 @@ fn sigterm_stops_thread_tasks_and_removes_files() {
 fn sigint_stops_helper_tasks_too() {
     // context_switch1's partners are grandchildren in process mode.
     interrupted("context_switch1", "process", 5, false, libc::SIGINT, 130);
+}
+
+/// SIGTERM mid-way through the task counts: the points that finished are in the JSON file
+/// and the store.
+#[test]
+fn sigterm_mid_way_keeps_the_finished_task_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let json = dir.path().join("r.json");
+    let store = dir.path().join("s.db");
+    let mut cmd = common::std_patchbench();
+    cmd.args(["scale", "getppid1", "--tasks", "1,2,3", "--mode", "process"])
+        .args(SHORT)
+        .arg("--dir")
+        .arg(&work)
+        .arg("--json")
+        .arg(&json)
+        .arg("--store")
+        .arg(&store);
+    // Each finished point prints one "ops/s ... per task" line.
+    let (status, rest) = common::interrupt_after(&mut cmd, "per task", 2, libc::SIGTERM);
+    assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
+    assert_eq!(status.code(), Some(143));
+    let tasks_of = |doc: &serde_json::Value| -> Vec<u64> {
+        doc["will_it_scale"]["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["tasks"].as_u64().unwrap())
+            .collect()
+    };
+    let doc = read_json(&json);
+    assert_eq!(doc["incomplete"], true);
+    assert_eq!(tasks_of(&doc), [1, 2]);
+    let exported = common::patchbench()
+        .args(["export", "1", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let stored: serde_json::Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(tasks_of(&stored), [1, 2]);
+    assert!(stored["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "will-it-scale.2.processes"));
+    assert!(entries(&work).is_empty());
 }

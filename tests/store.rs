@@ -2,62 +2,18 @@
 //! sink, `runs`/`show`/`export`/`rm`, `import` (exact numbers, bad and cut-off files leave
 //! the store untouched), damaged stores, a writer killed with SIGKILL, and two writers at once.
 
+mod common;
+
 use assert_cmd::Command;
-use patchbench::args::StoreOpts;
-use patchbench::record::{Direction, Metric, RunRecord, SCHEMA};
+use common::{fixture, sample_record as record};
+use patchbench::record::sink::Sink;
+use patchbench::record::RunRecord;
 use patchbench::store::{self, db::Store};
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-/// A record with the given `unixbench.score` values for test `pipe` at 1 copy.
-fn record(label: &str, values: &[(&str, f64)]) -> RunRecord {
-    let metrics = values
-        .iter()
-        .map(|(test, v)| Metric {
-            name: "unixbench.score".to_string(),
-            params: [("test", *test), ("copies", "1")]
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            title: test.to_string(),
-            unit: "lps".to_string(),
-            direction: Direction::HigherIsBetter,
-            value: *v,
-            samples: vec![*v * 0.99, *v, *v * 1.01],
-        })
-        .collect();
-    RunRecord {
-        schema: SCHEMA.to_string(),
-        kind: "unixbench".to_string(),
-        label: Some(label.to_string()),
-        source: Some("patchbench".to_string()),
-        system: patchbench::sysinfo::SystemInfo::collect(),
-        config: BTreeMap::new(),
-        started_at: "2025-01-01T00:00:00Z".to_string(),
-        finished_at: "2025-01-01T00:01:00Z".to_string(),
-        tests: Vec::new(),
-        indexes: Vec::new(),
-        metrics,
-        extra: BTreeMap::new(),
-        incomplete: false,
-    }
-}
-
-fn opts(store: &Path, label: Option<&str>) -> StoreOpts {
-    StoreOpts {
-        label: label.map(str::to_string),
-        store: Some(store.to_path_buf()),
-        no_store: false,
-    }
-}
-
-fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
 fn patchbench(store: &Path) -> Command {
-    let mut c = Command::cargo_bin("patchbench").expect("binary");
+    let mut c = common::patchbench();
     c.env("PATCHBENCH_STORE", store);
     c
 }
@@ -72,10 +28,8 @@ fn temp_store() -> (tempfile::TempDir, PathBuf) {
 fn save_and_read_back() {
     let (_d, path) = temp_store();
     let r = record("base", &[("pipe", 1000.0), ("syscall", 2000.0)]);
-    let id = store::save(&opts(&path, Some("patched")), &r)
-        .unwrap()
-        .unwrap();
-    assert_eq!(id, "1");
+    let id = store::save(&path, Some("patched".into()), &r).unwrap();
+    assert_eq!(id, 1);
     let s = Store::open(&path, false).unwrap();
     let back = s.get(1).unwrap().unwrap();
     assert_eq!(back.label.as_deref(), Some("patched"), "--label wins");
@@ -86,20 +40,15 @@ fn save_and_read_back() {
         (list[0].metrics, list[0].tests, list[0].incomplete),
         (2, 2, false)
     );
-    let none = StoreOpts {
-        no_store: true,
-        ..opts(&path, None)
-    };
-    assert_eq!(store::save(&none, &r).unwrap(), None);
-    assert!(store::sink(&none).unwrap().is_none());
 }
 
 #[test]
 fn sink_commits_each_step_and_marks_the_end() {
     let (_d, path) = temp_store();
-    let mut sink = store::sink(&opts(&path, Some("base"))).unwrap().unwrap();
+    let mut sink = store::sink(&path, Some("base".into())).unwrap();
     let mut r = record("x", &[]);
-    assert_eq!(sink.started(&r).unwrap().as_deref(), Some("1"));
+    sink.started(&r).unwrap();
+    assert_eq!(sink.saved_as().as_deref(), Some("1"));
     r.metrics = record("x", &[("pipe", 5.0)]).metrics;
     sink.progress(&r).unwrap();
     let s = Store::open(&path, false).unwrap();
@@ -113,7 +62,7 @@ fn sink_commits_each_step_and_marks_the_end() {
 #[test]
 fn runs_show_export_rm() {
     let (_d, path) = temp_store();
-    store::save(&opts(&path, None), &record("base", &[("pipe", 1234.5)])).unwrap();
+    store::save(&path, None, &record("base", &[("pipe", 1234.5)])).unwrap();
     patchbench(&path)
         .arg("runs")
         .assert()
@@ -295,11 +244,7 @@ fn damaged_or_foreign_stores_are_refused_with_one_line() {
     // A real store cut in half.
     let path = d.path().join("cut.db");
     for i in 0..40 {
-        store::save(
-            &opts(&path, None),
-            &record("base", &[("pipe", i as f64 + 1.0)]),
-        )
-        .unwrap();
+        store::save(&path, None, &record("base", &[("pipe", i as f64 + 1.0)])).unwrap();
     }
     let len = std::fs::metadata(&path).unwrap().len();
     assert!(len > 8192, "store too small to cut: {len}");
@@ -333,7 +278,7 @@ fn damaged_or_foreign_stores_are_refused_with_one_line() {
 }
 
 fn writer(path: &Path, label: &str, tests: u32, stall_after: u32) -> std::process::Child {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("patchbench"))
+    common::std_patchbench()
         .args(["debug-slow-writer", "--label", label])
         .args([
             "--tests",
@@ -429,4 +374,57 @@ fn imported_sample_report_is_printed_back_unchanged() {
         t[start..line_end].to_string()
     };
     assert_eq!(section(&text), section(&source));
+}
+
+/// Result documents of schema patchbench.run/1 (written by the previous release) are still
+/// read, by `import` and as a compare side, with their untyped sections moved into the typed
+/// ones.
+#[test]
+fn schema_1_documents_are_still_read() {
+    let (_d, path) = temp_store();
+    for kind in ["unixbench", "aim7", "scale", "model"] {
+        let file = fixture(&format!("v1/{kind}.json"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let r = RunRecord::from_json(&text).unwrap();
+        assert_eq!(r.schema, patchbench::record::SCHEMA, "{kind}");
+        assert!(!r.metrics.is_empty(), "{kind}");
+        match kind {
+            "unixbench" => assert_eq!(r.blocks.len(), 1),
+            "aim7" => assert_eq!(r.aim7.as_ref().unwrap().points.len(), 2),
+            "scale" => assert!(!r.will_it_scale.as_ref().unwrap().points.is_empty()),
+            _ => {}
+        }
+        assert!(!r.extra.contains_key("blocks") && !r.extra.contains_key("points"));
+        patchbench(&path)
+            .arg("import")
+            .arg(&file)
+            .assert()
+            .success();
+    }
+    patchbench(&path)
+        .args(["compare", "1", "1", "--format", "inline"])
+        .assert()
+        .success();
+}
+
+/// The UnixBench text report is promised byte for byte: a stored run (here a schema-1 JSON
+/// file, so the bytes are fixed) prints exactly the snapshot.
+#[test]
+fn the_unixbench_report_is_unchanged_byte_for_byte() {
+    let (_d, path) = temp_store();
+    patchbench(&path)
+        .arg("import")
+        .arg(fixture("v1/unixbench.json"))
+        .assert()
+        .success();
+    let out = patchbench(&path)
+        .args(["show", "1", "--report"])
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    // insta compares without the trailing newlines; UnixBench ends each block with one.
+    assert!(text.ends_with("964.7\n\n"), "{text:?}");
+    insta::assert_snapshot!(text);
 }

@@ -10,8 +10,10 @@
 
 use super::task::{self, Report, TaskFds, TaskPlan, DONE, FAILED, PARKED, RECORD_BYTES};
 use crate::clock::monotonic_ns;
+use crate::proc::gate::Gate;
+use crate::proc::status::describe_raw;
+use crate::proc::TaskGroup;
 use anyhow::Context;
-use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
@@ -69,20 +71,6 @@ pub struct Outcome {
 /// How often a long run says how far it is.
 const PROGRESS_EVERY_NS: u64 = 60_000_000_000;
 
-fn ensure_single_threaded() -> anyhow::Result<()> {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let threads = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .unwrap_or(1);
-    anyhow::ensure!(
-        threads == 1,
-        "internal error: the aim7 driver has {threads} threads; it must fork from one"
-    );
-    Ok(())
-}
-
 fn children_cpu_seconds() -> f64 {
     nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
         .map(|u| {
@@ -98,9 +86,7 @@ fn pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
 
 /// The tasks of one load point, as the driver tracks them.
 struct Tasks {
-    pgid: libc::pid_t,
-    by_pid: HashMap<libc::pid_t, u32>,
-    reaped: u32,
+    group: TaskGroup,
     reports: Vec<Option<Report>>,
     failed: Option<Report>,
     parked: u32,
@@ -108,29 +94,14 @@ struct Tasks {
 }
 
 impl Tasks {
-    /// Kills every task still alive and reaps them all.
+    /// Tasks reaped so far.
+    fn reaped(&self) -> u32 {
+        (self.group.len() - self.group.alive()) as u32
+    }
+
+    /// Kills every task still alive and reaps them all (also done when dropped).
     fn kill_and_reap(&mut self) {
-        if self.pgid > 0 {
-            // SAFETY: signalling the tasks' own process group.
-            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-        }
-        for &pid in self.by_pid.keys() {
-            // SAFETY: signalling our own unreaped child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        loop {
-            // SAFETY: reaping our children.
-            let r = unsafe { libc::waitpid(-1, std::ptr::null_mut(), 0) };
-            if r > 0 {
-                self.by_pid.remove(&r);
-                continue;
-            }
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            break;
-        }
-        self.by_pid.clear();
+        self.group.stop();
     }
 
     /// Reads every complete report waiting on the (non-blocking) report pipe.
@@ -166,33 +137,13 @@ impl Tasks {
     /// Reaps every task that has ended; returns the first one that ended badly.
     fn reap_ended(&mut self) -> Option<(u32, i32)> {
         let mut bad = None;
-        loop {
-            let mut status = 0;
-            // SAFETY: non-blocking reap of our children.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
-                return bad;
-            }
-            if let Some(task) = self.by_pid.remove(&pid) {
-                self.reaped += 1;
-                let clean = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-                if !clean && bad.is_none() {
-                    bad = Some((task, status));
-                }
+        while let Some((task, status)) = self.group.reap_ended() {
+            let clean = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            if !clean && bad.is_none() {
+                bad = Some((task as u32, status));
             }
         }
-    }
-}
-
-fn describe_status(status: i32) -> String {
-    if libc::WIFSIGNALED(status) {
-        let sig = libc::WTERMSIG(status);
-        let name = nix::sys::signal::Signal::try_from(sig)
-            .map(|s| s.as_str())
-            .unwrap_or("?");
-        format!("was killed by signal {sig} ({name})")
-    } else {
-        format!("exited with status {}", libc::WEXITSTATUS(status))
+        bad
     }
 }
 
@@ -221,12 +172,11 @@ pub fn run(
     signals: &Signals,
     progress: &dyn Fn(&str),
 ) -> Result<Outcome, Stop> {
-    ensure_single_threaded()?;
-    let (go_read, go_write) = pipe()?;
+    crate::proc::child::ensure_single_threaded("the aim7 driver")?;
+    let gate = Gate::new()?;
     let (report_read, report_write) = pipe()?;
     let fds = TaskFds {
-        go_read: go_read.as_raw_fd(),
-        go_write: go_write.as_raw_fd(),
+        go_read: gate.read_end().as_raw_fd(),
         report_read: report_read.as_raw_fd(),
         report_write: report_write.as_raw_fd(),
         signal_fds: signals.raw_fds(),
@@ -243,9 +193,7 @@ pub fn run(
     // SAFETY: getpid has no preconditions.
     let driver = unsafe { libc::getpid() };
     let mut t = Tasks {
-        pgid: 0,
-        by_pid: HashMap::with_capacity(tasks as usize),
-        reaped: 0,
+        group: TaskGroup::new(),
         reports: vec![None; tasks as usize],
         failed: None,
         parked: 0,
@@ -263,19 +211,14 @@ pub fn run(
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             // SAFETY: we are the freshly forked child.
-            unsafe { task::task_main(plan, i, t.pgid, driver, &fds) };
+            unsafe { task::task_main(plan, i, t.group.pgid(), driver, &gate, &fds) };
         }
         if pid < 0 {
             let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
             t.kill_and_reap();
             return Err(Stop::CannotFork { started: i, errno });
         }
-        if t.pgid == 0 {
-            t.pgid = pid;
-        }
-        // SAFETY: moving our own child into the tasks' group (the child does the same).
-        unsafe { libc::setpgid(pid, t.pgid) };
-        t.by_pid.insert(pid, i);
+        t.group.add(pid);
         if i == 0 {
             progress(&format!("tasks run in process group {pid}"));
         }
@@ -284,6 +227,7 @@ pub fn run(
         }
     }
     drop(report_write);
+    let mut gate = gate.into_opener();
 
     // Park: every task has written PARKED and sits in read() on the start pipe.
     while t.parked < tasks {
@@ -298,7 +242,7 @@ pub fn run(
             t.kill_and_reap();
             return Err(Stop::TaskDied {
                 task,
-                how: format!("{} before the start", describe_status(status)),
+                how: format!("{} before the start", describe_raw(status)),
             });
         }
     }
@@ -313,11 +257,11 @@ pub fn run(
             let _ = signals.sleep(Duration::from_nanos(until.saturating_sub(monotonic_ns())));
         }
     }
-    drop(go_write);
+    gate.open();
 
     // Run: collect reports, reap, until the last task is gone.
     let mut next_progress = monotonic_ns() + PROGRESS_EVERY_NS;
-    while t.reaped < tasks {
+    while t.reaped() < tasks {
         if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
@@ -337,7 +281,7 @@ pub fn run(
             t.kill_and_reap();
             return Err(Stop::TaskDied {
                 task,
-                how: describe_status(status),
+                how: describe_raw(status),
             });
         }
         let now = monotonic_ns();
@@ -345,11 +289,11 @@ pub fn run(
             let secs = (now - start) as f64 / 1e9;
             progress(&format!(
                 "{secs:.0} s: {} of {tasks} tasks finished",
-                t.reaped
+                t.reaped()
             ));
             next_progress = now + PROGRESS_EVERY_NS;
         }
-        if t.reaped < tasks {
+        if t.reaped() < tasks {
             poll_two(fds.report_read, signals.fd().as_raw_fd(), 100);
             signals.drain();
         }

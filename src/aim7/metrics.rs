@@ -1,26 +1,12 @@
 //! AIM7's arithmetic for one load point, as `multitask` prints it: jobs/min, jobs/min/task,
-//! JTI (with AIM's integer clamp), real and cpu, and AIM's table row.
+//! JTI (with AIM's integer clamp), real and cpu. (AIM's table row is in `crate::report::aim7`.)
 //!
 //! With J jobs per task, N tasks and T real seconds (start mark to last task reaped):
 //! jobs/min = J × N × 60 / T; jobs/min/task = J × 60 / T; JTI = trunc((1 − cov) × 100) where
 //! cov is the population standard deviation over the mean of the tasks' completion times,
 //! forced to 0 only when the integer part of cov exceeds 1, and 100 for a single task.
 
-use serde::Serialize;
-
-/// AIM's table header, exactly as `multitask` prints it.
-pub const HEADER: &str = "Tasks    jobs/min  jti  jobs/min/task      real       cpu";
-
-/// The five numbers AIM reports for one load point.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Figures {
-    pub tasks: u32,
-    pub jobs_per_min: f64,
-    pub jti: i64,
-    pub jobs_per_min_per_task: f64,
-    pub real: f64,
-    pub cpu: f64,
-}
+pub use crate::record::aim7::Figures;
 
 /// jobs/min = J × N × 60 / T.
 pub fn jobs_per_min(jobs_per_task: u32, tasks: u32, real: f64) -> f64 {
@@ -74,19 +60,6 @@ impl Figures {
             cpu,
         }
     }
-
-    /// AIM's row: `%5d%12.2f%5d%15.4f%10.2f%10.2f`.
-    pub fn row(&self) -> String {
-        format!(
-            "{:5}{:12.2}{:5}{:15.4}{:10.2}{:10.2}",
-            self.tasks,
-            self.jobs_per_min,
-            self.jti,
-            self.jobs_per_min_per_task,
-            self.real,
-            self.cpu
-        )
-    }
 }
 
 #[cfg(test)]
@@ -135,28 +108,6 @@ mod tests {
         assert_eq!(jti(&[0.0, 4.0]), 0);
         // three tasks 0, 0, x: mean x/3, sd x*sqrt(2)/3 => cov 1.414 => trunc(-41.4) = -41.
         assert_eq!(jti(&[0.0, 0.0, 3.0]), -41);
-    }
-
-    #[test]
-    fn the_row_matches_aims_printf_widths() {
-        let f = Figures {
-            tasks: 3000,
-            jobs_per_min: 15431.0,
-            jti: 95,
-            jobs_per_min_per_task: 5.143667,
-            real: 1166.48,
-            cpu: 2200.5,
-        };
-        let row = f.row();
-        assert_eq!(
-            row,
-            " 3000    15431.00   95         5.1437   1166.48   2200.50"
-        );
-        assert_eq!(row.split_whitespace().count(), 6);
-        assert_eq!(
-            HEADER.split_whitespace().collect::<Vec<_>>(),
-            ["Tasks", "jobs/min", "jti", "jobs/min/task", "real", "cpu"]
-        );
     }
 
     #[test]

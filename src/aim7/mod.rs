@@ -1,12 +1,12 @@
-//! `patchbench aim7`: AIM Suite VII's jobs (creat-clo, the disk tests, link/fork/exec/signal/
-//! brk/page tests) run by an AIM-style driver at a load of N forked tasks, reported with AIM's
+//! AIM Suite VII: the jobs (creat-clo, the disk tests, link/fork/exec/signal/brk/page
+//! tests), run by an AIM-style driver at a load of N forked tasks, reported with AIM's
 //! arithmetic (jobs/min, JTI, jobs/min/task, real, cpu) and LKP's metric names.
 //!
-//! Layout: `jobs/` (one file per AIM7 test), `task` (what a forked task runs), `driver` (fork,
-//! start barrier, reaping), `metrics` (AIM's formulas), `fixtures` (shared input files), and
-//! here: arguments, validation, the run loop, output and the result record. Shared with the
-//! other commands: `crate::proc::limits` (process and file limits checked before forking),
-//! `crate::fsinfo` (what each --dir is), `crate::proc::signals`.
+//! Layout: `jobs/` (one file per AIM7 test, registered in `jobs/mod.rs`), `task` (what a forked
+//! task runs), `driver` (fork, start gate, reaping), `metrics` (AIM's formulas), `fixtures`
+//! (shared input files), and here: the run over tests, loads and repeats, which adds every
+//! finished run of a load point to the record and hands it to the sinks at once. The command's
+//! arguments and checks are in `crate::commands::aim7`.
 
 pub mod driver;
 pub mod fixtures;
@@ -14,123 +14,64 @@ pub mod jobs;
 pub mod metrics;
 pub mod task;
 
-use crate::args::StoreOpts;
-use crate::error::{usage, Interrupted, RunFailed, Usage};
+use crate::error::{usage, RunFailed, Usage};
+use crate::progress::Progress;
+use crate::record::aim7::{Aim7Details, Aim7Point, Aim7Run};
+use crate::record::sink::Sinks;
 use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
-use clap::Args;
 use driver::{Outcome, Signals, Stop};
 use jobs::{Factor, Job, TaskDir};
 use metrics::Figures;
-use serde_json::json;
-use std::collections::BTreeMap;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// AIM's pre-start sleep (`SLEEP` in multitask.c), counted inside `real`.
-const AIM_START_DELAY: Duration = Duration::from_secs(10);
+pub const AIM_START_DELAY: Duration = Duration::from_secs(10);
 
-const AFTER_HELP: &str = "\
-Each TEST runs separately at each load, like one LKP aim7 job. All tasks work in a private \
-directory (mode 0700) made inside each --dir; it is removed at the end, and nothing else in \
---dir is touched.
-
-The filesystem decides the score: tmpfs, ext4 on a RAM disk and a real disk differ widely. The \
-type and mount options of each --dir are printed and recorded. To test like the posted \
-creat-clo numbers (ext4 on a 48 GB brd ramdisk, as LKP's 1BRD_48G):
-  modprobe brd rd_nr=1 rd_size=50331648        # rd_size is in KiB
-  mkfs.ext4 -q /dev/ram0 && mkdir -p /mnt/aim7 && mount /dev/ram0 /mnt/aim7
-  patchbench aim7 creat-clo --load 3000 --dir /mnt/aim7 --aim-start-delay
-or on tmpfs (as LKP's micro jobs): use /dev/shm, or
-  mount -t tmpfs -o size=4g tmpfs /mnt/aim7
-
-Published AIM7 numbers include AIM's 10 s pause before the start inside `real`; pass \
---aim-start-delay to reproduce them (it lowers jobs/min by 10 s / real).";
-
-/// Arguments of `patchbench aim7`.
-#[derive(Debug, Clone, Args)]
-#[command(after_long_help = AFTER_HELP)]
-pub struct Aim7Args {
-    /// AIM7 tests to run: creat-clo, disk_rr, disk_rw, disk_rd, disk_wrt, disk_cp, disk_src,
-    /// link_test, fork_test, exec_test, signal_test, brk_test, page_test.
-    #[arg(value_name = "TEST", required = true)]
-    pub tests: Vec<String>,
-    /// Number of tasks (AIM's operation load), or several comma separated, each a load point.
-    #[arg(short, long, value_name = "N", value_delimiter = ',', default_value = "3000", value_parser = parse_load)]
-    pub load: Vec<u32>,
-    /// Jobs each task runs (AIM's LOADNUM is 100).
-    #[arg(short, long, value_name = "J", default_value_t = 100, value_parser = parse_jobs)]
-    pub jobs: u32,
-    /// Directory for the tasks' files (AIM's `config` list); repeat to use several, round-robin.
-    /// Default: the system temp directory.
-    #[arg(short, long = "dir", value_name = "PATH")]
-    pub dirs: Vec<PathBuf>,
-    /// Repeat every load point this many times (one jobs/min sample each).
-    #[arg(short, long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+/// The settings an AIM7 run records.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub tests: Vec<&'static str>,
+    pub loads: Vec<u32>,
+    pub jobs_per_task: u32,
+    pub dirs: Vec<String>,
     pub runs: u32,
-    /// Wait 10 s between parking the tasks and releasing them, counted in `real`, as AIM's
-    /// multitask does; needed to match published jobs/min.
-    #[arg(long)]
-    pub aim_start_delay: bool,
-    /// AIM's FILESIZE for the disk tests, in KiB (suffix M for MiB): each task's file is
-    /// FILESIZE + POOLSIZE / load.
-    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_kib)]
-    pub filesize: u64,
-    /// AIM's POOLSIZE, in KiB (suffix M for MiB), shared out among the tasks.
-    #[arg(long, value_name = "SIZE", default_value = "10M", value_parser = parse_kib)]
-    pub poolsize: u64,
-    /// Write every sample, the figures and the system fingerprint to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    #[command(flatten)]
-    pub store: StoreOpts,
+    pub aim_start_delay_seconds: u64,
+    pub filesize_kib: u64,
+    pub poolsize_kib: u64,
 }
 
-fn parse_load(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(0) => Err("the load must be at least 1 task (e.g. --load 3000)".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!(
-            "{s:?} is not a number of tasks; give e.g. --load 3000"
-        )),
+/// What one AIM7 run covers, checked by the command.
+pub struct Plan {
+    pub tests: Vec<&'static Job>,
+    pub loads: Vec<u32>,
+    pub jobs_per_task: u32,
+    pub dirs: Vec<PathBuf>,
+    pub runs: u32,
+    pub start_delay: Duration,
+    pub filesize_kib: u64,
+    pub poolsize_kib: u64,
+}
+
+impl Plan {
+    pub fn config(&self) -> Config {
+        Config {
+            tests: self.tests.iter().map(|j| j.name).collect(),
+            loads: self.loads.clone(),
+            jobs_per_task: self.jobs_per_task,
+            dirs: self.dirs.iter().map(|d| d.display().to_string()).collect(),
+            runs: self.runs,
+            aim_start_delay_seconds: self.start_delay.as_secs(),
+            filesize_kib: self.filesize_kib,
+            poolsize_kib: self.poolsize_kib,
+        }
     }
 }
 
-fn parse_jobs(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(0) => Err("each task must run at least 1 job (AIM runs 100)".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!(
-            "{s:?} is not a number of jobs; give e.g. --jobs 100"
-        )),
-    }
-}
-
-/// Parses a size in KiB: `1024`, `1024k`, `1M`.
-pub fn parse_kib(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('M' | 'm') => (&t[..t.len() - 1], 1024),
-        Some('K' | 'k') => (&t[..t.len() - 1], 1),
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size; give KiB like 1024, or 1M"))?;
-    n.checked_mul(mult)
-        .filter(|&v| v <= 1 << 30)
-        .ok_or_else(|| format!("{s:?} is too large (at most 1024G)"))
-}
-
-/// One load point's runs as they finish.
-struct Point {
-    job: &'static Job,
-    load: u32,
-    disk_blocks: usize,
-    runs: Vec<(Figures, Outcome, u64)>,
-}
-
-fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
+/// The AIM7 tests named (comma lists allowed), each once, or one line saying which is unknown.
+pub fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
     let mut out: Vec<&'static Job> = Vec::new();
     for name in names
         .iter()
@@ -154,31 +95,8 @@ fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
     Ok(out)
 }
 
-/// Rejects a --dir that is unusable: missing, a symlink, read-only or full.
-fn check_work_dir(dir: &Path) -> anyhow::Result<crate::fsinfo::FsInfo> {
-    let is_real_dir = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-    if is_real_dir && crate::fsinfo::collect(dir).read_only {
-        return usage(format!(
-            "--dir {}: the filesystem is mounted read-only; choose a writable directory",
-            dir.display()
-        ));
-    }
-    crate::args::check_dir(dir)?;
-    let info = crate::fsinfo::collect(dir);
-    if let Ok(v) = nix::sys::statvfs::statvfs(dir) {
-        let no_inodes = v.files() > 0 && v.files_available() == 0;
-        if v.blocks_available() == 0 || no_inodes {
-            return usage(format!(
-                "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
-                dir.display(),
-                if no_inodes { "inodes" } else { "blocks" }
-            ));
-        }
-    }
-    Ok(info)
-}
-
-fn is_no_space(errno: i32) -> bool {
+/// ENOSPC or EDQUOT: the filesystem has no room.
+pub fn is_no_space(errno: i32) -> bool {
     errno == libc::ENOSPC || errno == libc::EDQUOT
 }
 
@@ -194,54 +112,33 @@ fn make_private_dir(dir: &Path) -> anyhow::Result<crate::private_dir::PrivateDir
     }
 }
 
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    }
-}
-
-/// AIM's row ends with the wall-clock date, as ctime() prints it.
-fn ctime_now() -> String {
-    let now = time::OffsetDateTime::now_local().unwrap_or_else(|_| time::OffsetDateTime::now_utc());
-    let fmt = time::macros::format_description!(
-        "[weekday repr:short] [month repr:short] [day padding:space] [hour]:[minute]:[second] [year]"
-    );
-    now.format(&fmt).unwrap_or_default()
-}
-
 fn metric(
     name: &str,
-    p: &Point,
+    p: &Aim7Point,
     title: &str,
     unit: &str,
     direction: Direction,
     samples: Vec<f64>,
 ) -> Metric {
-    Metric {
-        name: name.to_string(),
-        params: crate::record::params(&[
-            ("test", p.job.name.to_string()),
-            ("load", p.load.to_string()),
-        ]),
-        title: format!("{} {title} (load {})", p.job.name, p.load),
-        unit: unit.to_string(),
+    Metric::new(
+        name,
+        &[("test", p.test.clone()), ("load", p.load.to_string())],
+        format!("{} {title} (load {})", p.test, p.load),
+        unit,
         direction,
-        value: crate::stats::mean(&samples).unwrap_or(0.0),
+        crate::stats::mean(&samples).unwrap_or(0.0),
         samples,
-    }
+    )
 }
 
 /// LKP-named metrics of one load point: each run is one sample; every task's completion time
 /// is a sample of `aim7.task-completion-time`.
-fn point_metrics(p: &Point) -> Vec<Metric> {
-    let per = |f: fn(&Figures) -> f64| p.runs.iter().map(|(fig, _, _)| f(fig)).collect::<Vec<_>>();
+pub fn point_metrics(p: &Aim7Point) -> Vec<Metric> {
+    let per = |f: fn(&Figures) -> f64| p.runs.iter().map(|r| f(&r.figures)).collect::<Vec<_>>();
     let completion: Vec<f64> = p
         .runs
         .iter()
-        .flat_map(|(_, o, _)| o.completion.iter().copied())
+        .flat_map(|r| r.completion_seconds.iter().copied())
         .collect();
     vec![
         metric(
@@ -302,76 +199,52 @@ fn factor_of(job: &Job, disk_blocks: usize) -> u64 {
     }
 }
 
-fn point_json(p: &Point, jobs_per_task: u32) -> serde_json::Value {
-    let runs: Vec<serde_json::Value> = p
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(i, (f, o, leftover))| {
-            let counters: BTreeMap<&str, u64> =
-                p.job.counters.iter().copied().zip(o.counters).collect();
-            json!({
-                "run": i + 1,
-                "figures": f,
-                "park_seconds": o.park_seconds,
-                "counters": counters,
-                "leftover_files": leftover,
-                "task_max_rss_kib": o.task_max_rss_kib,
-                "task0_private_kib": o.task0_private_kib,
-                "task0_pss_kib": o.task0_pss_kib,
-                "driver_max_rss_kib": o.driver_max_rss_kib,
-                "completion_seconds": o.completion,
-            })
-        })
-        .collect();
-    json!({
-        "test": p.job.name,
-        "load": p.load,
-        "jobs_per_task": jobs_per_task,
-        "disk_blocks": p.disk_blocks,
-        "factor": factor_of(p.job, p.disk_blocks),
-        "units": p.job.units,
-        "runs": runs,
-    })
-}
-
-/// The record and where it goes, kept up to date so an interruption can save what finished.
-struct Recorder<'a> {
-    args: &'a Aim7Args,
-    record: RunRecord,
-    points: Vec<Point>,
-    fs: Vec<crate::fsinfo::FsInfo>,
-}
-
-impl Recorder<'_> {
-    fn finish(&mut self, incomplete: bool) -> anyhow::Result<()> {
-        let points: Vec<&Point> = self.points.iter().filter(|p| !p.runs.is_empty()).collect();
-        self.record.metrics = points.iter().flat_map(|p| point_metrics(p)).collect();
-        let pj: Vec<serde_json::Value> = points
+/// The typed run of one driver outcome.
+fn run_of(job: &Job, n: usize, figures: Figures, o: Outcome, leftover: u64) -> Aim7Run {
+    Aim7Run {
+        run: n,
+        figures,
+        park_seconds: o.park_seconds,
+        counters: job
+            .counters
             .iter()
-            .map(|p| point_json(p, self.args.jobs))
-            .collect();
-        self.record.extra.insert(
-            "aim7".into(),
-            json!({ "points": pj, "filesystems": self.fs }),
-        );
-        self.record.finished_at = crate::clock::now_rfc3339();
-        self.record.incomplete = incomplete;
-        if let Some(path) = &self.args.json {
-            self.record.write_json(path)?;
-        }
-        if let Some(id) = crate::store::save(&self.args.store, &self.record)? {
-            crate::store::announce(&self.args.store, &id);
-        }
-        Ok(())
+            .map(|c| c.to_string())
+            .zip(o.counters)
+            .collect(),
+        leftover_files: leftover,
+        task_max_rss_kib: o.task_max_rss_kib,
+        task0_private_kib: o.task0_private_kib,
+        task0_pss_kib: o.task0_pss_kib,
+        driver_max_rss_kib: o.driver_max_rss_kib,
+        completion_seconds: o.completion,
     }
+}
+
+/// Recomputes the record's metrics from its points (those with a finished run).
+fn update_metrics(record: &mut RunRecord) {
+    record.metrics = record
+        .aim7
+        .iter()
+        .flat_map(|d| &d.points)
+        .filter(|p| !p.runs.is_empty())
+        .flat_map(point_metrics)
+        .collect();
+    record.finished_at = crate::clock::now_rfc3339();
 }
 
 fn stop_error(stop: Stop, job: &Job, load: u32, dirs: &[PathBuf]) -> anyhow::Error {
     match stop {
-        Stop::Interrupted(sig) => Interrupted { signal: sig, name: signal_name(sig) }.into(),
-        Stop::TaskFailed { task, dir, op, errno } => {
-            let d = dirs.get(dir).map(|d| d.display().to_string()).unwrap_or_default();
+        Stop::Interrupted(sig) => crate::proc::signals::interrupted(sig).into(),
+        Stop::TaskFailed {
+            task,
+            dir,
+            op,
+            errno,
+        } => {
+            let d = dirs
+                .get(dir)
+                .map(|d| d.display().to_string())
+                .unwrap_or_default();
             let err = std::io::Error::from_raw_os_error(errno);
             if is_no_space(errno) {
                 Usage(format!(
@@ -381,17 +254,23 @@ fn stop_error(stop: Stop, job: &Job, load: u32, dirs: &[PathBuf]) -> anyhow::Err
                 ))
                 .into()
             } else {
-                RunFailed(format!("{} at load {load}: task {task}: {op} in --dir {d} failed: {err}", job.name)).into()
+                RunFailed(format!(
+                    "{} at load {load}: task {task}: {op} in --dir {d} failed: {err}",
+                    job.name
+                ))
+                .into()
             }
         }
-        Stop::TaskDied { task, how } => RunFailed(format!("{} at load {load}: task {task} {how}", job.name)).into(),
-        Stop::CannotFork { started, errno } => Usage(format!(
-            "{} at load {load}: only {started} tasks could be started (fork: {}); raise the process \
-             limit (`ulimit -u`, the cgroup's pids.max, kernel.pid_max) or lower --load",
-            job.name,
-            std::io::Error::from_raw_os_error(errno)
-        ))
-        .into(),
+        Stop::TaskDied { task, how } => {
+            RunFailed(format!("{} at load {load}: task {task} {how}", job.name)).into()
+        }
+        Stop::CannotFork { started, errno } => crate::proc::start_refused(
+            &format!("{} at load {load}", job.name),
+            started as usize,
+            load as usize,
+            std::io::Error::from_raw_os_error(errno),
+            "--load",
+        ),
         Stop::Other(e) => e,
     }
 }
@@ -407,97 +286,28 @@ fn memory_line(o: &Outcome) -> String {
     )
 }
 
-/// Runs `patchbench aim7`; returns the exit status.
-pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
-    let tests = resolve_tests(&args.tests)?;
-    let dirs: Vec<PathBuf> = if args.dirs.is_empty() {
-        vec![std::env::temp_dir()]
-    } else {
-        args.dirs.clone()
-    };
-    let fs = dirs
-        .iter()
-        .map(|d| check_work_dir(d))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    if let Some(path) = &args.json {
-        crate::args::check_output("--json", path)?;
-    }
-    let max_load = args.load.iter().copied().max().unwrap_or(1);
-    let extra = tests.iter().map(|j| j.extra_procs).max().unwrap_or(0);
-    if let Err(refusal) = crate::proc::limits::check(max_load, extra, "--load") {
-        return usage(refusal);
-    }
-    let true_program = if tests.iter().any(|j| j.name == "exec_test") {
-        match jobs::exec_test::find_true() {
-            Some(p) => p,
-            None => return usage(
-                "exec_test needs a `true` program (/bin/true or /usr/bin/true); install coreutils",
-            ),
-        }
-    } else {
-        PathBuf::from("/bin/true")
-    };
-    let true_program = std::ffi::CString::new(true_program.as_os_str().as_encoded_bytes().to_vec())
-        .context("bad path for true")?;
-
-    let signals = Signals::install_waking_on_child_exit()?;
-    let private: Vec<crate::private_dir::PrivateDir> = dirs
+/// Runs every test at every load `plan.runs` times, in private directories made inside the
+/// checked `--dir`s; each finished run is added to `record` and handed to `sinks` at once.
+pub fn run(
+    plan: &Plan,
+    true_program: &std::ffi::CStr,
+    signals: &Signals,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let private: Vec<crate::private_dir::PrivateDir> = plan
+        .dirs
         .iter()
         .map(|d| make_private_dir(d))
         .collect::<anyhow::Result<_>>()?;
     let task_dirs: Vec<TaskDir> = private.iter().map(|p| TaskDir::new(p.path())).collect();
-
-    let mut system = crate::sysinfo::SystemInfo::collect();
-    for (i, f) in fs.iter().enumerate() {
-        system.extra.insert(
-            format!("aim7.dir{i}"),
-            format!("{}: {}", f.dir, f.summary()),
-        );
-    }
-    let mut config = BTreeMap::new();
-    config.insert(
-        "tests".into(),
-        json!(tests.iter().map(|j| j.name).collect::<Vec<_>>()),
-    );
-    config.insert("loads".into(), json!(args.load));
-    config.insert("jobs_per_task".into(), json!(args.jobs));
-    config.insert(
-        "dirs".into(),
-        json!(dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect::<Vec<_>>()),
-    );
-    config.insert("runs".into(), json!(args.runs));
-    config.insert(
-        "aim_start_delay_seconds".into(),
-        json!(if args.aim_start_delay { 10 } else { 0 }),
-    );
-    config.insert("filesize_kib".into(), json!(args.filesize));
-    config.insert("poolsize_kib".into(), json!(args.poolsize));
-    let mut rec = Recorder {
-        args,
-        record: RunRecord {
-            label: args.store.label.clone(),
-            ..RunRecord::new("aim7", system, config)
-        },
-        points: Vec::new(),
-        fs,
-    };
-    for (d, f) in dirs.iter().zip(&rec.fs) {
-        println!("dir {}: {}", d.display(), f.summary());
-    }
-    let delay = if args.aim_start_delay {
-        AIM_START_DELAY
-    } else {
-        Duration::ZERO
-    };
-    let progress = |msg: &str| eprintln!("  {msg}");
-
-    for &job in &tests {
-        for &load in &args.load {
-            let disk_blocks = (args.filesize + args.poolsize / u64::from(load)).max(1) as usize;
-            for (p, d) in private.iter().zip(&dirs) {
+    let say = |msg: &str| progress.line(&format!("  {msg}"));
+    for &job in &plan.tests {
+        for &load in &plan.loads {
+            let disk_blocks =
+                (plan.filesize_kib + plan.poolsize_kib / u64::from(load)).max(1) as usize;
+            for (p, d) in private.iter().zip(&plan.dirs) {
                 if let Err(e) = fixtures::prepare(job, p.path(), disk_blocks) {
                     if e.raw_os_error().is_some_and(is_no_space) {
                         return usage(format!("{}: --dir {} is too full for the test's input files; free space or choose another --dir", job.name, d.display()));
@@ -507,97 +317,58 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
                     });
                 }
             }
-            println!(
-                "\n{}: {} tasks x {} jobs ({} {} per job){}",
-                job.name,
-                load,
-                args.jobs,
-                factor_of(job, disk_blocks),
-                job.units,
-                if args.aim_start_delay {
-                    ", with AIM's 10 s start delay"
-                } else {
-                    ""
-                }
-            );
-            println!("{}", metrics::HEADER);
-            rec.points.push(Point {
-                job,
-                load,
-                disk_blocks,
-                runs: Vec::new(),
-            });
-            for _ in 0..args.runs {
-                let plan = task::TaskPlan {
+            record
+                .aim7
+                .get_or_insert_with(Aim7Details::default)
+                .points
+                .push(Aim7Point {
+                    test: job.name.to_string(),
+                    load,
+                    jobs_per_task: plan.jobs_per_task,
+                    disk_blocks,
+                    factor: factor_of(job, disk_blocks),
+                    units: job.units.to_string(),
+                    runs: Vec::new(),
+                });
+            sinks.progress(record);
+            for n in 1..=plan.runs as usize {
+                let task_plan = task::TaskPlan {
                     job,
-                    jobs_per_task: args.jobs,
+                    jobs_per_task: plan.jobs_per_task,
                     dirs: task_dirs.clone(),
                     disk_blocks,
-                    true_program: true_program.clone(),
+                    true_program: true_program.to_owned(),
                 };
                 let result = match signals.pending().map(|i| i.signal) {
                     Some(sig) => Err(Stop::Interrupted(sig)),
-                    None => driver::run(&plan, load, delay, &signals, &progress),
+                    None => driver::run(&task_plan, load, plan.start_delay, signals, &say),
                 };
-                let outcome = match result {
-                    Ok(o) => o,
-                    Err(stop) => {
-                        let interrupted = matches!(stop, Stop::Interrupted(_));
-                        let err = stop_error(stop, job, load, &dirs);
-                        if interrupted {
-                            rec.finish(true)?;
-                        }
-                        return Err(err);
-                    }
-                };
-                let figures =
-                    Figures::compute(args.jobs, &outcome.completion, outcome.real, outcome.cpu);
-                println!("{}  {}", figures.row(), ctime_now());
-                eprintln!("  {}", memory_line(&outcome));
-                let leftover: u64 = private.iter().map(|p| fixtures::leftovers(p.path())).sum();
-                if let Some(p) = rec.points.last_mut() {
-                    p.runs.push((figures, outcome, leftover));
-                }
-            }
-            if let Some(p) = rec.points.last().filter(|p| p.runs.len() > 1) {
-                let jpm: Vec<f64> = p.runs.iter().map(|(f, _, _)| f.jobs_per_min).collect();
-                let (lo, hi) = jpm
-                    .iter()
-                    .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-                println!(
-                    "mean of {} runs: {:.2} jobs/min (min {lo:.2}, max {hi:.2})",
-                    jpm.len(),
-                    crate::stats::mean(&jpm).unwrap_or(0.0)
+                let outcome = result.map_err(|stop| stop_error(stop, job, load, &plan.dirs))?;
+                let figures = Figures::compute(
+                    plan.jobs_per_task,
+                    &outcome.completion,
+                    outcome.real,
+                    outcome.cpu,
                 );
+                say(&memory_line(&outcome));
+                let leftover: u64 = private.iter().map(|p| fixtures::leftovers(p.path())).sum();
+                if let Some(p) = record.aim7.as_mut().and_then(|d| d.points.last_mut()) {
+                    p.runs.push(run_of(job, n, figures, outcome, leftover));
+                }
+                update_metrics(record);
+                sinks.progress(record);
             }
             for p in &private {
                 fixtures::remove(job, p.path());
             }
         }
     }
-    rec.finish(false)?;
-    Ok(0)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_kib() {
-        assert_eq!(parse_kib("1M"), Ok(1024));
-        assert_eq!(parse_kib("10M"), Ok(10240));
-        assert_eq!(parse_kib("16"), Ok(16));
-        assert_eq!(parse_kib("16k"), Ok(16));
-        assert!(parse_kib("x").is_err());
-    }
-
-    #[test]
-    fn loads_and_jobs_must_be_positive() {
-        assert!(parse_load("0").unwrap_err().contains("at least 1"));
-        assert_eq!(parse_load("3000"), Ok(3000));
-        assert!(parse_jobs("0").is_err());
-    }
 
     #[test]
     fn tests_resolve_by_name_and_alias_once() {

@@ -1,12 +1,15 @@
-//! One AIM7 task: the code a forked child runs. It detaches from the driver's signal handling,
-//! dies with the driver (PR_SET_PDEATHSIG), joins the tasks' process group, reports "parked",
-//! blocks on the start pipe until the driver closes it, runs its jobs, and reports its
+//! One AIM7 task: the code a forked child runs. It becomes a child of the driver as every
+//! harness child does (`crate::proc::child`: default signals,
+//! death with the driver, the tasks' process group), reports "parked",
+//! waits at the start gate until the driver opens it, runs its jobs, and reports its
 //! completion time, its op counters and its memory in one fixed-size record on the report pipe
 //! (one write below PIPE_BUF, so records never interleave). It leaves with `_exit`, never
 //! returning into the driver's code.
 
 use super::jobs::{Fail, Job, TaskCtx, TaskDir};
 use crate::clock::monotonic_ns;
+use crate::proc::child::become_child;
+use crate::proc::gate::Gate;
 use std::ffi::CString;
 use std::os::fd::RawFd;
 
@@ -21,8 +24,8 @@ pub struct TaskPlan {
 
 /// The driver's descriptors as a child sees them right after fork.
 pub struct TaskFds {
+    /// The start gate's read end.
     pub go_read: RawFd,
-    pub go_write: RawFd,
     pub report_read: RawFd,
     pub report_write: RawFd,
     /// The driver's signal wake-up socket pair, closed in the child.
@@ -115,20 +118,6 @@ fn write_report(fd: RawFd, r: &Report) -> bool {
     }
 }
 
-/// Blocks until the driver closes the start pipe (EOF).
-fn wait_for_start(fd: RawFd) -> bool {
-    let mut b = [0u8; 1];
-    loop {
-        // SAFETY: reading into a local buffer.
-        let n = unsafe { libc::read(fd, b.as_mut_ptr().cast(), 1) };
-        match n {
-            0 => return true,
-            n if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) => {}
-            _ => return false,
-        }
-    }
-}
-
 /// Private and proportional memory of this process, in KiB, from smaps_rollup.
 fn own_memory_kib() -> (u64, u64) {
     let text = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
@@ -176,7 +165,9 @@ fn task_body(plan: &TaskPlan, task: u32, fds: &TaskFds) -> i32 {
         task,
         ..Report::default()
     };
-    if !write_report(fds.report_write, &parked) || !wait_for_start(fds.go_read) {
+    // SAFETY: the gate's read end stays open for the task's whole life.
+    let gate = unsafe { std::os::fd::BorrowedFd::borrow_raw(fds.go_read) };
+    if !write_report(fds.report_write, &parked) || !crate::proc::gate::wait(gate) {
         return 3;
     }
     let result = run_jobs(plan, &mut ctx);
@@ -220,40 +211,17 @@ pub unsafe fn task_main(
     task: u32,
     pgid: libc::pid_t,
     driver: libc::pid_t,
+    gate: &Gate,
     fds: &TaskFds,
 ) -> ! {
-    for sig in [
-        libc::SIGINT,
-        libc::SIGTERM,
-        libc::SIGHUP,
-        libc::SIGCHLD,
-        libc::SIGPIPE,
-    ] {
-        libc::signal(sig, libc::SIG_DFL);
-    }
-    libc::prctl(
-        libc::PR_SET_PDEATHSIG,
-        libc::SIGKILL as libc::c_ulong,
-        0,
-        0,
-        0,
+    gate.close_write_in_child();
+    become_child(
+        driver,
+        pgid,
+        &[fds.report_read, fds.signal_fds[0], fds.signal_fds[1]],
+        "aim7 task",
     );
-    if libc::getppid() != driver {
-        libc::_exit(4);
-    }
-    libc::setpgid(0, pgid);
-    for fd in [
-        fds.go_write,
-        fds.report_read,
-        fds.signal_fds[0],
-        fds.signal_fds[1],
-    ] {
-        libc::close(fd);
-    }
-    let status =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task_body(plan, task, fds)))
-            .unwrap_or(101);
-    libc::_exit(status)
+    libc::_exit(task_body(plan, task, fds))
 }
 
 #[cfg(test)]

@@ -1,4 +1,18 @@
-//! The commands: each one's arguments and what it does.
+//! The commands, one file each with its arguments and what it does: `run`, `list`, `check`,
+//! `aim7`, `scale`, `model`, the store commands (`runs`, `show`, `export`, `rm`), `import`,
+//! `compare`, and the hidden testing aids. What several share (store options, harness options,
+//! the sink set, the fingerprint a measuring command starts with, how a run ends) is in
+//! `shared`. The commands validate everything before any work and hand their runs to the
+//! harnesses; the harnesses never see a clap type.
 
+pub mod aim7;
+pub mod check;
+pub mod compare;
 pub mod debug_writer;
+pub mod import;
+pub mod list;
+pub mod model;
+pub mod run;
+pub mod scale;
+pub mod shared;
 pub mod store;

@@ -6,8 +6,9 @@
 use super::Side;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Fingerprint fields that are expected to differ between base and patched.
-const IGNORED_SYSTEM: &[&str] = &["kernel_release", "kernel_version"];
+/// Fingerprint fields that are expected to differ between base and patched (`noise` holds
+/// measured activity, different on every run; its warnings are listed on their own).
+const IGNORED_SYSTEM: &[&str] = &["kernel_release", "kernel_version", "noise"];
 
 /// One warning per attribute whose set of values differs between the sides.
 pub fn differences(base: &Side, patched: &Side) -> Vec<String> {
@@ -56,7 +57,7 @@ fn attributes(side: &Side) -> BTreeMap<String, BTreeSet<String>> {
         let mut add = |k: String, v: String| {
             out.entry(k).or_default().insert(v);
         };
-        add("kind".to_string(), run.kind.clone());
+        add("kind".to_string(), run.kind.to_string());
         if let Ok(serde_json::Value::Object(sys)) = serde_json::to_value(&run.system) {
             for (k, v) in sys {
                 if IGNORED_SYSTEM.contains(&k.as_str()) || k == "extra" {

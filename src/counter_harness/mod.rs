@@ -14,13 +14,13 @@ pub mod perf_counters;
 pub mod session;
 
 use crate::error::RunFailed;
+use crate::proc::gate::Gate;
 use crate::proc::signals::Signals;
+use crate::proc::TaskGroup;
 use anyhow::{Context, Result};
-use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
 use perf_counters::{self as counters, CounterSet, CounterValues};
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -35,7 +35,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const POLL_STEP: Duration = Duration::from_millis(20);
 
 /// Whether tasks are processes or threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     Process,
     Thread,
@@ -207,7 +207,7 @@ impl TaskCtx<'_> {
                 let parent = nix::unistd::getpid();
                 // SAFETY: a process-mode task is single-threaded, so forking is safe.
                 match unsafe { fork() }.context("cannot fork a helper task")? {
-                    ForkResult::Child => in_child(parent, f),
+                    ForkResult::Child => in_child(parent, nix::unistd::getpgrp().as_raw(), &[], f),
                     ForkResult::Parent { .. } => {}
                 }
             }
@@ -319,57 +319,18 @@ impl Outcome {
     }
 }
 
-/// The started tasks; dropping this kills and reaps every one, so no error path leaves a task
-/// behind.
-struct Tasks {
-    pids: Vec<Pid>,
-}
-
-impl Tasks {
-    /// Kills every task (SIGKILL: they hold nothing that needs cleaning) and reaps it.
-    fn stop(&mut self) {
-        for pid in &self.pids {
-            let _ = kill(*pid, Signal::SIGKILL);
-        }
-        for pid in self.pids.drain(..) {
-            while let Err(nix::errno::Errno::EINTR) = waitpid(pid, None) {}
-        }
+/// An error if any task has exited (they never exit on their own); every task is then
+/// stopped.
+fn check_alive(tasks: &mut TaskGroup) -> Result<()> {
+    if let Some((i, status)) = tasks.reap_ended() {
+        tasks.stop();
+        return Err(RunFailed(format!(
+            "task {i} stopped unexpectedly: it {}",
+            crate::proc::status::describe_raw(status)
+        ))
+        .into());
     }
-
-    /// An error if any task has exited (they never exit on their own).
-    fn check_alive(&mut self) -> Result<()> {
-        for (i, pid) in self.pids.iter().enumerate() {
-            match waitpid(*pid, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR) => {}
-                Ok(status) => {
-                    let pid = *pid;
-                    self.pids.retain(|p| *p != pid);
-                    self.stop();
-                    return Err(RunFailed(format!(
-                        "task {i} stopped unexpectedly ({})",
-                        describe_status(status)
-                    ))
-                    .into());
-                }
-                Err(e) => return Err(e).context("cannot watch the tasks"),
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Tasks {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-fn describe_status(status: WaitStatus) -> String {
-    match status {
-        WaitStatus::Exited(_, code) => format!("exit status {code}; its error is above"),
-        WaitStatus::Signaled(_, sig, _) => format!("killed by {}", sig.as_str()),
-        other => format!("{other:?}"),
-    }
+    Ok(())
 }
 
 /// Runs `work` in `spec.tasks` tasks and samples them.
@@ -384,10 +345,10 @@ pub fn run(
     // Slot 0 is the header (how many tasks reached the gate); task i uses slot i + 1.
     let slots = SharedMap::new((n + 1) * SLOT_BYTES)?;
     let shared = SharedMap::new(work.shared_bytes())?;
-    let (gate_read, gate_write) = nix::unistd::pipe().context("cannot create the start gate")?;
+    let gate = Gate::new().context("cannot create the start gate")?;
     let cpus = allowed_cpus();
     let driver = nix::unistd::getpid();
-    let mut tasks = Tasks { pids: Vec::new() };
+    let mut tasks = TaskGroup::new();
     let (pin, mode) = (spec.pin, spec.mode);
 
     let task_body = |nr: usize| -> Result<()> {
@@ -398,7 +359,7 @@ pub fn run(
         // SAFETY: gettid has no preconditions.
         slot.tid.store(unsafe { libc::gettid() } as u64, Relaxed);
         slots.slot(0).ops.fetch_add(1, Relaxed);
-        wait_gate(&gate_read);
+        crate::proc::gate::wait(gate.read_end());
         let ctx = TaskCtx {
             nr,
             tasks: n,
@@ -411,21 +372,29 @@ pub fn run(
         work.run(&ctx)
     };
 
+    crate::proc::child::ensure_single_threaded("the will-it-scale driver")?;
+    let keep_out = [interrupt.raw_fds()[0], interrupt.raw_fds()[1]];
     match spec.mode {
         Mode::Process => {
             for nr in 0..n {
                 // SAFETY: the driver is single-threaded.
                 match unsafe { fork() } {
-                    Ok(ForkResult::Child) => in_child(driver, || task_body(nr)),
-                    Ok(ForkResult::Parent { child }) => tasks.pids.push(child),
-                    Err(e) => return Err(fork_failed(e, nr)),
+                    Ok(ForkResult::Child) => {
+                        gate.close_write_in_child();
+                        in_child(driver, tasks.pgid(), &keep_out, || task_body(nr))
+                    }
+                    Ok(ForkResult::Parent { child }) => {
+                        tasks.add(child.as_raw());
+                    }
+                    Err(e) => return Err(fork_failed(e, nr, n)),
                 }
             }
         }
         Mode::Thread => {
             // SAFETY: the driver is single-threaded; the host spawns the threads.
             match unsafe { fork() } {
-                Ok(ForkResult::Child) => in_child(driver, || {
+                Ok(ForkResult::Child) => in_child(driver, 0, &keep_out, || {
+                    gate.close_write_in_child();
                     std::thread::scope(|s| -> Result<()> {
                         let handles: Vec<_> = (0..n)
                             .map(|nr| {
@@ -441,17 +410,19 @@ pub fn run(
                         Ok(())
                     })
                 }),
-                Ok(ForkResult::Parent { child }) => tasks.pids.push(child),
-                Err(e) => return Err(fork_failed(e, 0)),
+                Ok(ForkResult::Parent { child }) => {
+                    tasks.add(child.as_raw());
+                }
+                Err(e) => return Err(fork_failed(e, 0, n)),
             }
         }
     }
-    drop(gate_read);
+    let mut gate = gate.into_opener();
 
     let started = Instant::now();
     while (slots.slot(0).ops.load(Relaxed) as usize) < n {
         interrupt.check()?;
-        tasks.check_alive()?;
+        check_alive(&mut tasks)?;
         if started.elapsed() > READY_TIMEOUT {
             return Err(RunFailed("the tasks did not reach the start gate in 60 s".into()).into());
         }
@@ -469,7 +440,7 @@ pub fn run(
 
     let read_ops = || -> Vec<u64> { (0..n).map(|i| slots.slot(i + 1).ops()).collect() };
     let mut prev = read_ops();
-    nix::unistd::write(gate_write.as_fd(), b"g").context("cannot open the start gate")?;
+    gate.open();
     let t0 = Instant::now();
     let mut last = t0;
 
@@ -505,7 +476,7 @@ pub fn run(
         let deadline = t0 + spec.interval.mul_f64(k as f64);
         loop {
             interrupt.check()?;
-            tasks.check_alive()?;
+            check_alive(&mut tasks)?;
             let now = Instant::now();
             if now >= deadline {
                 break;
@@ -553,59 +524,28 @@ pub fn run(
     Ok(outcome)
 }
 
-fn fork_failed(e: nix::errno::Errno, nr: usize) -> anyhow::Error {
-    RunFailed(format!(
-        "cannot start task {nr}: fork failed ({e}); the process limit (ulimit -u) or memory \
-         is too low for this many tasks"
-    ))
-    .into()
+fn fork_failed(e: nix::errno::Errno, nr: usize, n: usize) -> anyhow::Error {
+    crate::proc::start_refused(
+        &format!("{n} tasks"),
+        nr,
+        n,
+        std::io::Error::from(e),
+        "--tasks",
+    )
 }
 
-/// The body of every forked task or helper: become a well-behaved child, run `f`, and leave
-/// with `_exit` so nothing of the driver (temp directories, buffers) is dropped twice.
-pub(crate) fn in_child(parent: Pid, f: impl FnOnce() -> Result<()>) -> ! {
-    let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        become_task(parent);
-        f()
-    })) {
-        Ok(Ok(())) => 0,
-        Ok(Err(e)) => {
-            eprintln!("patchbench: task failed: {e:#}");
-            1
-        }
-        Err(_) => 101,
-    };
-    // SAFETY: ends this process without running the driver's destructors.
-    unsafe { libc::_exit(code) }
-}
-
-/// The watchdog: the kernel kills this task when its parent dies; signals the driver handles
-/// (Ctrl-C, SIGTERM, SIGHUP) get their default action here.
-fn become_task(parent: Pid) {
-    // SAFETY: prctl and signal with valid arguments.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            libc::signal(sig, libc::SIG_DFL);
-        }
-    }
-    if nix::unistd::getppid() != parent {
-        // The parent died before the watchdog was armed.
-        // SAFETY: plain exit of this child.
-        unsafe { libc::_exit(0) }
-    }
-}
-
-/// Blocks until the driver writes to the gate pipe (the byte stays unread, so the read end
-/// stays readable for every task).
-fn wait_gate(gate: &OwnedFd) {
-    let mut fds = [libc::pollfd {
-        fd: gate.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    }];
-    // SAFETY: one valid pollfd.
-    while unsafe { libc::poll(fds.as_mut_ptr(), 1, -1) } < 0 {}
+/// The body of every forked task or helper: become a well-behaved child in process group
+/// `pgid` (0: a new one), run `f`, and leave with `_exit` so nothing of the driver (temp
+/// directories, buffers) is dropped twice.
+pub(crate) fn in_child(
+    parent: Pid,
+    pgid: libc::pid_t,
+    close: &[std::os::fd::RawFd],
+    f: impl FnOnce() -> Result<()>,
+) -> ! {
+    // SAFETY: called right after fork in a single-threaded process.
+    unsafe { crate::proc::child::become_child(parent.as_raw(), pgid, close, "task") };
+    crate::proc::child::run_and_exit("task", f)
 }
 
 /// The CPUs this process may run on, in order.

@@ -4,8 +4,8 @@
 //! metrics `aim7.jobs-per-min`, `aim7.jti`, `aim7.jobs-per-min-per-task`, `aim7.real` and
 //! `aim7.cpu` with params `test` and `load`, the names lkp-tests and `patchbench aim7` use.
 
-use super::{imported_record, line_error, params, LineError};
-use crate::record::{Direction, Metric, RunRecord};
+use super::{imported_record, line_error, LineError};
+use crate::record::{Direction, Kind, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -46,7 +46,7 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
             };
             let load = c[1].to_string();
             loads.push(serde_json::json!(f(1)?));
-            let p = params(&[("test", test.to_string()), ("load", load)]);
+            let p = [("test", test.to_string()), ("load", load)];
             let fields = [
                 (
                     "aim7.jobs-per-min",
@@ -73,15 +73,15 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
                 ("aim7.cpu", "CPU time", "s", f(6)?, Direction::LowerIsBetter),
             ];
             for (name, title, unit, value, direction) in fields {
-                metrics.push(Metric {
-                    name: name.to_string(),
-                    params: p.clone(),
-                    title: format!("AIM7 {test} {title}"),
-                    unit: unit.to_string(),
+                metrics.push(Metric::new(
+                    name,
+                    &p,
+                    format!("AIM7 {test} {title}"),
+                    unit,
                     direction,
                     value,
-                    samples: Vec::new(),
-                });
+                    Vec::new(),
+                ));
             }
             rows_in_table += 1;
         } else if line.trim().is_empty() && rows_in_table == 0 {
@@ -107,7 +107,7 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
     config.insert("test".to_string(), serde_json::json!(test));
     config.insert("load".to_string(), serde_json::Value::Array(loads));
     Ok(imported_record(
-        "aim7",
+        Kind::Aim7,
         SystemInfo::default(),
         config,
         metrics,

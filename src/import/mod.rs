@@ -11,7 +11,7 @@ mod unixbench;
 mod will_it_scale;
 
 use crate::error::Usage;
-use crate::record::{Metric, RunRecord};
+use crate::record::{Kind, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -89,12 +89,12 @@ fn located(file: &str, e: LineError) -> anyhow::Error {
 
 /// A record for imported numbers: the system is whatever the file says (the rest unknown).
 pub(crate) fn imported_record(
-    kind: &str,
+    kind: Kind,
     system: SystemInfo,
     config: BTreeMap<String, serde_json::Value>,
     metrics: Vec<Metric>,
 ) -> RunRecord {
-    let record = RunRecord::new(kind, system, config);
+    let record = RunRecord::new(kind, system, &config);
     RunRecord {
         source: None,
         finished_at: record.started_at.clone(),
@@ -102,5 +102,3 @@ pub(crate) fn imported_record(
         ..record
     }
 }
-
-pub(crate) use crate::record::params;

@@ -7,8 +7,8 @@
 //! number is taken as printed. A table that stops before its `Index Score` line is reported
 //! as cut off, with the line.
 
-use super::{imported_record, line_error, params, LineError};
-use crate::record::{Direction, Metric, RunRecord, TestResult};
+use super::{imported_record, line_error, LineError};
+use crate::record::{Direction, Kind, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
 use crate::unixbench::catalog::TESTS;
 use regex::Regex;
@@ -252,15 +252,15 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
                     .find(|t| t.name == name)
                     .and_then(|t| t.baseline)
             });
-            metrics.push(Metric {
-                name: "unixbench.score".to_string(),
-                params: params(&[("test", id.clone()), ("copies", b.copies.to_string())]),
-                title: name.clone(),
-                unit: unit.clone(),
-                direction: Direction::HigherIsBetter,
-                value: score,
-                samples: Vec::new(),
-            });
+            metrics.push(Metric::new(
+                "unixbench.score",
+                &[("test", id.clone()), ("copies", b.copies.to_string())],
+                name.clone(),
+                unit.clone(),
+                Direction::HigherIsBetter,
+                score,
+                Vec::new(),
+            ));
             let spec = TESTS.iter().find(|t| t.id == id);
             tests.push(TestResult {
                 test: id,
@@ -281,15 +281,15 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
             });
         }
         if let Some(index) = b.index {
-            metrics.push(Metric {
-                name: "unixbench.index".to_string(),
-                params: params(&[("copies", b.copies.to_string())]),
-                title: "System Benchmarks Index Score".to_string(),
-                unit: "index".to_string(),
-                direction: Direction::HigherIsBetter,
-                value: index,
-                samples: Vec::new(),
-            });
+            metrics.push(Metric::new(
+                "unixbench.index",
+                &[("copies", b.copies.to_string())],
+                "System Benchmarks Index Score",
+                "index",
+                Direction::HigherIsBetter,
+                index,
+                Vec::new(),
+            ));
         }
     }
     let mut config = BTreeMap::new();
@@ -297,7 +297,7 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
     if let Some(v) = &version {
         config.insert("unixbench_version".to_string(), serde_json::json!(v));
     }
-    let mut record = imported_record("unixbench", system, config, metrics);
+    let mut record = imported_record(Kind::Unixbench, system, config, metrics);
     record.tests = tests;
     record
 }

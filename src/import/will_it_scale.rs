@@ -4,8 +4,8 @@
 //! and `mode` (`process` or `thread`), the names `patchbench scale` uses. The `0,0,100,…`
 //! row and zero results (a mode that was not run) are skipped.
 
-use super::{imported_record, line_error, params, LineError};
-use crate::record::{Direction, Metric, RunRecord};
+use super::{imported_record, line_error, LineError};
+use crate::record::{Direction, Kind, Metric, RunRecord};
 use crate::sysinfo::SystemInfo;
 use std::collections::BTreeMap;
 
@@ -56,19 +56,19 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
             if total <= 0.0 {
                 continue;
             }
-            metrics.push(Metric {
-                name: "will-it-scale.per_process_ops".to_string(),
-                params: params(&[
+            metrics.push(Metric::new(
+                "will-it-scale.per_process_ops",
+                &[
                     ("test", test.to_string()),
                     ("tasks", (tasks as u64).to_string()),
                     ("mode", mode.to_string()),
-                ]),
-                title: format!("will-it-scale {test} {mode} ×{}", tasks as u64),
-                unit: "ops/s".to_string(),
-                direction: Direction::HigherIsBetter,
-                value: total / tasks,
-                samples: Vec::new(),
-            });
+                ],
+                format!("will-it-scale {test} {mode} ×{}", tasks as u64),
+                "ops/s",
+                Direction::HigherIsBetter,
+                total / tasks,
+                Vec::new(),
+            ));
         }
     }
     if metrics.is_empty() {
@@ -81,7 +81,7 @@ pub fn parse(text: &str, test: &str) -> Result<RunRecord, LineError> {
     config.insert("test".to_string(), serde_json::json!(test));
     config.insert("tasks".to_string(), serde_json::Value::Array(tasks_seen));
     Ok(imported_record(
-        "will-it-scale",
+        Kind::WillItScale,
         SystemInfo::default(),
         config,
         metrics,

@@ -12,12 +12,16 @@
 //! counter around the size), and `publish-first`, a deliberately wrong writer that publishes
 //! the size before writing the data, so the checker can be seen to count violations.
 
-use super::{base_config, counter_line, pick_variants, plan, ModelArgs};
-use crate::counter_harness::session::{self, params};
+use super::{counter_line, details, Request};
+use crate::counter_harness::session::Session;
 use crate::counter_harness::{Outcome, TaskCtx, Workload};
 use crate::error::RunFailed;
-use crate::record::{Direction, Metric};
+use crate::progress::Progress;
+use crate::record::model::ModelPoint;
+use crate::record::sink::Sinks;
+use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Result;
+use serde::Serialize;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::atomic::{fence, AtomicU64};
 
@@ -171,62 +175,59 @@ fn summarise(outcome: &Outcome, tasks: usize) -> Result1 {
     }
 }
 
-pub fn execute(args: &ModelArgs) -> Result<i32> {
-    let variants = pick_variants(
-        &args.variants,
-        &[
-            ("fence", Variant::Fence),
-            ("acquire", Variant::Acquire),
-            ("seqcount", Variant::Seqcount),
-            ("publish-first", Variant::PublishFirst),
-        ],
-        &[Variant::Fence, Variant::Acquire, Variant::Seqcount],
-    )?;
-    let readers = match &args.opts.tasks {
-        Some(t) => t.0.clone(),
-        None => vec![(crate::sysinfo::online_cpus() as usize)
-            .saturating_sub(1)
-            .max(1)],
-    };
-    let modes = args.mode.modes();
-    let needed = readers.iter().max().copied().unwrap_or(1) + 2;
-    let session = session::start(&args.opts, needed, &[])?;
-    let plan = plan(&args.opts);
-    let min_reads = args.reads;
-    let enough = move |t: &[u64]| t[1..].iter().sum::<u64>() >= min_reads;
-    eprintln!(
-        "patchbench model-isize: 1 writer + readers {readers:?}, {}; at least {} × {:.3} s \
-         samples and {min_reads} reads after {} warm-up samples",
-        crate::counter_harness::Mode::join(&modes),
-        plan.samples,
-        plan.interval.as_secs_f64(),
-        plan.warmup
-    );
+/// The settings a model-isize run records.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub model: &'static str,
+    /// Reader tasks (one writer runs besides them).
+    pub tasks: Vec<usize>,
+    pub modes: Vec<&'static str>,
+    pub pin: bool,
+    pub min_reads: u64,
+    pub variants: Vec<&'static str>,
+}
 
-    let mut metrics = Vec::new();
-    let mut lines = Vec::new();
+/// The variants by name, and those run by default (every correct one).
+pub const CHOICES: &[(&str, Variant)] = &[
+    ("fence", Variant::Fence),
+    ("acquire", Variant::Acquire),
+    ("seqcount", Variant::Seqcount),
+    ("publish-first", Variant::PublishFirst),
+];
+pub const DEFAULT: &[Variant] = &[Variant::Fence, Variant::Acquire, Variant::Seqcount];
+
+/// Runs every variant with every reader count in every mode (`req.tasks` counts readers),
+/// adding each point to `record` and handing it to `sinks` as it finishes. Returns the points
+/// where a correct variant saw a violation.
+pub fn run(
+    req: &Request<'_, Variant>,
+    min_reads: u64,
+    session: &Session,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> Result<Vec<String>> {
+    let enough = move |t: &[u64]| t[1..].iter().sum::<u64>() >= min_reads;
     let mut bad = Vec::new();
-    let mut failure = None;
-    'all: for &mode in &modes {
-        for &r in &readers {
-            for &variant in &variants {
-                let mut spec = plan.spec(r + 1, mode, &args.opts);
+    for &mode in req.modes {
+        for &r in req.tasks {
+            for &variant in req.variants {
+                progress.show(&format!(
+                    "model-isize {} · {r} readers {}",
+                    variant.name(),
+                    mode.plural()
+                ));
+                let mut spec = req.plan.spec(r + 1, mode, req.pin, req.counters);
                 spec.until = Some(&enough);
-                spec.max_extra = (120.0 / plan.interval.as_secs_f64()).ceil() as usize;
-                let outcome = match session.run(&ISize { variant }, &spec) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        failure = Some(e);
-                        break 'all;
-                    }
-                };
+                spec.max_extra = (120.0 / req.plan.interval.as_secs_f64()).ceil() as usize;
+                let outcome = session.run(&ISize { variant }, &spec)?;
                 let s = summarise(&outcome, r + 1);
                 let note = if variant == Variant::PublishFirst {
                     "  (planted bug: size published before the data)"
                 } else {
                     ""
                 };
-                eprintln!(
+                progress.line(&format!(
                     "  {:<13} {:>2} readers {:<9} {:>13.0} reads/s {:>12.0} blocks/s {:>11} reads \
                      {:>9} violations{note}{}",
                     variant.name(),
@@ -239,7 +240,7 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
                     counter_line(&outcome, 0..r + 1)
                         .map(|l| format!("  {l}"))
                         .unwrap_or_default()
-                );
+                ));
                 if s.violations > 0 && variant != Variant::PublishFirst {
                     bad.push(format!(
                         "{} ({} readers, {})",
@@ -248,11 +249,11 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
                         mode.plural()
                     ));
                 }
-                let p = params(&[
-                    ("variant", variant.name().into()),
+                let p = [
+                    ("variant", variant.name().to_string()),
                     ("readers", r.to_string()),
-                    ("mode", mode.plural().into()),
-                ]);
+                    ("mode", mode.plural().to_string()),
+                ];
                 let reader_samples: Vec<f64> = outcome
                     .measured
                     .iter()
@@ -290,59 +291,43 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
                         vec![],
                     ),
                 ] {
-                    metrics.push(Metric {
-                        name: format!("model.isize.{name}"),
-                        params: p.clone(),
-                        title: format!("isize {} {name}", variant.name()),
-                        unit: unit.into(),
-                        direction: dir,
+                    record.metrics.push(Metric::new(
+                        format!("model.isize.{name}"),
+                        &p,
+                        format!("isize {} {name}", variant.name()),
+                        unit,
+                        dir,
                         value,
                         samples,
-                    });
+                    ));
                 }
-                lines.push(format!(
-                    "{:<13} {:<9} {:>7} {:>14.0} {:>14.0} {:>12} {:>10}\n",
-                    variant.name(),
-                    mode.plural(),
-                    r,
-                    s.reader_rate,
-                    s.writer_rate,
-                    s.reads,
-                    s.violations
-                ));
+                details(record, "model-isize").points.push(ModelPoint {
+                    variant: variant.name().into(),
+                    mode: mode.plural().into(),
+                    tasks: r,
+                    reads_per_sec: Some(s.reader_rate),
+                    writes_per_sec: Some(s.writer_rate),
+                    reads: Some(s.reads),
+                    violations: Some(s.violations),
+                    ..ModelPoint::default()
+                });
+                record.finished_at = crate::clock::now_rfc3339();
+                sinks.progress(record);
             }
         }
     }
-    if !lines.is_empty() {
-        print!(
-            "\n{:<13} {:<9} {:>7} {:>14} {:>14} {:>12} {:>10}\n{}",
-            "variant",
-            "mode",
-            "readers",
-            "reads/s",
-            "writes/s",
-            "reads",
-            "violations",
-            lines.concat()
-        );
-    }
-    let mut config = base_config(args, &readers, &modes);
-    config.insert("min_reads".into(), serde_json::json!(args.reads));
-    config.insert(
-        "variants".into(),
-        serde_json::json!(variants.iter().map(|v| v.name()).collect::<Vec<_>>()),
-    );
-    let mut record = session::new_record("model", &args.opts, &session.started_at, config);
-    record.metrics = metrics;
-    session::conclude(&args.opts, session, record, failure)?;
-    if !bad.is_empty() {
-        return Err(RunFailed(format!(
+    Ok(bad)
+}
+
+/// The failure of a run whose correct variants saw violations.
+pub fn violations_error(bad: &[String]) -> Option<anyhow::Error> {
+    (!bad.is_empty()).then(|| {
+        RunFailed(format!(
             "ordering violations in {}: the memory-ordering code is wrong",
             bad.join(", ")
         ))
-        .into());
-    }
-    Ok(0)
+        .into()
+    })
 }
 
 #[cfg(test)]

@@ -9,11 +9,15 @@
 //! the same line, as `buffer_uptodate()` checks do. The report gives ops/s per task for both
 //! variants and the ratio test-first / always at each task count.
 
-use super::{base_config, counter_line, pick_variants, plan, ModelArgs};
-use crate::counter_harness::session::{self, params};
-use crate::counter_harness::{Mode, TaskCtx, Workload};
-use crate::record::{Direction, Metric};
+use super::{counter_line, details, Request};
+use crate::counter_harness::session::Session;
+use crate::counter_harness::{TaskCtx, Workload};
+use crate::progress::Progress;
+use crate::record::model::ModelPoint;
+use crate::record::sink::Sinks;
+use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Result;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::atomic::Ordering::Relaxed;
@@ -32,7 +36,7 @@ pub enum Variant {
 }
 
 impl Variant {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Variant::Always => "always",
             Variant::TestFirst => "test-first",
@@ -87,51 +91,48 @@ pub fn ratio(test_first: f64, always: f64) -> Option<f64> {
     (always > 0.0).then(|| test_first / always)
 }
 
-pub fn execute(args: &ModelArgs) -> Result<i32> {
-    let variants = pick_variants(
-        &args.variants,
-        &[
-            ("always", Variant::Always),
-            ("test-first", Variant::TestFirst),
-        ],
-        &[Variant::Always, Variant::TestFirst],
-    )?;
-    let tasks = session::task_counts(&args.opts);
-    let modes = args.mode.modes();
-    let needed = tasks.iter().max().copied().unwrap_or(1) + 1;
-    let session = session::start(&args.opts, needed, &[])?;
-    let plan = plan(&args.opts);
-    eprintln!(
-        "patchbench model-setbit: tasks {tasks:?}, {}, read mix {}; {} × {:.3} s samples after \
-         {} warm-up samples",
-        crate::counter_harness::Mode::join(&modes),
-        if args.read_mix { "on" } else { "off" },
-        plan.samples,
-        plan.interval.as_secs_f64(),
-        plan.warmup
-    );
+/// The settings a model-setbit run records.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub model: &'static str,
+    pub tasks: Vec<usize>,
+    pub modes: Vec<&'static str>,
+    pub pin: bool,
+    pub read_mix: bool,
+    pub variants: Vec<&'static str>,
+}
 
-    let mut metrics = Vec::new();
-    let mut rows = Vec::new();
-    let mut failure = None;
-    'all: for &mode in &modes {
-        for &n in &tasks {
+/// The variants by name, and those run by default.
+pub const CHOICES: &[(&str, Variant)] = &[
+    ("always", Variant::Always),
+    ("test-first", Variant::TestFirst),
+];
+pub const DEFAULT: &[Variant] = &[Variant::Always, Variant::TestFirst];
+
+/// Runs every variant at every task count in every mode, adding each point to `record` and
+/// handing it to `sinks` as it finishes.
+pub fn run(
+    req: &Request<'_, Variant>,
+    read_mix: bool,
+    session: &Session,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> Result<()> {
+    for &mode in req.modes {
+        for &n in req.tasks {
             let mut per_task = BTreeMap::new();
-            for &variant in &variants {
-                let work = SetBit {
-                    variant,
-                    read_mix: args.read_mix,
-                };
-                let outcome = match session.run(&work, &plan.spec(n, mode, &args.opts)) {
-                    Ok(o) => o,
-                    Err(e) => {
-                        failure = Some(e);
-                        break 'all;
-                    }
-                };
+            for &variant in req.variants {
+                progress.show(&format!(
+                    "model-setbit {} · {n} {}",
+                    variant.name(),
+                    mode.plural()
+                ));
+                let work = SetBit { variant, read_mix };
+                let outcome = session.run(&work, &req.plan.spec(n, mode, req.pin, req.counters))?;
                 let rates: Vec<f64> = outcome.total_rates().iter().map(|r| r / n as f64).collect();
                 let value = outcome.average() / n as f64;
-                eprintln!(
+                progress.line(&format!(
                     "  {:<10} {:>2} {:<9} {:>14.0} ops/s per task{}",
                     variant.name(),
                     n,
@@ -140,75 +141,48 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
                     counter_line(&outcome, 0..n)
                         .map(|l| format!("  {l}"))
                         .unwrap_or_default()
-                );
-                metrics.push(Metric {
-                    name: "model.setbit.ops_per_task".into(),
-                    params: params(&[
+                ));
+                record.metrics.push(Metric::new(
+                    "model.setbit.ops_per_task",
+                    &[
                         ("variant", variant.name().into()),
                         ("tasks", n.to_string()),
                         ("mode", mode.plural().into()),
-                    ]),
-                    title: format!("setbit {} at {n} {}", variant.name(), mode.plural()),
-                    unit: "ops/s".into(),
-                    direction: Direction::HigherIsBetter,
+                    ],
+                    format!("setbit {} at {n} {}", variant.name(), mode.plural()),
+                    "ops/s",
+                    Direction::HigherIsBetter,
                     value,
-                    samples: rates,
-                });
+                    rates,
+                ));
                 per_task.insert(variant.name(), value);
-            }
-            let r = match (per_task.get("test-first"), per_task.get("always")) {
-                (Some(t), Some(a)) => ratio(*t, *a),
-                _ => None,
-            };
-            if let Some(r) = r {
-                metrics.push(Metric {
-                    name: "model.setbit.ratio".into(),
-                    params: params(&[("tasks", n.to_string()), ("mode", mode.plural().into())]),
-                    title: format!("setbit test-first/always at {n} {}", mode.plural()),
-                    unit: "ratio".into(),
-                    direction: Direction::HigherIsBetter,
-                    value: r,
-                    samples: Vec::new(),
+                details(record, "model-setbit").points.push(ModelPoint {
+                    variant: variant.name().into(),
+                    mode: mode.plural().into(),
+                    tasks: n,
+                    ops_per_sec_per_task: Some(value),
+                    ..ModelPoint::default()
                 });
+                record.finished_at = crate::clock::now_rfc3339();
+                sinks.progress(record);
             }
-            rows.push((mode, n, per_task, r));
+            if let (Some(t), Some(a)) = (per_task.get("test-first"), per_task.get("always")) {
+                if let Some(r) = ratio(*t, *a) {
+                    record.metrics.push(Metric::new(
+                        "model.setbit.ratio",
+                        &[("tasks", n.to_string()), ("mode", mode.plural().into())],
+                        format!("setbit test-first/always at {n} {}", mode.plural()),
+                        "ratio",
+                        Direction::HigherIsBetter,
+                        r,
+                        Vec::new(),
+                    ));
+                    sinks.progress(record);
+                }
+            }
         }
     }
-
-    if !rows.is_empty() {
-        print!("{}", table(&rows));
-    }
-    let mut config = base_config(args, &tasks, &modes);
-    config.insert("read_mix".into(), serde_json::json!(args.read_mix));
-    config.insert(
-        "variants".into(),
-        serde_json::json!(variants.iter().map(|v| v.name()).collect::<Vec<_>>()),
-    );
-    let mut record = session::new_record("model", &args.opts, &session.started_at, config);
-    record.metrics = metrics;
-    session::conclude(&args.opts, session, record, failure)?;
-    Ok(0)
-}
-
-type Row<'a> = (Mode, usize, BTreeMap<&'a str, f64>, Option<f64>);
-
-fn table(rows: &[Row<'_>]) -> String {
-    let mut s = format!(
-        "\n{:<9} {:>6} {:>18} {:>18} {:>18}\n",
-        "mode", "tasks", "always ops/s/task", "test-first ops/s", "test-first/always"
-    );
-    let f = |v: Option<&f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
-    for (mode, n, per_task, r) in rows {
-        s.push_str(&format!(
-            "{:<9} {:>6} {:>18} {:>18} {:>18}\n",
-            mode.plural(),
-            n,
-            f(per_task.get("always")),
-            f(per_task.get("test-first")),
-            r.map(|x| format!("{x:.2}")).unwrap_or_else(|| "-".into())
-        ));
-    }
-    s
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,5 +1,31 @@
-//! The process layer shared by every command that starts processes: signal handling and the
-//! process limits checked before starting.
+//! The process layer shared by every harness that starts processes: the task group (process
+//! group, reaping, kill-all, kill on drop), the start-up every forked child runs, the start
+//! gate, how a child's end is described, the one error for a refused fork, signal handling,
+//! and the process limits checked before anything starts. What truly differs per harness (the
+//! exec'd UnixBench worker and its text protocol, AIM's report pipe, will-it-scale's shared
+//! counters) stays in the harness.
 
+pub mod child;
+pub mod gate;
+pub mod group;
 pub mod limits;
 pub mod signals;
+pub mod status;
+
+pub use group::TaskGroup;
+
+/// The error for a fork (or thread, or exec) that the system refused after `started` of
+/// `wanted` tasks: the same words and exit status (2, a limit to raise) in every command.
+pub fn start_refused(
+    what: &str,
+    started: usize,
+    wanted: usize,
+    err: std::io::Error,
+    knob: &str,
+) -> anyhow::Error {
+    crate::error::Usage(format!(
+        "{what}: only {started} of {wanted} tasks could be started ({err}); raise the process \
+         limit (`ulimit -u`, the cgroup's pids.max, kernel.pid_max) or lower {knob}"
+    ))
+    .into()
+}

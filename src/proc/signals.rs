@@ -104,18 +104,8 @@ impl Signals {
 
 /// The [`Interrupted`] error for a signal number.
 pub fn interrupted(signal: i32) -> Interrupted {
-    let name = match signal {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    };
+    let name = nix::sys::signal::Signal::try_from(signal)
+        .map(|s| s.as_str())
+        .unwrap_or("a signal");
     Interrupted { signal, name }
-}
-
-/// Name of a signal that killed a worker, for messages.
-pub fn signal_name(sig: i32) -> String {
-    nix::sys::signal::Signal::try_from(sig)
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|_| format!("signal {sig}"))
 }

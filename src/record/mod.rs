@@ -1,28 +1,73 @@
 //! The result model: what every patchbench command (`run`, `aim7`, `scale`, `model`) records,
-//! writes as JSON and stores, and what `compare` reads.
+//! writes as JSON and stores, and what `compare` reads; the sinks a run is handed to as it
+//! grows (store, JSON and other files, the terminal) and the one atomic file writer.
 //!
 //! One [`RunRecord`] is one execution of one command. It carries the system fingerprint, the
-//! configuration it ran with, and every sample. For comparison, every record also exposes a flat
-//! list of [`Metric`]s: one named number per (metric, parameters) with the raw samples that
-//! produced it, so `compare` needs no knowledge of the workload that made it.
+//! configuration it ran with (a command's own config struct, serialised), every sample in the
+//! typed details of its [`Kind`], and a flat list of [`Metric`]s: one named number per
+//! (metric, parameters) with the raw samples that produced it, so `compare` needs no knowledge
+//! of the workload that made it.
 //!
-//! The JSON schema is versioned by [`SCHEMA`]; readers refuse documents of another major
-//! version with a clear message instead of guessing.
+//! The JSON schema is versioned by [`SCHEMA`]. Documents of schema `patchbench.run/1` (and
+//! stores holding them) are still read: their untyped `extra` sections are moved into the
+//! typed fields. Other versions are refused with a clear message instead of guessed at.
+
+pub mod aim7;
+pub mod model;
+pub mod output_file;
+pub mod sink;
+pub mod unixbench;
+pub mod will_it_scale;
+
+pub use unixbench::{Block, CopySample, IndexScore, PassResult, TestResult};
 
 use crate::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Schema identifier written into every result document.
-pub const SCHEMA: &str = "patchbench.run/1";
+pub const SCHEMA: &str = "patchbench.run/2";
+/// The previous schema, still read.
+pub const SCHEMA_V1: &str = "patchbench.run/1";
+
+/// Which command produced a record.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Unixbench,
+    Aim7,
+    WillItScale,
+    Model,
+    /// The store's testing aid (`debug-slow-writer`).
+    Debug,
+}
+
+impl Kind {
+    /// The word used in JSON and in `patchbench runs`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Unixbench => "unixbench",
+            Kind::Aim7 => "aim7",
+            Kind::WillItScale => "will-it-scale",
+            Kind::Model => "model",
+            Kind::Debug => "debug",
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One execution of one patchbench command, with every sample it produced.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunRecord {
     /// Always [`SCHEMA`].
     pub schema: String,
-    /// Which command produced it: `unixbench`, `aim7`, `will-it-scale`, `model`, or `import`.
-    pub kind: String,
+    /// Which command produced it.
+    pub kind: Kind,
     /// The user's label for this side of a comparison (`base`, `patched`, …).
     #[serde(default)]
     pub label: Option<String>,
@@ -36,16 +81,31 @@ pub struct RunRecord {
     /// RFC 3339 start and end of the run.
     pub started_at: String,
     pub finished_at: String,
-    /// UnixBench-style results (empty for other kinds).
+    /// UnixBench results (empty for other kinds).
     #[serde(default)]
     pub tests: Vec<TestResult>,
     /// Index scores per copy count (UnixBench).
     #[serde(default)]
     pub indexes: Vec<IndexScore>,
+    /// Start and end of each copy count's block of tests (UnixBench).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<Block>,
+    /// AIM7 load points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aim7: Option<aim7::Aim7Details>,
+    /// will-it-scale points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub will_it_scale: Option<will_it_scale::ScaleDetails>,
+    /// Model points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<model::ModelDetails>,
     /// Flat, kind-independent metrics: what `compare` works on.
     pub metrics: Vec<Metric>,
-    /// Free-form extra data a kind wants to keep (AIM7 rows, scaling curves, …).
-    #[serde(default)]
+    /// Why the run stopped early, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Anything else an imported or older document carried.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, serde_json::Value>,
     /// Set when the run was interrupted: the results present are the ones that completed.
     #[serde(default)]
@@ -83,6 +143,30 @@ pub struct Metric {
 }
 
 impl Metric {
+    /// The one way to make a metric: `params` as (name, value) pairs.
+    pub fn new(
+        name: impl Into<String>,
+        params: &[(&str, String)],
+        title: impl Into<String>,
+        unit: impl Into<String>,
+        direction: Direction,
+        value: f64,
+        samples: Vec<f64>,
+    ) -> Metric {
+        Metric {
+            name: name.into(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            title: title.into(),
+            unit: unit.into(),
+            direction,
+            value,
+            samples,
+        }
+    }
+
     /// A stable key: `name` followed by its parameters, e.g. `unixbench.score[copies=1,test=pipe]`.
     pub fn key(&self) -> String {
         metric_key(&self.name, &self.params)
@@ -98,158 +182,95 @@ pub fn metric_key(name: &str, params: &BTreeMap<String, String>) -> String {
     format!("{name}[{}]", p.join(","))
 }
 
-/// Metric parameters from (name, value) pairs.
-pub fn params(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
-
-/// The result of one UnixBench test at one copy count.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TestResult {
-    /// Test id (`pipe`, `dhry2reg`, …).
-    pub test: String,
-    /// UnixBench report name (`Pipe Throughput`).
-    pub name: String,
-    /// Unit label (`lps`, `lpm`, `KBps`, `MWIPS`).
-    pub unit: String,
-    /// 0: counts are already rates; 1: per second; 60: per minute.
-    pub timebase: u32,
-    pub copies: u32,
-    /// Index baseline (George, SPARCstation 20-61), if the test has one.
-    pub baseline: Option<f64>,
-    /// Seconds each copy was asked to run.
-    pub duration: f64,
-    /// Every pass, kept or dropped.
-    pub passes: Vec<PassResult>,
-    /// Geometric mean of the kept passes' rates.
-    pub score: f64,
-    /// Arithmetic mean of the kept passes' times.
-    pub time: f64,
-    /// Number of kept passes.
-    pub samples: usize,
-    /// 10 × score / baseline.
-    pub index: Option<f64>,
-    /// With `run --precision`: the 95% CI half-width of the mean pass rate reached, in %.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precision_pct: Option<f64>,
-}
-
-/// One pass of one test: all copies started together from one barrier.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct PassResult {
-    pub pass: u32,
-    /// Sum of the copies' counts (the value passes are ranked by).
-    pub count: f64,
-    /// Mean of the copies' times (self-reported where the test reports one, else wall time).
-    pub time: f64,
-    /// The pass's rate: `count / (time / timebase)`, or `count` when timebase is 0.
-    pub rate: f64,
-    /// False when the pass was among the lowest third dropped by UnixBench's rule.
-    pub kept: bool,
-    pub copies: Vec<CopySample>,
-}
-
-/// What one copy (one worker process) reported for one pass.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CopySample {
-    pub copy: u32,
-    /// Raw count (loops, or a rate for timebase-0 tests).
-    pub count: f64,
-    /// The time UnixBench would divide by: the test's own TIME, else the copy's wall time.
-    pub seconds: f64,
-    /// Wall time of the copy from barrier release to the end of its work.
-    pub wall_seconds: f64,
-    /// This copy's own rate, for per-copy spread.
-    pub rate: f64,
-}
-
-/// An index score of one category at one copy count.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct IndexScore {
-    pub copies: u32,
-    /// Category name (`System Benchmarks`).
-    pub category: String,
-    /// 10 × geometric mean of the ratios.
-    pub score: f64,
-    /// True when every baseline test of the category has a result.
-    pub full: bool,
-    /// Number of tests that entered the index.
-    pub tests: usize,
+/// A command's settings struct as the record's `config` map.
+pub fn config_map(config: &impl Serialize) -> BTreeMap<String, serde_json::Value> {
+    match serde_json::to_value(config) {
+        Ok(serde_json::Value::Object(m)) => m.into_iter().collect(),
+        _ => BTreeMap::new(),
+    }
 }
 
 impl RunRecord {
     /// An empty record of `kind` made by patchbench, started now, with the system it runs on
     /// and its settings; results, label and end time are filled in by the caller.
-    pub fn new(
-        kind: &str,
-        system: SystemInfo,
-        config: BTreeMap<String, serde_json::Value>,
-    ) -> RunRecord {
+    pub fn new(kind: Kind, system: SystemInfo, config: &impl Serialize) -> RunRecord {
         RunRecord {
             schema: SCHEMA.to_string(),
-            kind: kind.to_string(),
+            kind,
             label: None,
             source: Some("patchbench".to_string()),
             system,
-            config,
+            config: config_map(config),
             started_at: crate::clock::now_rfc3339(),
             finished_at: String::new(),
             tests: Vec::new(),
             indexes: Vec::new(),
+            blocks: Vec::new(),
+            aim7: None,
+            will_it_scale: None,
+            model: None,
             metrics: Vec::new(),
+            error: None,
             extra: BTreeMap::new(),
             incomplete: false,
         }
     }
 
-    /// Parses a result document, checking the schema version.
+    /// Parses a result document of this schema or of `patchbench.run/1`.
     pub fn from_json(text: &str) -> anyhow::Result<RunRecord> {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| anyhow::anyhow!("not valid JSON ({e})"))?;
+        RunRecord::from_value(value)
+    }
+
+    /// Like [`RunRecord::from_json`], from parsed JSON.
+    pub fn from_value(mut value: serde_json::Value) -> anyhow::Result<RunRecord> {
         let schema = value
             .get("schema")
             .and_then(|s| s.as_str())
             .ok_or_else(|| anyhow::anyhow!("not a patchbench result (no \"schema\" field)"))?;
-        if schema != SCHEMA {
-            anyhow::bail!(
-                "result schema {schema:?} is not supported by this patchbench (it reads {SCHEMA:?})"
-            );
+        match schema {
+            SCHEMA => {}
+            SCHEMA_V1 => upgrade_v1(&mut value),
+            other => anyhow::bail!(
+                "result schema {other:?} is not supported by this patchbench (it reads \
+                 {SCHEMA:?} and {SCHEMA_V1:?})"
+            ),
         }
         serde_json::from_value(value).map_err(|e| anyhow::anyhow!("malformed result ({e})"))
     }
 
-    /// Writes the document to `path` atomically (temporary file in the same directory, then
-    /// rename), so a kill never leaves a half-written file behind.
-    pub fn write_json(&self, path: &std::path::Path) -> anyhow::Result<()> {
-        use anyhow::Context;
-        use std::io::Write;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-            .with_context(|| format!("cannot write {}: directory not writable", path.display()))?;
-        serde_json::to_writer_pretty(&mut tmp, self)?;
-        tmp.write_all(b"\n")?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(())
+    /// The document as pretty JSON with a final newline.
+    pub fn to_json(&self) -> anyhow::Result<Vec<u8>> {
+        let mut text = serde_json::to_vec_pretty(self)?;
+        text.push(b'\n');
+        Ok(text)
     }
 }
 
-/// Receives a run record as it grows, so a store can commit each finished test at once and a
-/// killed run keeps what completed. Every call gets the whole record so far.
-pub trait RunSink {
-    /// The run has started (no results yet). Returns an id for messages, if the sink has one.
-    fn started(&mut self, record: &RunRecord) -> anyhow::Result<Option<String>>;
-    /// One more test (or unit of work) has finished and been appended to the record.
-    fn progress(&mut self, record: &RunRecord) -> anyhow::Result<()>;
-    /// The run has ended (completely, or `record.incomplete` after an interruption).
-    fn finished(&mut self, record: &RunRecord) -> anyhow::Result<()>;
+/// Moves a `/1` document's untyped `extra` sections into the `/2` fields.
+fn upgrade_v1(value: &mut serde_json::Value) {
+    let Some(doc) = value.as_object_mut() else {
+        return;
+    };
+    doc.insert("schema".into(), SCHEMA.into());
+    let mut extra = match doc.remove("extra") {
+        Some(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    extra.remove("store_id");
+    for (from, to) in [("blocks", "blocks"), ("error", "error"), ("aim7", "aim7")] {
+        if let Some(v) = extra.remove(from) {
+            doc.insert(to.into(), v);
+        }
+    }
+    if let Some(points) = extra.remove("points") {
+        doc.insert(
+            "will_it_scale".into(),
+            serde_json::json!({ "points": points }),
+        );
+    }
+    doc.insert("extra".into(), serde_json::Value::Object(extra));
 }
 
 #[cfg(test)]
@@ -258,13 +279,16 @@ mod tests {
 
     #[test]
     fn metric_key_lists_params_in_order() {
-        let mut p = BTreeMap::new();
-        p.insert("test".to_string(), "pipe".to_string());
-        p.insert("copies".to_string(), "2".to_string());
-        assert_eq!(
-            metric_key("unixbench.score", &p),
-            "unixbench.score[copies=2,test=pipe]"
+        let m = Metric::new(
+            "unixbench.score",
+            &[("test", "pipe".into()), ("copies", "2".into())],
+            "Pipe Throughput",
+            "lps",
+            Direction::HigherIsBetter,
+            1.0,
+            vec![],
         );
+        assert_eq!(m.key(), "unixbench.score[copies=2,test=pipe]");
         assert_eq!(
             metric_key("aim7.jobs-per-min", &BTreeMap::new()),
             "aim7.jobs-per-min"
@@ -279,5 +303,20 @@ mod tests {
         assert!(err.to_string().contains("not valid JSON"));
         let err = RunRecord::from_json("{}").unwrap_err();
         assert!(err.to_string().contains("no \"schema\""));
+    }
+
+    #[test]
+    fn config_structs_become_the_config_map() {
+        #[derive(Serialize)]
+        struct C {
+            copies: Vec<u32>,
+            passes: Option<u32>,
+        }
+        let m = config_map(&C {
+            copies: vec![1, 2],
+            passes: None,
+        });
+        assert_eq!(m["copies"], serde_json::json!([1, 2]));
+        assert!(m["passes"].is_null());
     }
 }

@@ -1,5 +1,5 @@
-//! `patchbench list`: every test with its report name, unit, baseline, time divisor and
-//! description.
+//! `patchbench list`: every UnixBench test with its report name, unit, baseline, time divisor
+//! and description; and `patchbench scale --list`: every will-it-scale testcase.
 
 use crate::unixbench::catalog::{aliases, TESTS};
 use std::fmt::Write;
@@ -41,6 +41,15 @@ pub fn render() -> String {
     let _ = writeln!(out, "\nAliases:");
     for (alias, ids) in aliases() {
         let _ = writeln!(out, "  {:<11} {}", alias, ids.join(", "));
+    }
+    out
+}
+
+/// Every will-it-scale testcase with its description.
+pub fn testcases() -> String {
+    let mut out = String::new();
+    for t in crate::will_it_scale::testcases::ALL {
+        let _ = writeln!(out, "{:<18} {}", t.name, t.description);
     }
     out
 }

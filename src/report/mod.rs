@@ -1,9 +1,18 @@
-//! Reports of a run: the UnixBench text report and CSV, the test list, compare's formats, the
-//! scale plot and the progress line.
+//! Every renderer: the UnixBench text report and CSV, the test list, compare's formats, the
+//! will-it-scale tables and plot, AIM7's table, the models' tables, the store's listings, and
+//! the terminal: standard output (closed-pipe safe) and the terminal reporter sink. (The
+//! progress line, which the harnesses draw, is `crate::progress`.)
 
+pub mod aim7;
+pub mod check;
 pub mod compare;
 pub mod list;
-pub mod progress;
+pub mod model;
+pub mod scale;
 pub mod scale_svg;
+pub mod store;
+pub mod terminal;
 pub mod unixbench_csv;
 pub mod unixbench_text;
+
+pub use terminal::print;

@@ -1,7 +1,7 @@
 //! The SVG plot: for every testcase, ops/s against tasks with one line per mode and the linear
 //! (perfect scaling) line, as will-it-scale's postprocess.py draws them.
 
-use crate::will_it_scale::curves::Curve;
+use crate::report::scale::{Curve, Row};
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 
@@ -86,10 +86,7 @@ fn draw_curve(curve: &Curve, area: &Area<'_>) -> Result<(), Box<dyn std::error::
 }
 
 /// The (tasks, value) points of one column, starting from will-it-scale's (0, 0).
-fn line(
-    curve: &Curve,
-    f: impl Fn(&crate::will_it_scale::curves::Row) -> Option<f64>,
-) -> Vec<(f64, f64)> {
+fn line(curve: &Curve, f: impl Fn(&Row) -> Option<f64>) -> Vec<(f64, f64)> {
     let pts: Vec<(f64, f64)> = curve
         .rows
         .iter()
@@ -99,6 +96,15 @@ fn line(
         return pts;
     }
     std::iter::once((0.0, 0.0)).chain(pts).collect()
+}
+
+/// The plot of a record, or None before its first point.
+pub fn svg_of(record: &crate::record::RunRecord) -> Result<Option<Vec<u8>>> {
+    let points = crate::report::scale::points(record);
+    if points.is_empty() {
+        return Ok(None);
+    }
+    svg(&crate::report::scale::curves(points)).map(|s| Some(s.into_bytes()))
 }
 
 /// A rate with an SI suffix for axis labels: 950, 12.5k, 8.4M, 1.2G.

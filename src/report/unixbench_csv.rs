@@ -58,24 +58,13 @@ mod tests {
             r
         };
         let record = RunRecord {
-            schema: crate::record::SCHEMA.into(),
-            kind: "unixbench".into(),
-            label: None,
-            source: None,
-            system: Default::default(),
-            config: Default::default(),
-            started_at: String::new(),
-            finished_at: String::new(),
             tests: vec![
                 result("syscall", 1, 1000.04),
                 result("pipe", 1, 2000.0),
                 result("syscall", 2, 1900.0),
                 result("pipe", 2, 3900.26),
             ],
-            indexes: vec![],
-            metrics: vec![],
-            extra: Default::default(),
-            incomplete: false,
+            ..RunRecord::new(crate::record::Kind::Unixbench, Default::default(), &())
         };
         assert_eq!(
             render(&record),

@@ -67,17 +67,9 @@ fn header(r: &RunRecord) -> String {
 /// `Sun Nov 29 2026 19:45:01` and `19:52:30` from RFC 3339 times, in local time.
 fn run_times(record: &RunRecord, copies: u32) -> (String, String) {
     use time::format_description::well_known::Rfc3339;
-    let block = record
-        .extra
-        .get("blocks")
-        .and_then(|b| b.as_array())
-        .and_then(|b| b.iter().find(|b| b["copies"] == serde_json::json!(copies)));
-    let parse = |key: &str, fallback: &str| {
-        let text = block
-            .and_then(|b| b[key].as_str())
-            .unwrap_or(fallback)
-            .to_string();
-        time::OffsetDateTime::parse(&text, &Rfc3339).ok().map(|t| {
+    let block = record.blocks.iter().find(|b| b.copies == copies);
+    let parse = |text: &str| {
+        time::OffsetDateTime::parse(text, &Rfc3339).ok().map(|t| {
             match time::UtcOffset::current_local_offset() {
                 Ok(off) => t.to_offset(off),
                 Err(_) => t,
@@ -88,12 +80,16 @@ fn run_times(record: &RunRecord, copies: u32) -> (String, String) {
         "[weekday repr:short] [month repr:short] [day] [year] [hour]:[minute]:[second]"
     );
     let hms = time::macros::format_description!("[hour]:[minute]:[second]");
-    let start = parse("started_at", &record.started_at)
+    let start = parse(block.map_or(record.started_at.as_str(), |b| b.started_at.as_str()))
         .and_then(|t| t.format(&day).ok())
         .unwrap_or_default();
-    let end = parse("finished_at", &record.finished_at)
-        .and_then(|t| t.format(&hms).ok())
-        .unwrap_or_default();
+    let end = parse(
+        block
+            .and_then(|b| b.finished_at.as_deref())
+            .unwrap_or(record.finished_at.as_str()),
+    )
+    .and_then(|t| t.format(&hms).ok())
+    .unwrap_or_default();
     (start, end)
 }
 

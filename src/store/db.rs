@@ -9,7 +9,7 @@
 use crate::error::Usage;
 use crate::record::{Direction, RunRecord};
 use anyhow::Context;
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -91,13 +91,15 @@ impl Store {
         };
         store.prepare().map_err(|e| {
             if e.downcast_ref::<Usage>().is_some() {
-                e
-            } else {
-                Usage(format!(
+                return e;
+            }
+            match e.downcast_ref::<rusqlite::Error>() {
+                Some(sql) if is_lock(sql) || is_full(sql, &store.path) => store.explain(sql),
+                _ => Usage(format!(
                     "{shown} is not a readable patchbench store (corrupt or not a database: {e}); \
                      move it aside or give another --store"
                 ))
-                .into()
+                .into(),
             }
         })?;
         Ok(store)
@@ -108,9 +110,44 @@ impl Store {
         &self.path
     }
 
+    /// Says what a failed database call means for this store: locked by another process
+    /// (and which, where /proc/locks tells), a full filesystem, or the error itself, always
+    /// with the store's path.
+    pub fn explain(&self, e: &rusqlite::Error) -> anyhow::Error {
+        let shown = self.path.display();
+        match e {
+            _ if is_lock(e) => {
+                let holders = super::locks::holders(&self.path);
+                let who = if holders.is_empty() {
+                    "another process".to_string()
+                } else {
+                    holders.join(", ")
+                };
+                anyhow::anyhow!(
+                    "store {shown} is locked by {who}; gave up after {:.1} s; wait for it to \
+                     finish or give another --store",
+                    lock_wait().as_secs_f64()
+                )
+            }
+            _ if is_full(e, &self.path) => anyhow::anyhow!(
+                "store {shown}: the filesystem is full ({e}); free some space there or give \
+                 another --store"
+            ),
+            _ => anyhow::anyhow!("store {shown}: {e}"),
+        }
+    }
+
+    /// Runs a write and explains its failure.
+    fn writing<T>(
+        &mut self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> anyhow::Result<T> {
+        f(&mut self.conn).map_err(|e| self.explain(&e))
+    }
+
     fn prepare(&self) -> anyhow::Result<()> {
         let c = &self.conn;
-        c.busy_timeout(Duration::from_secs(15))?;
+        c.busy_timeout(lock_wait())?;
         let check: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
         if check != "ok" {
             anyhow::bail!("integrity check failed: {check}");
@@ -164,49 +201,55 @@ impl Store {
 
     /// Inserts a run with its metrics in one transaction; returns its id.
     pub fn insert(&mut self, record: &RunRecord) -> anyhow::Result<i64> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let id = insert_run(&tx, record)?;
-        write_metrics(&tx, id, record)?;
-        tx.commit()?;
-        Ok(id)
+        let json = serde_json::to_string(record)?;
+        self.writing(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let id = insert_run(&tx, record, &json)?;
+            write_metrics(&tx, id, record)?;
+            tx.commit()?;
+            Ok(id)
+        })
     }
 
     /// Inserts several runs in one transaction: all are stored or none.
     pub fn insert_all(&mut self, records: &[RunRecord]) -> anyhow::Result<Vec<i64>> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut ids = Vec::new();
-        for r in records {
-            let id = insert_run(&tx, r)?;
-            write_metrics(&tx, id, r)?;
-            ids.push(id);
-        }
-        tx.commit()?;
-        Ok(ids)
+        let json: Vec<String> = records
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<Result<_, _>>()?;
+        self.writing(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut ids = Vec::new();
+            for (r, j) in records.iter().zip(&json) {
+                let id = insert_run(&tx, r, j)?;
+                write_metrics(&tx, id, r)?;
+                ids.push(id);
+            }
+            tx.commit()?;
+            Ok(ids)
+        })
     }
 
     /// Replaces a run's record and metrics in one transaction.
     pub fn update(&mut self, id: i64, record: &RunRecord) -> anyhow::Result<()> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute(
-            "UPDATE runs SET label=?2, finished_at=?3, incomplete=?4, record_json=?5 WHERE id=?1",
-            params![
-                id,
-                record.label,
-                record.finished_at,
-                record.incomplete,
-                serde_json::to_string(record)?
-            ],
-        )?;
-        tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
-        write_metrics(&tx, id, record)?;
-        tx.commit()?;
-        Ok(())
+        let json = serde_json::to_string(record)?;
+        self.writing(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "UPDATE runs SET label=?2, finished_at=?3, incomplete=?4, record_json=?5 \
+                 WHERE id=?1",
+                params![
+                    id,
+                    record.label,
+                    record.finished_at,
+                    record.incomplete,
+                    json
+                ],
+            )?;
+            tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
+            write_metrics(&tx, id, record)?;
+            tx.commit()
+        })
     }
 
     /// Every run, oldest first (optionally only one label's).
@@ -244,7 +287,7 @@ impl Store {
             .optional()?;
         match json {
             None => Ok(None),
-            Some(j) => Ok(Some(serde_json::from_str(&j).with_context(|| {
+            Some(j) => Ok(Some(RunRecord::from_json(&j).with_context(|| {
                 format!("run {id} in {} is damaged", self.path.display())
             })?)),
         }
@@ -259,39 +302,57 @@ impl Store {
         Ok(ids.collect::<Result<_, _>>()?)
     }
 
+    /// Runs `f` while holding the store's write lock (a testing aid: other writers wait).
+    pub fn with_write_lock<T>(
+        &mut self,
+        f: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let path = self.path.clone();
+        let tx = match self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+        {
+            Ok(tx) => tx,
+            Err(e) => return Err(anyhow::anyhow!("store {}: {e}", path.display())),
+        };
+        let out = f()?;
+        tx.commit()?;
+        Ok(out)
+    }
+
     /// Deletes a run and its metrics; false when there was no such run.
     pub fn delete(&mut self, id: i64) -> anyhow::Result<bool> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
-        let n = tx.execute("DELETE FROM runs WHERE id=?1", [id])?;
-        tx.commit()?;
-        Ok(n > 0)
+        self.writing(|c| {
+            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
+            let n = tx.execute("DELETE FROM runs WHERE id=?1", [id])?;
+            tx.commit()?;
+            Ok(n > 0)
+        })
     }
 }
 
-fn insert_run(tx: &rusqlite::Transaction, record: &RunRecord) -> anyhow::Result<i64> {
+fn insert_run(tx: &rusqlite::Transaction, record: &RunRecord, json: &str) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (label, kind, source, started_at, finished_at, host, kernel,
                            incomplete, record_json)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             record.label,
-            record.kind,
+            record.kind.as_str(),
             record.source,
             record.started_at,
             record.finished_at,
             record.system.hostname,
             record.system.kernel_release,
             record.incomplete,
-            serde_json::to_string(record)?
+            json
         ],
     )?;
     Ok(tx.last_insert_rowid())
 }
 
-fn write_metrics(tx: &rusqlite::Transaction, id: i64, record: &RunRecord) -> anyhow::Result<()> {
+fn write_metrics(tx: &rusqlite::Transaction, id: i64, record: &RunRecord) -> rusqlite::Result<()> {
     let mut stmt = tx.prepare(
         "INSERT OR REPLACE INTO metrics
            (run_id, key, name, params_json, title, unit, direction, value, samples_json)
@@ -306,13 +367,48 @@ fn write_metrics(tx: &rusqlite::Transaction, id: i64, record: &RunRecord) -> any
             id,
             m.key(),
             m.name,
-            serde_json::to_string(&m.params)?,
+            serde_json::to_string(&m.params).unwrap_or_default(),
             m.title,
             m.unit,
             direction,
             m.value,
-            serde_json::to_string(&m.samples)?
+            serde_json::to_string(&m.samples).unwrap_or_default()
         ])?;
     }
     Ok(())
+}
+
+/// How long a write waits for another process's lock: 15 s, or `PATCHBENCH_LOCK_WAIT_MS`
+/// (for tests).
+pub fn lock_wait() -> Duration {
+    std::env::var("PATCHBENCH_LOCK_WAIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_millis)
+        .unwrap_or(Duration::from_secs(15))
+}
+
+/// A lock held by another connection that outlasted the wait.
+fn is_lock(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// A write refused for lack of space: SQLITE_FULL, or an I/O error while the store's
+/// filesystem has no free block.
+fn is_full(e: &rusqlite::Error, path: &Path) -> bool {
+    if e.sqlite_error_code() == Some(ErrorCode::DiskFull) {
+        return true;
+    }
+    let io = matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen)
+    );
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    io && nix::sys::statvfs::statvfs(dir).is_ok_and(|v| v.blocks_available() == 0)
 }

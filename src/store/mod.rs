@@ -1,13 +1,13 @@
 //! The result store: every run is kept in an embedded SQLite database so that any two sets of
-//! runs can be compared later. This module holds the two entry points the measuring commands
-//! call ([`sink`] for incremental saving, [`save`] for a finished record) and where the store
-//! lives; `db` holds the database itself and `cli` the `runs`/`show`/`export`/`rm`/`import`/
-//! `compare` commands.
+//! runs can be compared later. This module holds where the store lives and the [`StoreSink`]
+//! the measuring commands save through (one transaction per finished unit); `db` holds the
+//! database itself, and `locks` finds who holds a lock on it.
 
 pub mod db;
+pub mod locks;
 
-use crate::args::StoreOpts;
-use crate::record::{RunRecord, RunSink};
+use crate::record::sink::Sink;
+use crate::record::RunRecord;
 use db::Store;
 use std::path::{Path, PathBuf};
 
@@ -32,49 +32,27 @@ pub fn store_path(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Opens the sink that saves a run as it progresses, or None when storing is off.
-pub fn sink(opts: &StoreOpts) -> anyhow::Result<Option<Box<dyn RunSink>>> {
-    if opts.no_store {
-        return Ok(None);
-    }
-    let store = Store::open(&store_path(opts.store.as_deref())?, true)?;
-    Ok(Some(Box::new(StoreSink {
-        store,
-        label: opts.label.clone(),
+/// Opens (creating if needed) the store at `path` for a run labelled `label`.
+pub fn sink(path: &Path, label: Option<String>) -> anyhow::Result<StoreSink> {
+    Ok(StoreSink {
+        store: Store::open(path, true)?,
+        label,
         id: None,
-    })))
+    })
 }
 
-/// Tells the user where a run was saved: `patchbench: saved as run ID in PATH` on stderr.
-pub fn announce(opts: &StoreOpts, id: &str) {
-    match store_path(opts.store.as_deref()) {
-        Ok(path) => eprintln!("patchbench: saved as run {id} in {}", path.display()),
-        Err(_) => eprintln!("patchbench: saved as run {id}"),
-    }
-}
-
-/// Saves a finished record in one step (for commands that produce the whole record at once).
-pub fn save(opts: &StoreOpts, record: &RunRecord) -> anyhow::Result<Option<String>> {
-    if opts.no_store {
-        return Ok(None);
-    }
-    let mut store = Store::open(&store_path(opts.store.as_deref())?, true)?;
-    let id = store.insert(&labelled(record, &opts.label))?;
-    Ok(Some(id.to_string()))
-}
-
-/// The record with the command line's `--label` applied (it wins over a label already set).
-fn labelled(record: &RunRecord, label: &Option<String>) -> RunRecord {
-    let mut r = record.clone();
-    if label.is_some() {
-        r.label = label.clone();
-    }
-    r
+/// Saves a finished record in one step; returns its id.
+pub fn save(path: &Path, label: Option<String>, record: &RunRecord) -> anyhow::Result<i64> {
+    let mut sink = sink(path, label)?;
+    sink.write(record, record.incomplete)?;
+    sink.id
+        .ok_or_else(|| anyhow::anyhow!("the store gave the run no id"))
 }
 
 /// Saves a run incrementally: `started` inserts it marked incomplete, each `progress` replaces
-/// its record and metrics in one transaction, `finished` records the final state.
-struct StoreSink {
+/// its record and metrics in one transaction, `finished` records the final state. The
+/// `--label` given here wins over one already in the record.
+pub struct StoreSink {
     store: Store,
     label: Option<String>,
     id: Option<i64>,
@@ -82,7 +60,10 @@ struct StoreSink {
 
 impl StoreSink {
     fn write(&mut self, record: &RunRecord, incomplete: bool) -> anyhow::Result<()> {
-        let mut r = labelled(record, &self.label);
+        let mut r = record.clone();
+        if self.label.is_some() {
+            r.label = self.label.clone();
+        }
         r.incomplete = incomplete;
         match self.id {
             Some(id) => self.store.update(id, &r),
@@ -92,12 +73,20 @@ impl StoreSink {
             }
         }
     }
+
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        self.store.path()
+    }
 }
 
-impl RunSink for StoreSink {
-    fn started(&mut self, record: &RunRecord) -> anyhow::Result<Option<String>> {
-        self.write(record, true)?;
-        Ok(self.id.map(|i| i.to_string()))
+impl Sink for StoreSink {
+    fn name(&self) -> String {
+        format!("store {}", self.store.path().display())
+    }
+
+    fn started(&mut self, record: &RunRecord) -> anyhow::Result<()> {
+        self.write(record, true)
     }
 
     fn progress(&mut self, record: &RunRecord) -> anyhow::Result<()> {
@@ -106,5 +95,17 @@ impl RunSink for StoreSink {
 
     fn finished(&mut self, record: &RunRecord) -> anyhow::Result<()> {
         self.write(record, record.incomplete)
+    }
+
+    fn saved_as(&self) -> Option<String> {
+        self.id.map(|i| i.to_string())
+    }
+
+    fn done_line(&self) -> Option<String> {
+        let id = self.id?;
+        Some(format!(
+            "saved as run {id} in {}",
+            self.store.path().display()
+        ))
     }
 }

@@ -1,6 +1,10 @@
 //! The catalogue of UnixBench tests patchbench runs: ids, report names, units, baselines,
 //! default durations and pass schemes (unixbench.md §3.2, §3.6 and §4), and the aliases that
-//! select groups of them.
+//! select groups of them. Adding a test is its workload file plus one entry here: the entry
+//! names the workload's `prepare`, its constants and what it installs.
+
+use super::workloads::file_copy::Geometry;
+use super::workloads::{self, shell_scripts, Install, Params, Prepare};
 
 /// Which clock a test's rate is divided by (unixbench.md §4, "time divisor"), as UnixBench
 /// divides that test; `patchbench list` shows it.
@@ -36,8 +40,8 @@ pub enum Repeat {
 /// Index category of a test. Only `System Benchmarks` exists among the tests patchbench runs.
 pub const SYSTEM_CATEGORY: &str = "System Benchmarks";
 
-/// One test of the catalogue.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One test of the catalogue: its UnixBench constants and how it runs.
+#[derive(Debug, Clone, Copy)]
 pub struct TestSpec {
     /// Short id used on the command line (`pipe`).
     pub id: &'static str,
@@ -55,6 +59,12 @@ pub struct TestSpec {
     pub time_source: TimeSource,
     /// How many processes one copy uses at most (for the process-limit check).
     pub procs_per_copy: u32,
+    /// The workload's untimed setup, which returns its timed part.
+    pub prepare: Prepare,
+    /// The per-test constants it runs with.
+    pub params: Params,
+    /// What the run's private directory needs before any copy starts.
+    pub install: Option<Install>,
     /// One line for `patchbench list`.
     pub description: &'static str,
 }
@@ -71,6 +81,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Long,
         time_source: TimeSource::Wall,
         procs_per_copy: 1,
+        prepare: workloads::dhrystone,
+        params: Params::None,
+        install: None,
         description: "Dhrystone 2.1 integer and string loop, loops per second",
     },
     TestSpec {
@@ -83,6 +96,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Long,
         time_source: TimeSource::SelfReported,
         procs_per_copy: 1,
+        prepare: workloads::whetstone,
+        params: Params::None,
+        install: None,
         description: "Longbottom's double-precision Whetstone, calibrated to the duration",
     },
     TestSpec {
@@ -95,6 +111,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Short,
         time_source: TimeSource::Wall,
         procs_per_copy: 1,
+        prepare: workloads::execl,
+        params: Params::None,
+        install: None,
         description: "a small program that execs itself, execs per second",
     },
     TestSpec {
@@ -107,6 +126,12 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Short,
         time_source: TimeSource::SelfReported,
         procs_per_copy: 1,
+        prepare: workloads::file_copy,
+        params: Params::FileCopy(Geometry {
+            bufsize: 1024,
+            maxblocks: 2000,
+        }),
+        install: None,
         description: "read/write copy of a 2,048,000-byte file with 1024-byte buffers, KiB/s",
     },
     TestSpec {
@@ -119,6 +144,12 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Short,
         time_source: TimeSource::SelfReported,
         procs_per_copy: 1,
+        prepare: workloads::file_copy,
+        params: Params::FileCopy(Geometry {
+            bufsize: 256,
+            maxblocks: 500,
+        }),
+        install: None,
         description: "read/write copy of a 512,000-byte file with 256-byte buffers, KiB/s",
     },
     TestSpec {
@@ -131,6 +162,12 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Short,
         time_source: TimeSource::SelfReported,
         procs_per_copy: 1,
+        prepare: workloads::file_copy,
+        params: Params::FileCopy(Geometry {
+            bufsize: 4096,
+            maxblocks: 8000,
+        }),
+        install: None,
         description: "read/write copy of an 8,192,000-byte file with 4096-byte buffers, KiB/s",
     },
     TestSpec {
@@ -143,6 +180,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Long,
         time_source: TimeSource::Wall,
         procs_per_copy: 1,
+        prepare: workloads::pipe,
+        params: Params::None,
+        install: None,
         description: "512-byte write then read on one pipe in one process, pairs per second",
     },
     TestSpec {
@@ -155,6 +195,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Long,
         time_source: TimeSource::Wall,
         procs_per_copy: 2,
+        prepare: workloads::context1,
+        params: Params::None,
+        install: None,
         description: "parent and child echo a counter over two pipes, round trips per second",
     },
     TestSpec {
@@ -167,6 +210,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Short,
         time_source: TimeSource::Wall,
         procs_per_copy: 2,
+        prepare: workloads::spawn,
+        params: Params::None,
+        install: None,
         description: "fork, child exits at once, parent waits; cycles per second",
     },
     TestSpec {
@@ -179,6 +225,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Long,
         time_source: TimeSource::Wall,
         procs_per_copy: 1,
+        prepare: workloads::syscall,
+        params: Params::None,
+        install: None,
         description: "close(dup()), getpid, getuid, umask: loops of five system calls per second",
     },
     TestSpec {
@@ -191,6 +240,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Short,
         time_source: TimeSource::Wall,
         procs_per_copy: 8,
+        prepare: workloads::shell,
+        params: Params::Shell { concurrency: 1 },
+        install: Some(shell_scripts::install),
         description: "one sort/od/grep/tee/wc pipeline script under /bin/sh, loops per minute",
     },
     TestSpec {
@@ -203,6 +255,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Short,
         time_source: TimeSource::Wall,
         procs_per_copy: 8 * 6 + 2,
+        prepare: workloads::shell,
+        params: Params::Shell { concurrency: 8 },
+        install: Some(shell_scripts::install),
         description: "eight concurrent pipeline scripts under /bin/sh, loops per minute",
     },
     TestSpec {
@@ -215,6 +270,9 @@ pub const TESTS: &[TestSpec] = &[
         repeat: Repeat::Short,
         time_source: TimeSource::Wall,
         procs_per_copy: 16 * 6 + 2,
+        prepare: workloads::shell,
+        params: Params::Shell { concurrency: 16 },
+        install: Some(shell_scripts::install),
         description: "sixteen concurrent pipeline scripts (not indexed)",
     },
 ];

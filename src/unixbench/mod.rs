@@ -2,6 +2,7 @@
 //! runner that starts the copies, times the passes and scores them.
 
 pub mod catalog;
+pub mod protocol;
 pub mod runner;
 pub mod worker;
 pub mod workloads;

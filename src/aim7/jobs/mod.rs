@@ -7,20 +7,6 @@
 
 use std::ffi::CString;
 
-pub mod brk_test;
-pub mod creat_clo;
-pub mod disk_cp;
-pub mod disk_rd;
-pub mod disk_rr;
-pub mod disk_rw;
-pub mod disk_src;
-pub mod disk_wrt;
-pub mod exec_test;
-pub mod fork_test;
-pub mod link_test;
-pub mod page_test;
-pub mod signal_test;
-
 /// AIM's disk block: FILESIZE and POOLSIZE are counted in these (`NBUFSIZE`).
 pub const BLOCK: usize = 1024;
 
@@ -65,22 +51,31 @@ pub struct Job {
     pub run: fn(&mut TaskCtx, usize) -> Result<(), Fail>,
 }
 
-/// Every job patchbench knows, in AIM's order.
-pub static JOBS: &[Job] = &[
-    creat_clo::JOB,
-    disk_rr::JOB,
-    disk_rw::JOB,
-    disk_rd::JOB,
-    disk_wrt::JOB,
-    disk_cp::JOB,
-    disk_src::JOB,
-    link_test::JOB,
-    fork_test::JOB,
-    exec_test::JOB,
-    signal_test::JOB,
-    brk_test::JOB,
-    page_test::JOB,
-];
+/// Declares each job's module and lists its `JOB` in [`JOBS`]: registering an AIM7 job is
+/// its file plus one line in the list below.
+macro_rules! jobs {
+    ($($name:ident),* $(,)?) => {
+        $(pub mod $name;)*
+        /// Every job patchbench knows, in AIM's order.
+        pub static JOBS: &[Job] = &[$($name::JOB),*];
+    };
+}
+
+jobs! {
+    creat_clo,
+    disk_rr,
+    disk_rw,
+    disk_rd,
+    disk_wrt,
+    disk_cp,
+    disk_src,
+    link_test,
+    fork_test,
+    exec_test,
+    signal_test,
+    brk_test,
+    page_test,
+}
 
 /// Looks a test up by name or alias.
 pub fn find(name: &str) -> Option<&'static Job> {

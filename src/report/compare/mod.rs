@@ -126,49 +126,95 @@ pub(crate) fn verdict(r: &Row) -> String {
     }
 }
 
-/// A table with `|` separators and padded columns; the first column is left-aligned, the
-/// others right-aligned. With `markdown`, a `|---|` line follows the header.
+/// A table with `|` separators and padded columns, drawn by comfy-table: the first column is
+/// left-aligned, the others right-aligned; lines end with `|`. With `markdown`, lines also
+/// start with `|` and a delimiter row (`---`, `---:` for the right-aligned columns, at least
+/// three characters each as GitHub wants) follows the header.
 pub(crate) fn grid(header: &[String], rows: &[Vec<String>], markdown: bool) -> String {
+    use comfy_table::{CellAlignment, ContentArrangement, Table};
     let cols = header.len();
-    let mut width = vec![0; cols];
-    for r in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
-        for (i, cell) in r.iter().enumerate().take(cols) {
-            width[i] = width[i].max(cell.chars().count());
-        }
-    }
-    let line = |r: &[String]| -> String {
-        let mut s = String::new();
-        if markdown {
-            s.push_str("| ");
-        }
-        for (i, cell) in r.iter().enumerate().take(cols) {
-            let pad = width[i].saturating_sub(cell.chars().count());
-            if i == 0 {
-                s += &format!("{cell}{} | ", " ".repeat(pad));
-            } else {
-                s += &format!("{}{cell} | ", " ".repeat(pad));
-            }
-        }
-        s.trim_end().to_string() + "\n"
-    };
-    let mut out = line(header);
+    let mut t = Table::new();
+    // LeftBorder, RightBorder, ..., VerticalLines: only the borders between and after cells.
+    t.load_preset(if markdown {
+        "||      |          "
+    } else {
+        " |      |          "
+    });
+    t.set_content_arrangement(ContentArrangement::Disabled);
+    t.force_no_tty();
+    t.set_header(header.to_vec());
     if markdown {
-        let dashes: Vec<String> = width
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                // GitHub wants at least three characters per delimiter cell.
-                if i == 0 {
-                    "-".repeat((*w).max(3))
-                } else {
-                    format!("{}:", "-".repeat((*w).max(3) - 1))
-                }
-            })
-            .collect();
-        out += &line(&dashes);
+        let width = |i: usize| {
+            std::iter::once(header)
+                .chain(rows.iter().map(Vec::as_slice))
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(3)
+        };
+        t.add_row((0..cols).map(|i| {
+            if i == 0 {
+                "-".repeat(width(i))
+            } else {
+                format!("{}:", "-".repeat(width(i) - 1))
+            }
+        }));
     }
     for r in rows {
-        out += &line(r);
+        t.add_row(r.iter().take(cols).cloned().collect::<Vec<_>>());
+    }
+    for (i, c) in t.column_iter_mut().enumerate() {
+        if i == 0 {
+            c.set_padding((if markdown { 1 } else { 0 }, 1));
+        } else {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut out = String::new();
+    for line in t.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grid;
+
+    fn cells(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_plain_grid_pads_and_aligns_as_the_posted_tables() {
+        let header = cells(&["System Benchmarks Index Values", "base", "patched", "cmp"]);
+        let rows = vec![
+            cells(&["Pipe Throughput", "1335.00", "1379.10", "+3.30%"]),
+            cells(&["System Call Overhead", "968.50", "960.00", "-0.88%"]),
+        ];
+        assert_eq!(
+            grid(&header, &rows, false),
+            "\
+System Benchmarks Index Values |    base | patched |    cmp |
+Pipe Throughput                | 1335.00 | 1379.10 | +3.30% |
+System Call Overhead           |  968.50 |  960.00 | -0.88% |
+"
+        );
+    }
+
+    #[test]
+    fn markdown_has_a_delimiter_row_with_alignment() {
+        let header = cells(&["metric", "n", "base", "±"]);
+        let rows = vec![cells(&["Pipe Throughput", "3", "1234.50", "±1.0%"])];
+        assert_eq!(
+            grid(&header, &rows, true),
+            "\
+| metric          |   n |    base |     ± |
+| --------------- | --: | ------: | ----: |
+| Pipe Throughput |   3 | 1234.50 | ±1.0% |
+"
+        );
+    }
 }

@@ -1,6 +1,7 @@
-//! `patchbench run`: validates the request, makes the private working directory, runs every
-//! test at every copy count pass by pass, scores the passes, and hands the growing result to
-//! the report, the JSON file and the store.
+//! The UnixBench runner: makes the private working directory, runs every test at every copy
+//! count pass by pass, scores the passes, and hands the growing result to the run's sinks
+//! (store, JSON file, report) after every test. The command's arguments and checks are in
+//! `crate::commands::run`.
 //!
 //! Order as UnixBench: for each copy count, every selected test; for each test, its passes;
 //! before each pass, unless settle is off, `sync; sleep 1; sync; sleep 2`.
@@ -9,15 +10,15 @@ pub mod pass;
 pub mod record;
 pub mod scoring;
 
-use crate::args::{check_dir, RunArgs};
 use crate::error::{usage, Interrupted};
 use crate::proc::signals::Signals;
-use crate::record::{RunRecord, RunSink};
+use crate::progress::Progress;
+use crate::record::sink::Sinks;
+use crate::record::RunRecord;
 use crate::unixbench::catalog::{self, TestSpec};
-use crate::unixbench::workloads::shell_scripts;
-use anyhow::Context;
+use crate::unixbench::workloads;
 use pass::{run_pass, PassPlan};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Settings of a run after defaults and profiles are applied.
@@ -38,67 +39,6 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Builds the plan from the command line, rejecting bad input before anything starts.
-    pub fn from_args(args: &RunArgs) -> anyhow::Result<Plan> {
-        let words: Vec<String> = args.tests.iter().chain(&args.tests_opt).cloned().collect();
-        let selection = if words.is_empty() {
-            "index".to_string()
-        } else {
-            words.join(",")
-        };
-        let tests = match catalog::select(&selection) {
-            Ok(t) => t,
-            Err(msg) => return usage(msg),
-        };
-        let copies = if args.copies.is_empty() {
-            let cpus = crate::sysinfo::online_cpus();
-            if cpus > 1 {
-                vec![1, cpus]
-            } else {
-                vec![1]
-            }
-        } else {
-            args.copies.clone()
-        };
-        let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-        check_dir(&dir)?;
-        let (mut passes, mut duration, mut settle, mut profile) =
-            (None, None, !args.no_settle, "unixbench");
-        if args.quick {
-            passes = Some(1);
-            duration = Some(2.0);
-            settle = false;
-            profile = "quick";
-        }
-        if args.passes.is_some() {
-            passes = args.passes;
-        }
-        if args.duration.is_some() {
-            duration = args.duration;
-        }
-        if profile == "unixbench" && (passes.is_some() || duration.is_some() || !settle) {
-            profile = "custom";
-        }
-        if args.precision.is_some() {
-            if args.passes.is_some() {
-                return usage("--precision chooses the number of passes itself; drop --passes");
-            }
-            passes = None;
-            profile = "precision";
-        }
-        Ok(Plan {
-            tests,
-            copies,
-            passes,
-            duration,
-            settle,
-            profile,
-            dir,
-            precision: args.precision,
-            max_time: args.max_time,
-        })
-    }
-
     pub fn passes_for(&self, t: &TestSpec) -> u32 {
         self.passes
             .unwrap_or_else(|| catalog::passes_for(t.repeat, None))
@@ -113,27 +53,17 @@ impl Plan {
 const MIN_ADAPTIVE_PASSES: u32 = 3;
 const MAX_ADAPTIVE_PASSES: u32 = 50;
 
-/// Runs `patchbench run`; returns the exit status.
-pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
-    let plan = Plan::from_args(args)?;
-    if let Some(json) = &args.json {
-        crate::args::check_output("--json", json)?;
-    }
-    if let Some(csv) = &args.csv {
-        crate::args::check_output("--csv", csv)?;
-    }
-    let worker = worker_program()?;
-    let max_copies = plan.copies.iter().copied().max().unwrap_or(1);
-    let max_procs = plan
-        .tests
-        .iter()
-        .map(|t| t.procs_per_copy)
-        .max()
-        .unwrap_or(1);
-    if let Err(refusal) = crate::proc::limits::check(max_copies, max_procs - 1, "--copies") {
-        return usage(refusal);
-    }
-    let signals = Signals::install()?;
+/// Runs every test of the plan at every copy count in the private directory made inside
+/// `plan.dir`; each finished test is added to `record` and handed to `sinks` at once. The
+/// private directory is removed whatever happens.
+pub fn run(
+    plan: &Plan,
+    worker: &Path,
+    signals: &Signals,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
     let workdir =
         crate::private_dir::PrivateDir::create(&plan.dir, "patchbench-").map_err(|e| {
             anyhow::anyhow!(
@@ -141,65 +71,36 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
                 plan.dir.display()
             )
         })?;
-    shell_scripts::install(workdir.path())?;
-
-    let mut sink = crate::store::sink(&args.store)?;
-    let mut record = record::new_record(&plan, args.store.label.clone());
-    if let Some(s) = sink.as_mut() {
-        if let Some(id) = s.started(&record)? {
-            record
-                .extra
-                .insert("store_id".into(), serde_json::Value::String(id));
+    let mut installed: Vec<workloads::Install> = Vec::new();
+    for install in plan.tests.iter().filter_map(|t| t.install) {
+        if !installed.iter().any(|i| std::ptr::fn_addr_eq(*i, install)) {
+            install(workdir.path())?;
+            installed.push(install);
         }
     }
-    let mut progress = crate::report::progress::Progress::new();
     let outcome = run_all(
-        &plan,
-        &worker,
+        plan,
+        worker,
         workdir.path(),
-        &signals,
-        &mut record,
-        &mut sink,
-        &mut progress,
+        signals,
+        record,
+        sinks,
+        progress,
     );
     progress.finish();
-    // The private directory goes whatever happened.
     drop(workdir);
-
-    record.incomplete = outcome.is_err();
-    record::finish(&mut record);
-    if let Some(e) = outcome.as_ref().err() {
-        record
-            .extra
-            .insert("error".into(), serde_json::Value::String(e.to_string()));
-    }
-    if let Some(s) = sink.as_mut() {
-        s.finished(&record)?;
-    }
-    if let Some(json) = &args.json {
-        record.write_json(json)?;
-    }
-    if let Some(csv) = &args.csv {
-        std::fs::write(csv, crate::report::unixbench_csv::render(&record))
-            .with_context(|| format!("cannot write {}", csv.display()))?;
-    }
-    if !record.tests.is_empty() {
-        print!("{}", crate::report::unixbench_text::render(&record));
-    }
-    if let Some(id) = record.extra.get("store_id").and_then(|v| v.as_str()) {
-        crate::store::announce(&args.store, id);
-    }
-    outcome.map(|_| 0)
+    record::finish(record);
+    outcome
 }
 
 fn run_all(
     plan: &Plan,
-    worker: &std::path::Path,
-    workdir: &std::path::Path,
+    worker: &Path,
+    workdir: &Path,
     signals: &Signals,
     record: &mut RunRecord,
-    sink: &mut Option<Box<dyn RunSink>>,
-    progress: &mut crate::report::progress::Progress,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
 ) -> anyhow::Result<()> {
     for &copies in &plan.copies {
         record::begin_block(record, copies);
@@ -227,7 +128,19 @@ fn run_all(
                     workdir,
                 };
                 let samples = run_pass(&p, signals, &mut |elapsed| {
-                    progress.show(spec, copies, pass, passes, (duration - elapsed).max(0.0))
+                    progress.show(&format!(
+                        "{} · {} cop{} · pass {}/{} · {}",
+                        spec.name,
+                        copies,
+                        if copies == 1 { "y" } else { "ies" },
+                        pass,
+                        passes,
+                        if elapsed < duration {
+                            format!("{duration} s")
+                        } else {
+                            "finishing".to_string()
+                        }
+                    ))
                 })?;
                 results.push(scoring::combine_copies(pass, samples, spec.timebase));
                 if let Some(target) = plan.precision {
@@ -243,9 +156,7 @@ fn run_all(
             let mut result = scoring::combine_passes(spec, copies, duration, results);
             result.precision_pct = reached;
             record::add_test(record, result);
-            if let Some(s) = sink.as_mut() {
-                s.progress(record)?;
-            }
+            sinks.progress(record);
         }
         record::end_block(record, copies);
     }

@@ -1,20 +1,24 @@
-//! One pass of one test: start N worker processes, park them on one barrier, release them
+//! One pass of one test: start N worker processes, park them at one start gate, release them
 //! together, collect what each reports, and make sure none is left behind.
 //!
 //! The workers are exec'd (`std::process::Command`), never forked from this process, and all of
-//! a pass's workers (and their children) share one process group, so an interruption or a
-//! failure can kill them all with one `kill(-pgid, SIGKILL)`.
+//! a pass's workers (and their children) share one task group, so an interruption or a failure
+//! kills them all at once (see `crate::proc`). What each worker prints follows
+//! [`crate::unixbench::protocol`].
 
-use crate::error::{usage, RunFailed};
-use crate::proc::signals::{signal_name, Signals};
+use crate::error::RunFailed;
+use crate::proc::gate::Gate;
+use crate::proc::signals::Signals;
+use crate::proc::TaskGroup;
 use crate::record::CopySample;
 use crate::unixbench::catalog::{TestSpec, TimeSource};
+use crate::unixbench::protocol::{self, Report};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::Read;
-use std::os::fd::AsFd;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{ChildStderr, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// What a pass needs to know.
@@ -28,12 +32,15 @@ pub struct PassPlan<'a> {
     pub workdir: &'a Path,
 }
 
-/// Called about four times a second while the pass runs, with the seconds since release.
+/// Called with the seconds since release: once at the release, then whenever a copy's output
+/// arrives (its result or its end). Never in between: the runner sleeps through the copies'
+/// timed window.
 pub type Tick<'a> = &'a mut dyn FnMut(f64);
 
-/// One running worker and what it has printed so far.
+/// One running worker's pipes and what it has printed so far.
 struct Copy {
-    child: Child,
+    stdout: ChildStdout,
+    stderr: ChildStderr,
     out: Vec<u8>,
     err: Vec<u8>,
     out_open: bool,
@@ -42,19 +49,11 @@ struct Copy {
 
 impl Copy {
     fn ready(&self) -> bool {
-        self.out.starts_with(b"READY\n")
+        protocol::is_ready(&self.out)
     }
-}
 
-/// Kills every process of the pass's group and reaps the workers.
-fn kill_all(pgid: Option<i32>, copies: &mut [Copy]) {
-    if let Some(pgid) = pgid {
-        // SAFETY: signalling our own process group.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    }
-    for c in copies.iter_mut() {
-        let _ = c.child.kill();
-        let _ = c.child.wait();
+    fn report(&self) -> Report {
+        protocol::parse(&String::from_utf8_lossy(&self.out))
     }
 }
 
@@ -64,20 +63,17 @@ fn pump(copies: &mut [Copy], signals: &Signals, timeout: Duration) -> anyhow::Re
     let mut map = Vec::new(); // (copy index, is stdout)
     for (i, c) in copies.iter().enumerate() {
         if c.out_open {
-            if let Some(o) = c.child.stdout.as_ref() {
-                fds.push(PollFd::new(o.as_fd(), PollFlags::POLLIN));
-                map.push((i, true));
-            }
+            fds.push(PollFd::new(c.stdout.as_fd(), PollFlags::POLLIN));
+            map.push((i, true));
         }
         if c.err_open {
-            if let Some(e) = c.child.stderr.as_ref() {
-                fds.push(PollFd::new(e.as_fd(), PollFlags::POLLIN));
-                map.push((i, false));
-            }
+            fds.push(PollFd::new(c.stderr.as_fd(), PollFlags::POLLIN));
+            map.push((i, false));
         }
     }
-    let ms = timeout.as_millis().min(10_000) as u16;
-    match poll(&mut fds, PollTimeout::from(ms)) {
+    let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
+    let timeout = PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX);
+    match poll(&mut fds, timeout) {
         Ok(_) | Err(nix::errno::Errno::EINTR) => {}
         Err(e) => return Err(e.into()),
     }
@@ -93,19 +89,19 @@ fn pump(copies: &mut [Copy], signals: &Signals, timeout: Duration) -> anyhow::Re
         }
         let c = &mut copies[i];
         let n = if is_out {
-            c.child.stdout.as_mut().map(|s| s.read(&mut buf))
+            c.stdout.read(&mut buf)
         } else {
-            c.child.stderr.as_mut().map(|s| s.read(&mut buf))
+            c.stderr.read(&mut buf)
         };
         match n {
-            Some(Ok(0)) | None | Some(Err(_)) => {
+            Ok(0) | Err(_) => {
                 if is_out {
                     c.out_open = false;
                 } else {
                     c.err_open = false;
                 }
             }
-            Some(Ok(n)) => {
+            Ok(n) => {
                 let dst = if is_out { &mut c.out } else { &mut c.err };
                 // A worker that floods stderr is not allowed to grow memory without bound.
                 if dst.len() < 1 << 20 {
@@ -117,32 +113,12 @@ fn pump(copies: &mut [Copy], signals: &Signals, timeout: Duration) -> anyhow::Re
     Ok(())
 }
 
-/// Parsed result lines of one copy (later lines win, as in UnixBench's Run).
-#[derive(Debug, Default, PartialEq)]
-pub struct Report {
-    pub count: Option<f64>,
-    pub time: Option<f64>,
-    pub wall: Option<f64>,
-    pub error: Option<String>,
-}
-
-/// Parses a worker's stdout.
-pub fn parse_report(text: &str) -> Report {
-    let mut r = Report::default();
-    for line in text.lines() {
-        let mut f = line.split('|');
-        match (f.next(), f.next()) {
-            (Some("COUNT"), Some(v)) => r.count = v.parse().ok(),
-            (Some("TIME"), Some(v)) => r.time = v.parse().ok(),
-            (Some("WALL"), Some(v)) => r.wall = v.parse().ok(),
-            (Some("ERROR"), Some(_)) => r.error = Some(line["ERROR|".len()..].to_string()),
-            _ => {}
-        }
-    }
-    r
-}
-
-fn spawn(plan: &PassPlan, go: &std::os::fd::OwnedFd, pgid: Option<i32>) -> std::io::Result<Child> {
+/// Starts one worker in the pass's process group with the gate as its stdin.
+fn spawn(
+    plan: &PassPlan,
+    gate: BorrowedFd<'_>,
+    pgid: i32,
+) -> std::io::Result<(i32, ChildStdout, ChildStderr)> {
     let mut cmd = Command::new(plan.worker);
     cmd.arg(plan.spec.id)
         .arg(format!("{}", plan.duration))
@@ -151,11 +127,16 @@ fn spawn(plan: &PassPlan, go: &std::os::fd::OwnedFd, pgid: Option<i32>) -> std::
         .env("UB_BINDIR", plan.workdir.join("pgms"))
         .env("UB_TMPDIR", plan.workdir)
         .env("UB_TESTDIR", plan.workdir)
-        .stdin(Stdio::from(go.try_clone()?))
+        .stdin(Stdio::from(gate.try_clone_to_owned()?))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(pgid.unwrap_or(0));
-    cmd.spawn()
+        .process_group(pgid);
+    let mut child = cmd.spawn()?;
+    let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(std::io::Error::other("worker pipes missing"));
+    };
+    // The task group reaps it; dropping the handle neither waits nor kills.
+    Ok((child.id() as i32, out, err))
 }
 
 /// Runs one pass and returns each copy's sample.
@@ -168,31 +149,33 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         plan.copies,
         if plan.copies == 1 { "y" } else { "ies" }
     );
-    let (go_read, go_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    let gate = Gate::new()?;
+    // Dropped on every way out of this function: kills and reaps whatever is left.
+    let mut group = TaskGroup::new();
     let mut copies: Vec<Copy> = Vec::new();
-    let mut pgid: Option<i32> = None;
     for i in 0..plan.copies {
-        match spawn(plan, &go_read, pgid) {
-            Ok(child) => {
-                pgid.get_or_insert(child.id() as i32);
+        match spawn(plan, gate.read_end(), group.pgid()) {
+            Ok((pid, stdout, stderr)) => {
+                group.add(pid);
                 copies.push(Copy {
-                    child,
+                    stdout,
+                    stderr,
                     out: Vec::new(),
                     err: Vec::new(),
                     out_open: true,
                     err_open: true,
                 });
             }
+            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                return Err(crate::proc::start_refused(
+                    &what,
+                    i as usize,
+                    plan.copies as usize,
+                    e,
+                    "--copies",
+                ));
+            }
             Err(e) => {
-                kill_all(pgid, &mut copies);
-                if e.raw_os_error() == Some(libc::EAGAIN) {
-                    return usage(format!(
-                        "{what}: cannot start copy {} of {}: {e}; the process limit \
-                         (ulimit -u) is too low for this many copies",
-                        i + 1,
-                        plan.copies
-                    ));
-                }
                 return Err(anyhow::anyhow!(
                     "{what}: cannot start {}: {e}",
                     plan.worker.display()
@@ -200,39 +183,31 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             }
         }
     }
-    drop(go_read);
+    let mut gate = gate.into_opener();
 
-    // Wait until every copy is parked on the barrier.
+    // Wait until every copy is parked at the gate.
     let setup_deadline = Instant::now() + Duration::from_secs(60);
     while !copies.iter().all(Copy::ready) {
-        if let Err(e) = signals.check() {
-            kill_all(pgid, &mut copies);
-            return Err(e.into());
-        }
+        signals.check()?;
         if let Some(i) = copies.iter().position(|c| !c.out_open && !c.ready()) {
-            let _ = copies[i].child.wait();
-            let msg = failure_message(&what, i, &mut copies[i]);
-            kill_all(pgid, &mut copies);
-            return Err(RunFailed(msg).into());
+            let status = group.reap(i);
+            return Err(RunFailed(failure_message(&what, i, &copies[i], status)).into());
         }
         if Instant::now() > setup_deadline {
-            kill_all(pgid, &mut copies);
             return Err(RunFailed(format!("{what}: workers did not start within 60 s")).into());
         }
         pump(&mut copies, signals, Duration::from_millis(250))?;
     }
 
-    // Release everyone at once: EOF on every worker's stdin.
-    drop(go_write);
+    // Release everyone at once.
+    gate.open();
     let released = Instant::now();
     let watchdog = Duration::from_secs_f64(plan.duration * 2.0 + 120.0);
+    tick(0.0);
     while copies.iter().any(|c| c.out_open || c.err_open) {
-        if let Err(e) = signals.check() {
-            kill_all(pgid, &mut copies);
-            return Err(e.into());
-        }
-        if released.elapsed() > watchdog {
-            kill_all(pgid, &mut copies);
+        signals.check()?;
+        let watchdog_left = watchdog.saturating_sub(released.elapsed());
+        if watchdog_left.is_zero() {
             return Err(RunFailed(format!(
                 "{what}: workers still running {:.0} s after release; killed them",
                 watchdog.as_secs_f64()
@@ -240,52 +215,30 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             .into());
         }
         // A copy that closed its output without a result has died: stop the pass now.
-        if let Some(i) = copies.iter().position(|c| {
-            !c.out_open
-                && parse_report(&String::from_utf8_lossy(&c.out))
-                    .count
-                    .is_none()
-        }) {
-            let _ = copies[i].child.wait();
-            let msg = failure_message(&what, i, &mut copies[i]);
-            kill_all(pgid, &mut copies);
-            return Err(RunFailed(msg).into());
+        if let Some(i) = copies
+            .iter()
+            .position(|c| !c.out_open && c.report().count.is_none())
+        {
+            let status = group.reap(i);
+            return Err(RunFailed(failure_message(&what, i, &copies[i], status)).into());
         }
-        // While the copies' timed window runs, sleep until its end (a signal, a worker's
-        // output or its exit still wakes the poll at once): a runner waking four times a
-        // second changes how the scheduler places a lone context1 pair (see context_switch).
-        let window_left = Duration::from_secs_f64(plan.duration).saturating_sub(released.elapsed());
-        pump(
-            &mut copies,
-            signals,
-            window_left.max(Duration::from_millis(250)),
-        )?;
+        // Sleep until something happens: a signal, a worker's output or its exit wakes the
+        // poll at once, and nothing else needs the runner while the copies work. A runner
+        // waking four times a second changes how the scheduler places a lone context1 pair
+        // (see context_switch); the file tests' and Whetstone's timed sections start later
+        // than the release, so no fixed window would cover them.
+        pump(&mut copies, signals, watchdog_left)?;
         tick(released.elapsed().as_secs_f64());
     }
 
-    // Reap: the group leader is only peeked at (it stays a zombie, so its pgid cannot be
-    // reused) until stragglers of the group have been swept.
-    for c in copies.iter_mut().skip(1) {
-        c.child.wait()?;
-    }
-    if let (Some(leader), Some(pg)) = (copies.first(), pgid) {
-        let pid = nix::unistd::Pid::from_raw(leader.child.id() as i32);
-        let flags = nix::sys::wait::WaitPidFlag::WEXITED | nix::sys::wait::WaitPidFlag::WNOWAIT;
-        let _ = nix::sys::wait::waitid(nix::sys::wait::Id::Pid(pid), flags);
-        // SAFETY: signalling our own process group; only stragglers can still be in it.
-        unsafe { libc::kill(-pg, libc::SIGKILL) };
-    }
-    if let Some(leader) = copies.first_mut() {
-        leader.child.wait()?;
-    }
-
+    group.sweep();
     let mut samples = Vec::with_capacity(copies.len());
-    for (i, c) in copies.iter_mut().enumerate() {
-        let status = c.child.wait()?;
-        let report = parse_report(&String::from_utf8_lossy(&c.out));
-        let ok = status.success() && report.error.is_none();
+    for (i, c) in copies.iter().enumerate() {
+        let status = group.status(i);
+        let report = c.report();
+        let ok = status == Some(0) && report.error.is_none();
         let (Some(count), Some(wall), true) = (report.count, report.wall, ok) else {
-            return Err(RunFailed(failure_message(&what, i, c)).into());
+            return Err(RunFailed(failure_message(&what, i, c, status)).into());
         };
         let seconds = match plan.spec.time_source {
             TimeSource::SelfReported => report.time.unwrap_or(wall),
@@ -302,19 +255,20 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
     Ok(samples)
 }
 
-/// Says why copy `i` failed: its error line, the signal that killed it, or its exit status.
-fn failure_message(what: &str, i: usize, c: &mut Copy) -> String {
-    let report = parse_report(&String::from_utf8_lossy(&c.out));
+/// Says why copy `i` failed: its error line, or how it ended.
+fn failure_message(what: &str, i: usize, c: &Copy, status: Option<i32>) -> String {
+    let report = c.report();
     let stderr = String::from_utf8_lossy(&c.err).trim().replace('\n', " | ");
-    let status = c.child.try_wait().ok().flatten();
-    let how = if let Some(e) = report.error {
-        e
-    } else if let Some(sig) = status.and_then(|s| s.signal()) {
-        format!("worker was killed by {}", signal_name(sig))
-    } else if let Some(code) = status.and_then(|s| s.code()) {
-        format!("worker exited with status {code} without a result")
-    } else {
-        "worker closed its output without a result".to_string()
+    let how = match (report.error, status) {
+        (Some(e), _) => e,
+        (None, Some(s)) if libc::WIFEXITED(s) => {
+            format!(
+                "worker {} without a result",
+                crate::proc::status::describe_raw(s)
+            )
+        }
+        (None, Some(s)) => format!("worker {}", crate::proc::status::describe_raw(s)),
+        (None, None) => "worker closed its output without a result".to_string(),
     };
     let extra = if stderr.is_empty() {
         String::new()
@@ -322,21 +276,4 @@ fn failure_message(what: &str, i: usize, c: &mut Copy) -> String {
         format!(" (stderr: {stderr})")
     };
     format!("{what}: copy {} of its pass: {how}{extra}", i + 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn later_lines_win_and_errors_are_kept() {
-        let r = parse_report("READY\nCOUNT|10|1|lps\nCOUNT|11|1|lps\nTIME|2.5\nWALL|2.6\n");
-        assert_eq!(r.count, Some(11.0));
-        assert_eq!(r.time, Some(2.5));
-        assert_eq!(r.wall, Some(2.6));
-        assert_eq!(r.error, None);
-        let r = parse_report("READY\nERROR|pipe: pipe write: Broken pipe|x\n");
-        assert_eq!(r.error.as_deref(), Some("pipe: pipe write: Broken pipe|x"));
-        assert_eq!(r.count, None);
-    }
 }

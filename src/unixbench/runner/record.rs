@@ -2,65 +2,63 @@
 //! their times, test results, index scores, and the flat metrics `compare` reads.
 
 use super::{scoring, Plan};
-use crate::record::{params, Direction, Metric, RunRecord, TestResult};
-use crate::sysinfo::SystemInfo;
-use serde_json::{json, Value};
-use std::collections::BTreeMap;
-
 use crate::clock::now_rfc3339;
+use crate::record::{Block, Direction, Kind, Metric, RunRecord, TestResult};
+use crate::sysinfo::SystemInfo;
+use serde::Serialize;
 
-/// A record for a run that is about to start.
-pub fn new_record(plan: &Plan, label: Option<String>) -> RunRecord {
-    let mut config = BTreeMap::new();
-    config.insert(
-        "tests".into(),
-        json!(plan.tests.iter().map(|t| t.id).collect::<Vec<_>>()),
-    );
-    config.insert("copies".into(), json!(plan.copies));
-    config.insert("passes".into(), json!(plan.passes));
-    config.insert("duration".into(), json!(plan.duration));
-    config.insert("settle".into(), json!(plan.settle));
-    config.insert("profile".into(), json!(plan.profile));
-    config.insert("precision".into(), json!(plan.precision));
-    config.insert("max_time".into(), json!(plan.max_time));
-    config.insert("dir".into(), json!(plan.dir.display().to_string()));
+/// The settings a UnixBench run records.
+#[derive(Debug, Clone, Serialize)]
+pub struct Config {
+    pub tests: Vec<&'static str>,
+    pub copies: Vec<u32>,
+    pub passes: Option<u32>,
+    pub duration: Option<f64>,
+    pub settle: bool,
+    pub profile: &'static str,
+    pub precision: Option<f64>,
+    pub max_time: Option<f64>,
+    pub dir: String,
+    pub dir_fstype: String,
+    pub dir_mount: String,
+}
+
+/// A record for a run that is about to start, with the fingerprint the command took.
+pub fn new_record(plan: &Plan, label: Option<String>, mut system: SystemInfo) -> RunRecord {
     let fs = crate::fsinfo::collect(&plan.dir);
-    config.insert("dir_fstype".into(), json!(fs.fs_type));
-    config.insert("dir_mount".into(), json!(fs.summary()));
-    let mut system = SystemInfo::collect();
+    let config = Config {
+        tests: plan.tests.iter().map(|t| t.id).collect(),
+        copies: plan.copies.clone(),
+        passes: plan.passes,
+        duration: plan.duration,
+        settle: plan.settle,
+        profile: plan.profile,
+        precision: plan.precision,
+        max_time: plan.max_time,
+        dir: plan.dir.display().to_string(),
+        dir_fstype: fs.fs_type.clone(),
+        dir_mount: fs.summary(),
+    };
     system.lang = "en_US.utf8".into();
     RunRecord {
         label,
-        ..RunRecord::new("unixbench", system, config)
+        ..RunRecord::new(Kind::Unixbench, system, &config)
     }
-}
-
-fn blocks(record: &mut RunRecord) -> &mut Vec<Value> {
-    let v = record
-        .extra
-        .entry("blocks".into())
-        .or_insert_with(|| json!([]));
-    if !v.is_array() {
-        *v = json!([]);
-    }
-    v.as_array_mut().expect("just made an array")
 }
 
 /// Marks the start of the block of tests at `copies` copies.
 pub fn begin_block(record: &mut RunRecord, copies: u32) {
-    let now = now_rfc3339();
-    blocks(record).push(json!({"copies": copies, "started_at": now, "finished_at": null}));
+    record.blocks.push(Block {
+        copies,
+        started_at: now_rfc3339(),
+        finished_at: None,
+    });
 }
 
 /// Marks the end of the block at `copies` copies.
 pub fn end_block(record: &mut RunRecord, copies: u32) {
-    let now = now_rfc3339();
-    if let Some(b) = blocks(record)
-        .iter_mut()
-        .rev()
-        .find(|b| b["copies"] == json!(copies))
-    {
-        b["finished_at"] = json!(now);
+    if let Some(b) = record.blocks.iter_mut().rev().find(|b| b.copies == copies) {
+        b.finished_at = Some(now_rfc3339());
     }
 }
 
@@ -75,14 +73,15 @@ pub fn add_test(record: &mut RunRecord, result: TestResult) {
         .filter_map(|&c| scoring::index_score(&refs, c))
         .collect();
     record.metrics = metrics(record);
+    record.finished_at = now_rfc3339();
 }
 
 /// Sets the end time and closes any block left open by an interruption.
 pub fn finish(record: &mut RunRecord) {
     let now = now_rfc3339();
-    for b in blocks(record).iter_mut() {
-        if b["finished_at"].is_null() {
-            b["finished_at"] = json!(now);
+    for b in record.blocks.iter_mut() {
+        if b.finished_at.is_none() {
+            b.finished_at = Some(now.clone());
         }
     }
     record.finished_at = now;
@@ -93,26 +92,26 @@ pub fn finish(record: &mut RunRecord) {
 pub fn metrics(record: &RunRecord) -> Vec<Metric> {
     let mut out = Vec::new();
     for t in &record.tests {
-        out.push(Metric {
-            name: "unixbench.score".into(),
-            params: params(&[("test", t.test.clone()), ("copies", t.copies.to_string())]),
-            title: t.name.clone(),
-            unit: t.unit.clone(),
-            direction: Direction::HigherIsBetter,
-            value: t.score,
-            samples: t.passes.iter().filter(|p| p.kept).map(|p| p.rate).collect(),
-        });
+        out.push(Metric::new(
+            "unixbench.score",
+            &[("test", t.test.clone()), ("copies", t.copies.to_string())],
+            t.name.clone(),
+            t.unit.clone(),
+            Direction::HigherIsBetter,
+            t.score,
+            t.passes.iter().filter(|p| p.kept).map(|p| p.rate).collect(),
+        ));
     }
     for i in &record.indexes {
-        out.push(Metric {
-            name: "unixbench.index".into(),
-            params: params(&[("copies", i.copies.to_string())]),
-            title: format!("{} Index Score", i.category),
-            unit: "index".into(),
-            direction: Direction::HigherIsBetter,
-            value: i.score,
-            samples: Vec::new(),
-        });
+        out.push(Metric::new(
+            "unixbench.index",
+            &[("copies", i.copies.to_string())],
+            format!("{} Index Score", i.category),
+            "index",
+            Direction::HigherIsBetter,
+            i.score,
+            Vec::new(),
+        ));
     }
     out
 }

@@ -18,8 +18,8 @@
 //! (scripts/context1-probe.sh). What did differ: UnixBench's Run sleeps while a copy runs, and
 //! patchbench's runner woke four times a second; an unrelated process waking four times a
 //! second raised the C reference's median from 16.6k to 18.3k lps (6 alternating rounds, quiet
-//! VM), the size of the gap seen against UnixBench (+18%). So the runner now sleeps through
-//! the copies' timed window (runner::pass). The spread (pairs from 0.32 to 1.90 in one 5-pair
+//! VM), the size of the gap seen against UnixBench (+18%). So the runner now sleeps until a
+//! copy reports or exits (runner::pass). The spread (pairs from 0.32 to 1.90 in one 5-pair
 //! run) is wider than the gap, so whether anything else remains needs the fidelity bench on a
 //! quiet machine with many pairs; at 2 copies the ratio is 0.96-1.08.
 

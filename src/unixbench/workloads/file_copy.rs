@@ -59,25 +59,6 @@ pub struct Geometry {
     pub maxblocks: usize,
 }
 
-/// The geometry of a test id.
-pub fn geometry(test: &str) -> Option<Geometry> {
-    match test {
-        "fstime" => Some(Geometry {
-            bufsize: 1024,
-            maxblocks: 2000,
-        }),
-        "fsbuffer" => Some(Geometry {
-            bufsize: 256,
-            maxblocks: 500,
-        }),
-        "fsdisk" => Some(Geometry {
-            bufsize: 4096,
-            maxblocks: 8000,
-        }),
-        _ => None,
-    }
-}
-
 /// The copy phase's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CopyResult {
@@ -276,9 +257,13 @@ mod tests {
 
     #[test]
     fn geometries_are_unixbench_sizes() {
-        let g = geometry("fsdisk").unwrap();
-        assert_eq!(g.maxblocks * 1024, 8_192_000);
-        assert_eq!(geometry("fsbuffer").unwrap().maxblocks * 1024, 512_000);
-        assert!(geometry("pipe").is_none());
+        use crate::unixbench::workloads::Params;
+        let size = |id: &str| match crate::unixbench::catalog::find(id).unwrap().params {
+            Params::FileCopy(g) => g.maxblocks * 1024,
+            other => panic!("{id}: {other:?}"),
+        };
+        assert_eq!(size("fsdisk"), 8_192_000);
+        assert_eq!(size("fsbuffer"), 512_000);
+        assert_eq!(size("fstime"), 2_048_000);
     }
 }

@@ -1,6 +1,12 @@
-//! The UnixBench workloads, one file each, and the catalogue that names them.
-//! Each workload runs inside a `patchbench-worker` process (see `crate::unixbench::worker`), until the
-//! stop flag of `timer` is set.
+//! The UnixBench workloads, one file each, and how a worker starts each one. Each workload
+//! runs inside a `patchbench-worker` process (see `crate::unixbench::worker`) until the stop
+//! flag of `timer` is set.
+//!
+//! A catalog entry (`crate::unixbench::catalog`) names its workload's [`Prepare`] function, its
+//! per-test constants ([`Params`]) and what the run's private directory needs ([`Install`]), so
+//! the worker and the runner never match test ids as strings. `Prepare` does the untimed setup
+//! before the worker reports READY and returns the timed part, which runs after the start gate
+//! opens.
 
 pub mod companion;
 pub mod context_switch;
@@ -13,3 +19,157 @@ pub mod shell_scripts;
 pub mod syscall_overhead;
 pub mod timer;
 pub mod whetstone;
+
+use crate::unixbench::catalog::TestSpec;
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+/// What a worker was asked to run.
+pub struct Job<'a> {
+    pub spec: &'static TestSpec,
+    pub duration: Duration,
+    /// The run's private directory (the worker's working directory).
+    pub dir: &'a Path,
+}
+
+/// What a workload reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub count: f64,
+    /// Self-reported time (fstime's copy phase, Whetstone), if the test has one.
+    pub time: Option<f64>,
+    /// The internal pauses it made, in seconds (the file tests), for the `PAUSES` line.
+    pub pauses: Option<Vec<u64>>,
+}
+
+impl Outcome {
+    /// A count of loops over the copy's wall time.
+    pub fn loops(n: u64) -> Outcome {
+        Outcome {
+            count: n as f64,
+            time: None,
+            pauses: None,
+        }
+    }
+}
+
+/// The timed part of a workload, run once the start gate opens.
+pub type Timed = Box<dyn FnOnce() -> io::Result<Outcome>>;
+/// The untimed setup of a workload, run before READY.
+pub type Prepare = fn(&Job) -> io::Result<Timed>;
+/// What the run's private directory needs before any copy of a test starts.
+pub type Install = fn(&Path) -> io::Result<()>;
+
+/// Per-test constants of a workload shared by several tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Params {
+    None,
+    /// The file copy's buffer size and file size.
+    FileCopy(file_copy::Geometry),
+    /// The shell tests' number of concurrent pipelines.
+    Shell {
+        concurrency: u32,
+    },
+}
+
+/// A loop stopped by the timer: arms it for the job's duration and counts loops.
+fn timed_loops(job: &Job, run: fn() -> io::Result<u64>) -> io::Result<Timed> {
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        run().map(Outcome::loops)
+    }))
+}
+
+fn wrong_params(job: &Job) -> io::Error {
+    io::Error::other(format!(
+        "{}: the catalog gives it no parameters",
+        job.spec.id
+    ))
+}
+
+/// `dhry2reg`.
+pub fn dhrystone(job: &Job) -> io::Result<Timed> {
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        Ok(Outcome::loops(dhrystone::run(&timer::STOP)))
+    }))
+}
+
+/// `whetstone-double`: calibrates itself to the duration and times itself.
+pub fn whetstone(job: &Job) -> io::Result<Timed> {
+    let d = job.duration;
+    Ok(Box::new(move || {
+        let r = whetstone::run(d.as_secs_f64(), whetstone::Variant::Gcc, &mut io::sink())?;
+        Ok(Outcome {
+            count: r.mwips,
+            time: Some(r.time_used),
+            pauses: None,
+        })
+    }))
+}
+
+/// `execl`: finds `patchbench-execl` before READY; after the gate, replaces the worker with it.
+pub fn execl(job: &Job) -> io::Result<Timed> {
+    let program = execl_throughput::program()?;
+    let d = job.duration;
+    Ok(Box::new(move || {
+        Err(execl_throughput::start(
+            &program,
+            crate::clock::monotonic_ns(),
+            d,
+        ))
+    }))
+}
+
+/// `fstime`, `fsbuffer`, `fsdisk`: the copy phase's rate over its own time.
+pub fn file_copy(job: &Job) -> io::Result<Timed> {
+    let Params::FileCopy(g) = job.spec.params else {
+        return Err(wrong_params(job));
+    };
+    let d = job.duration;
+    Ok(Box::new(move || {
+        let r = file_copy::run(g, d)?;
+        Ok(Outcome {
+            count: r.copy_kbps as f64,
+            time: Some(r.seconds),
+            pauses: Some(r.pauses),
+        })
+    }))
+}
+
+/// `pipe`.
+pub fn pipe(job: &Job) -> io::Result<Timed> {
+    timed_loops(job, pipe_throughput::run)
+}
+
+/// `context1`.
+pub fn context1(job: &Job) -> io::Result<Timed> {
+    timed_loops(job, context_switch::run)
+}
+
+/// `spawn`: hands the copy over to `patchbench-spawn` before READY (it does the gate and the
+/// loop itself); returns only if that fails.
+pub fn spawn(job: &Job) -> io::Result<Timed> {
+    Err(process_creation::start(job.duration.as_secs_f64()))
+}
+
+/// `syscall`.
+pub fn syscall(job: &Job) -> io::Result<Timed> {
+    timed_loops(job, syscall_overhead::run)
+}
+
+/// `shell1`, `shell8`, `shell16`: the looper over the installed `multi.sh`.
+pub fn shell(job: &Job) -> io::Result<Timed> {
+    let Params::Shell { concurrency } = job.spec.params else {
+        return Err(wrong_params(job));
+    };
+    let script = job.dir.join("pgms/multi.sh").to_string_lossy().into_owned();
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        shell_scripts::run(&script, concurrency).map(Outcome::loops)
+    }))
+}

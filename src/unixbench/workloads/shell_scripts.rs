@@ -84,16 +84,6 @@ grep the sort.$$ | tee grep.$$ | wc > wc.$$
 rm sort.$$ grep.$$ od.$$ wc.$$
 ";
 
-/// How many concurrent pipelines a test id runs.
-pub fn concurrency(test: &str) -> Option<u32> {
-    match test {
-        "shell1" => Some(1),
-        "shell8" => Some(8),
-        "shell16" => Some(16),
-        _ => None,
-    }
-}
-
 /// Writes `pgms/multi.sh`, `pgms/tst.sh` and `sort.src` into `dir` (the private directory).
 pub fn install(dir: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;

@@ -1,4 +1,5 @@
-//! The will-it-scale testcases: one small file each, with will-it-scale's description string,
+//! The will-it-scale testcases: one small file each (exporting `pub const TESTCASE`),
+//! registered with one line in `testcases!` below, with will-it-scale's description string,
 //! an optional `prepare` that runs once in the driver before any task exists (shared files),
 //! and the task loop, which does one operation and bumps the task's counter.
 //!
@@ -10,44 +11,6 @@ use anyhow::{Context, Result};
 use std::ffi::CString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-
-mod brk1;
-mod context_switch1;
-mod dup1;
-mod eventfd1;
-mod futex1;
-mod futex2;
-mod getppid1;
-mod lock1;
-mod lock2;
-mod lseek1;
-mod lseek2;
-mod mmap1;
-mod mmap2;
-mod open1;
-mod open2;
-mod open3;
-mod page_fault1;
-mod page_fault2;
-mod page_fault3;
-mod pipe1;
-mod poll1;
-mod poll2;
-mod posix_semaphore1;
-mod pread1;
-mod pread2;
-mod pread3;
-mod pwrite1;
-mod pwrite2;
-mod pwrite3;
-mod read1;
-mod read2;
-mod sched_yield;
-mod signal1;
-mod unix1;
-mod unlink1;
-mod unlink2;
-mod write1;
 
 /// One will-it-scale testcase.
 pub struct Testcase {
@@ -74,46 +37,56 @@ impl Workload for Testcase {
     }
 }
 
-/// Every testcase, in will-it-scale's alphabetical order.
-pub const ALL: &[Testcase] = &[
-    brk1::TESTCASE,
-    context_switch1::TESTCASE,
-    dup1::TESTCASE,
-    eventfd1::TESTCASE,
-    futex1::TESTCASE,
-    futex2::TESTCASE,
-    getppid1::TESTCASE,
-    lock1::TESTCASE,
-    lock2::TESTCASE,
-    lseek1::TESTCASE,
-    lseek2::TESTCASE,
-    mmap1::TESTCASE,
-    mmap2::TESTCASE,
-    open1::TESTCASE,
-    open2::TESTCASE,
-    open3::TESTCASE,
-    page_fault1::TESTCASE,
-    page_fault2::TESTCASE,
-    page_fault3::TESTCASE,
-    pipe1::TESTCASE,
-    poll1::TESTCASE,
-    poll2::TESTCASE,
-    posix_semaphore1::TESTCASE,
-    pread1::TESTCASE,
-    pread2::TESTCASE,
-    pread3::TESTCASE,
-    pwrite1::TESTCASE,
-    pwrite2::TESTCASE,
-    pwrite3::TESTCASE,
-    read1::TESTCASE,
-    read2::TESTCASE,
-    sched_yield::TESTCASE,
-    signal1::TESTCASE,
-    unix1::TESTCASE,
-    unlink1::TESTCASE,
-    unlink2::TESTCASE,
-    write1::TESTCASE,
-];
+/// Declares each testcase's module and lists its `TESTCASE` in [`ALL`]: registering a
+/// testcase is its file plus one line in the list below.
+macro_rules! testcases {
+    ($($name:ident),* $(,)?) => {
+        $(mod $name;)*
+        /// Every testcase, in will-it-scale's alphabetical order.
+        pub const ALL: &[Testcase] = &[$($name::TESTCASE),*];
+    };
+}
+
+testcases! {
+    brk1,
+    context_switch1,
+    dup1,
+    eventfd1,
+    futex1,
+    futex2,
+    getppid1,
+    lock1,
+    lock2,
+    lseek1,
+    lseek2,
+    malloc1,
+    mmap1,
+    mmap2,
+    open1,
+    open2,
+    open3,
+    page_fault1,
+    page_fault2,
+    page_fault3,
+    pipe1,
+    poll1,
+    poll2,
+    posix_semaphore1,
+    pread1,
+    pread2,
+    pread3,
+    pwrite1,
+    pwrite2,
+    pwrite3,
+    read1,
+    read2,
+    sched_yield,
+    signal1,
+    unix1,
+    unlink1,
+    unlink2,
+    write1,
+}
 
 /// The testcase called `name`.
 pub fn find(name: &str) -> Option<&'static Testcase> {

@@ -1,21 +1,11 @@
-//! Scaling curves as will-it-scale's CSV (`tasks,processes,processes_idle,threads,
-//! threads_idle,linear`, with a leading `test` column so several testcases fit one file), and
-//! the atomic file writes every output uses.
+//! will-it-scale's tables: the points of a run grouped into one scaling curve per testcase,
+//! as will-it-scale's CSV (`tasks,processes,processes_idle,threads,threads_idle,linear`, with a
+//! leading `test` column so several testcases fit one file) and as the text summary `scale`
+//! prints. The SVG plot is in `scale_svg`.
 
-use crate::counter_harness::{Mode, Outcome};
+use crate::record::will_it_scale::ScalePoint;
+use crate::record::RunRecord;
 use anyhow::{Context, Result};
-use std::io::Write;
-use std::path::Path;
-
-/// One measured point: a testcase at a task count in one mode.
-#[derive(Debug, Clone)]
-pub struct Point {
-    pub test: String,
-    pub description: String,
-    pub mode: Mode,
-    pub tasks: usize,
-    pub outcome: Outcome,
-}
 
 /// One row of a curve; a mode that did not run is None.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,8 +27,17 @@ pub struct Curve {
     pub rows: Vec<Row>,
 }
 
+/// The points of a record.
+pub fn points(record: &RunRecord) -> &[ScalePoint] {
+    record
+        .will_it_scale
+        .as_ref()
+        .map(|d| d.points.as_slice())
+        .unwrap_or(&[])
+}
+
 /// Groups points into one curve per testcase (in first-seen order), rows by task count.
-pub fn curves(points: &[Point]) -> Vec<Curve> {
+pub fn curves(points: &[ScalePoint]) -> Vec<Curve> {
     let mut out: Vec<Curve> = Vec::new();
     for p in points {
         let idx = match out.iter().position(|c| c.test == p.test) {
@@ -67,10 +66,11 @@ pub fn curves(points: &[Point]) -> Vec<Curve> {
                 rows.len() - 1
             }
         };
-        let (ops, idle) = (Some(p.outcome.average()), p.outcome.idle_percent);
-        match p.mode {
-            Mode::Process => (rows[r].processes, rows[r].processes_idle) = (ops, idle),
-            Mode::Thread => (rows[r].threads, rows[r].threads_idle) = (ops, idle),
+        let (ops, idle) = (Some(p.ops_per_sec), p.idle_percent);
+        if p.mode == "threads" {
+            (rows[r].threads, rows[r].threads_idle) = (ops, idle);
+        } else {
+            (rows[r].processes, rows[r].processes_idle) = (ops, idle);
         }
     }
     for c in &mut out {
@@ -85,8 +85,8 @@ pub fn curves(points: &[Point]) -> Vec<Curve> {
     out
 }
 
-/// The CSV text: will-it-scale's columns after `test`, and its `0,0,100,0,100,0` first row.
-pub fn csv_text(curves: &[Curve]) -> Result<Vec<u8>> {
+/// The CSV: will-it-scale's columns after `test`, and its `0,0,100,0,100,0` first row.
+pub fn csv(curves: &[Curve]) -> Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "test",
@@ -116,55 +116,73 @@ pub fn csv_text(curves: &[Curve]) -> Result<Vec<u8>> {
     w.into_inner().context("cannot format the CSV")
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
-/// an interrupted write never leaves half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    use std::os::unix::fs::PermissionsExt;
-    let mut tmp = tempfile::Builder::new()
-        .permissions(std::fs::Permissions::from_mode(0o644))
-        .tempfile_in(&dir)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+/// The CSV of a record, or None before its first point.
+pub fn csv_of(record: &RunRecord) -> Result<Option<Vec<u8>>> {
+    let p = points(record);
+    if p.is_empty() {
+        return Ok(None);
+    }
+    csv(&curves(p)).map(Some)
+}
+
+/// The text report: one table per testcase, will-it-scale's columns.
+pub fn summary(curves: &[Curve]) -> String {
+    let mut s = String::new();
+    let f = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
+    let p = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());
+    for c in curves {
+        s.push_str(&format!("\n{}: {}\n", c.test, c.description));
+        s.push_str(&format!(
+            "{:>6} {:>14} {:>7} {:>14} {:>7} {:>14}\n",
+            "tasks", "processes", "idle%", "threads", "idle%", "linear"
+        ));
+        for r in &c.rows {
+            s.push_str(&format!(
+                "{:>6} {:>14} {:>7} {:>14} {:>7} {:>14.0}\n",
+                r.tasks,
+                f(r.processes),
+                p(r.processes_idle),
+                f(r.threads),
+                p(r.threads_idle),
+                r.linear
+            ));
+        }
+    }
+    s
+}
+
+/// The summary of a record (empty before its first point).
+pub fn summary_of(record: &RunRecord) -> String {
+    summary(&curves(points(record)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter_harness::Sample;
 
-    fn point(mode: Mode, tasks: usize, per_sec: u64) -> Point {
-        Point {
+    fn point(mode: &str, tasks: usize, per_sec: f64) -> ScalePoint {
+        ScalePoint {
             test: "t".into(),
             description: "d".into(),
-            mode,
+            mode: mode.into(),
             tasks,
-            outcome: Outcome {
-                warmup: vec![],
-                measured: vec![Sample {
-                    seconds: 1.0,
-                    per_task: vec![per_sec / tasks as u64; tasks],
-                }],
-                aux: vec![],
-                idle_percent: Some(50.0),
-                counters: None,
-            },
+            ops_per_sec: per_sec,
+            ops_per_sec_per_task: per_sec / tasks as f64,
+            idle_percent: Some(50.0),
+            measured_seconds: 1.0,
+            samples: vec![per_sec],
+            warmup_samples: vec![],
+            per_task_ops: vec![per_sec as u64 / tasks as u64; tasks],
+            counters_per_op: None,
         }
     }
 
     #[test]
     fn linear_scales_the_best_single_task_result() {
         let pts = [
-            point(Mode::Process, 1, 100),
-            point(Mode::Thread, 1, 120),
-            point(Mode::Process, 2, 180),
+            point("processes", 1, 100.0),
+            point("threads", 1, 120.0),
+            point("processes", 2, 180.0),
         ];
         let c = curves(&pts);
         assert_eq!(c.len(), 1);
@@ -172,7 +190,7 @@ mod tests {
         assert_eq!(rows[0].linear, 120.0);
         assert_eq!(rows[1].linear, 240.0);
         assert_eq!(rows[1].threads, None);
-        let text = String::from_utf8(csv_text(&c).unwrap()).unwrap();
+        let text = String::from_utf8(csv(&c).unwrap()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],

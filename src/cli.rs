@@ -1,0 +1,75 @@
+//! The command line: the clap definition of every subcommand and the dispatch to the command
+//! that implements it. Nothing else: each command's arguments live with the command in
+//! `crate::commands`, and nothing imports from this module but `main.rs`.
+
+use clap::{Parser, Subcommand};
+use patchbench::commands::{
+    aim7, check, compare, debug_writer, import, list, model, run, scale, store,
+};
+
+/// patchbench: did my change make the operating system faster or slower, and is that real?
+///
+/// Runs faithful re-implementations of UnixBench, AIM7 and will-it-scale workloads at 1..N
+/// parallel copies, keeps every sample with a fingerprint of the system, and compares a base
+/// run with a patched one statistically.
+#[derive(Debug, Parser)]
+#[command(name = "patchbench", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the UnixBench System Benchmarks Index (or selected tests) at 1..N copies.
+    Run(run::RunArgs),
+    /// List every test with its report name, unit, baseline and description.
+    List(list::ListArgs),
+    /// Run AIM7 jobs (creat-clo, disk_*, …) at a load of N tasks and report jobs/min.
+    Aim7(aim7::Aim7Args),
+    /// Run will-it-scale testcases at 1..N tasks, as processes and/or threads.
+    Scale(scale::ScaleArgs),
+    /// Run a user-space model of a kernel mechanism (model-setbit, model-isize).
+    Model(model::ModelArgs),
+    /// Check the machine for noise before measuring; exit status 1 if anything warns.
+    Check(check::CheckArgs),
+    /// List the stored runs: id, label, date, host, kernel, tests.
+    Runs(store::RunsArgs),
+    /// Show one stored run: its system, settings and every metric.
+    Show(store::ShowArgs),
+    /// Write one stored run as JSON (the `--json` document) or CSV (one row per metric).
+    Export(store::ExportArgs),
+    /// Delete stored runs.
+    Rm(store::RmArgs),
+    /// Store results from files: UnixBench reports/logs, AIM7 multitask output,
+    /// will-it-scale CSV, patchbench JSON. Several files are several runs of one side.
+    Import(import::ImportArgs),
+    /// Compare base with patched, per metric: n, mean, spread, %change and a verdict.
+    Compare(compare::CompareArgs),
+    /// Testing aid (hidden): saves a synthetic run slowly through the run sink.
+    #[command(hide = true, name = "debug-slow-writer")]
+    DebugSlowWriter(debug_writer::DebugArgs),
+    /// Testing aid (hidden): holds the store's write lock for a while.
+    #[command(hide = true, name = "debug-hold-lock")]
+    DebugHoldLock(debug_writer::HoldLockArgs),
+}
+
+/// Runs the parsed command; returns the process exit status.
+pub fn execute(cli: Cli) -> anyhow::Result<i32> {
+    match cli.command {
+        Command::Run(a) => run::execute(&a),
+        Command::List(a) => list::execute(&a),
+        Command::Aim7(a) => aim7::execute(&a),
+        Command::Scale(a) => scale::execute(&a),
+        Command::Model(a) => model::execute(&a),
+        Command::Check(a) => check::execute(&a),
+        Command::Runs(a) => store::runs(&a),
+        Command::Show(a) => store::show(&a),
+        Command::Export(a) => store::export(&a),
+        Command::Rm(a) => store::rm(&a),
+        Command::Import(a) => import::execute(&a),
+        Command::Compare(a) => compare::execute(&a),
+        Command::DebugSlowWriter(a) => debug_writer::slow_writer(&a),
+        Command::DebugHoldLock(a) => debug_writer::hold_lock(&a),
+    }
+}

@@ -1,0 +1,195 @@
+//! What several commands share: the store options of every measuring command, the options of
+//! the harness-driven commands (`scale`, `model`), the fingerprint every measuring command
+//! starts with (the system and a short noise check), the sink set every run is handed to, and
+//! the way a run ends (the run's own failure wins over a sink's; a closed stdout is quiet).
+
+use crate::args::{parse_duration, parse_duration_or_zero, parse_task_list, TaskList};
+use crate::counter_harness::Mode;
+use crate::record::sink::{FileSink, Sinks};
+use crate::record::RunRecord;
+use crate::report::terminal::TerminalSink;
+use crate::sysinfo::SystemInfo;
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+/// Where results go: the embedded store (on by default) and a label for comparisons.
+#[derive(Debug, Clone, Args, Default)]
+pub struct StoreOpts {
+    /// Label this run as one side of a comparison (e.g. base, patched).
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+    /// Result store (SQLite); default: $PATCHBENCH_STORE, else $XDG_DATA_HOME/patchbench/results.db.
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Do not save this run in the store.
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+/// The store of a command that only reads or edits it.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArg {
+    /// Result store (SQLite); default: $PATCHBENCH_STORE, else $XDG_DATA_HOME/patchbench/results.db.
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+impl StoreArg {
+    /// Opens the store (creating it only with `create`).
+    pub fn open(&self, create: bool) -> anyhow::Result<crate::store::db::Store> {
+        crate::store::db::Store::open(&crate::store::store_path(self.store.as_deref())?, create)
+    }
+}
+
+/// The fingerprint of a measuring command as it starts: the system, and the noise check of
+/// `patchbench check` taken silently over a short sample ([`crate::noise::RUN_SAMPLE`]) with
+/// `dir`, the directory the run works in, as the file tests' directory.
+pub fn system_at_start(dir: &Path) -> SystemInfo {
+    let mut system = SystemInfo::collect();
+    system.noise = Some(crate::noise::snapshot(dir, crate::noise::RUN_SAMPLE));
+    system
+}
+
+/// The sinks of a measuring command, in order: the store (opened and checked now, before any
+/// work), the `--json` file, the command's other files, and the terminal last, so that results
+/// are kept before they are shown.
+pub fn sinks(
+    store: &StoreOpts,
+    json: Option<&Path>,
+    announce_json: bool,
+    files: Vec<FileSink>,
+    terminal: TerminalSink,
+) -> anyhow::Result<Sinks> {
+    let mut sinks = Sinks::new();
+    if !store.no_store {
+        let path = crate::store::store_path(store.store.as_deref())?;
+        sinks.add(crate::store::sink(&path, store.label.clone())?);
+    }
+    if let Some(path) = json {
+        sinks.add(FileSink::json(path, announce_json));
+    }
+    for f in files {
+        sinks.add(f);
+    }
+    sinks.add(terminal);
+    Ok(sinks)
+}
+
+/// Ends a run: marks it incomplete (with the error) after a failure or signal, lets every sink
+/// keep the final record, and returns the run's own failure before a sink's.
+pub fn conclude(
+    sinks: &mut Sinks,
+    record: &mut RunRecord,
+    outcome: anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    record.incomplete = outcome.is_err();
+    if let Err(e) = &outcome {
+        record.error = Some(e.to_string());
+    }
+    record.finished_at = crate::clock::now_rfc3339();
+    let kept = sinks.finished(record);
+    match (outcome, kept) {
+        (Err(e), Err(k)) => {
+            if !crate::error::is_quiet(&k) {
+                eprintln!("patchbench: error: {k:#}");
+            }
+            Err(e)
+        }
+        (Err(e), Ok(())) => Err(e),
+        (Ok(()), kept) => kept,
+    }
+}
+
+/// Options of every harness-driven command (`scale`, `model`).
+#[derive(Debug, Clone, Args)]
+pub struct HarnessOpts {
+    /// Task counts: a list and/or ranges, e.g. 1,2,4 or 1-N (N = online CPUs) or 1-4,8.
+    /// Default: 1-N.
+    #[arg(short, long, value_name = "LIST", value_parser = parse_task_list)]
+    pub tasks: Option<TaskList>,
+    /// Measured seconds per point (fractions allowed).
+    #[arg(short, long, value_name = "SECS", value_parser = parse_duration)]
+    pub duration: Option<f64>,
+    /// Warm-up seconds per point, sampled and discarded before measuring (0 for none).
+    #[arg(long, value_name = "SECS", value_parser = parse_duration_or_zero)]
+    pub warmup: Option<f64>,
+    /// Seconds per sample (1 as in will-it-scale; shorter for tests).
+    #[arg(long, value_name = "SECS", value_parser = parse_duration, default_value = "1", hide = true)]
+    pub sample_interval: f64,
+    /// Bind task i to allowed CPU number i mod (number of allowed CPUs).
+    #[arg(long)]
+    pub pin: bool,
+    /// Per-operation performance counters (perf_event_open) where the kernel allows them.
+    #[arg(long)]
+    pub counters: bool,
+    /// Directory in which the private working directory (mode 0700) for test files is made;
+    /// it is removed at the end. Default: the system temp directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Write every sample, the results and the system fingerprint to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreOpts,
+}
+
+impl HarnessOpts {
+    /// The task counts asked for, or will-it-scale's default 1..=online CPUs.
+    pub fn task_counts(&self) -> Vec<usize> {
+        match &self.tasks {
+            Some(t) => t.0.clone(),
+            None => (1..=crate::sysinfo::online_cpus().max(1) as usize).collect(),
+        }
+    }
+
+    /// The sampling plan with the command's default warm-up and duration.
+    pub fn plan(
+        &self,
+        default_warmup: f64,
+        default_duration: f64,
+    ) -> crate::counter_harness::session::Plan {
+        crate::counter_harness::session::Plan::new(
+            self.sample_interval,
+            self.warmup.unwrap_or(default_warmup),
+            self.duration.unwrap_or(default_duration),
+        )
+    }
+
+    /// Checks the directory, the output files and the process limit for a run whose largest
+    /// point creates `tasks_needed` processes or threads, before anything starts; returns the
+    /// directory to work in.
+    pub fn check(&self, tasks_needed: usize, outputs: &[&Path]) -> anyhow::Result<PathBuf> {
+        let dir = self.dir.clone().unwrap_or_else(std::env::temp_dir);
+        crate::args::check_dir(&dir)?;
+        if let Some(j) = &self.json {
+            crate::args::check_output("--json", j)?;
+        }
+        for o in outputs {
+            crate::args::check_output("output", o)?;
+        }
+        let tasks = u32::try_from(tasks_needed).unwrap_or(u32::MAX);
+        if let Err(refusal) = crate::proc::limits::check(tasks, 0, "--tasks") {
+            return crate::error::usage(refusal);
+        }
+        Ok(dir)
+    }
+}
+
+/// Which modes a command runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeChoice {
+    Process,
+    Thread,
+    /// Processes, then threads, at each task count (as will-it-scale's runtest.py).
+    Both,
+}
+
+impl ModeChoice {
+    pub fn modes(self) -> Vec<Mode> {
+        match self {
+            ModeChoice::Process => vec![Mode::Process],
+            ModeChoice::Thread => vec![Mode::Thread],
+            ModeChoice::Both => vec![Mode::Process, Mode::Thread],
+        }
+    }
+}

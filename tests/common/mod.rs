@@ -1,0 +1,298 @@
+//! Helpers shared by the integration tests: the binaries with a clean environment, fixtures,
+//! JSON files, directory listings, the processes of a run, waiting with a limit, a tmpfs for
+//! the full-disk cases, and synthetic records for the store tests.
+#![allow(dead_code)]
+
+use patchbench::record::{Direction, Kind, Metric, RunRecord};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Short sampling for the harness commands: two 0.25 s samples, no warm-up.
+pub const SHORT: [&str; 6] = [
+    "--duration",
+    "0.5",
+    "--warmup",
+    "0",
+    "--sample-interval",
+    "0.25",
+];
+
+fn clean(c: &mut std::process::Command) {
+    c.env("PATCHBENCH_WORKER", env!("CARGO_BIN_EXE_patchbench-worker"));
+    c.env_remove("PATCHBENCH_STORE");
+}
+
+/// `patchbench` for assert_cmd, with the worker found and no store from the environment.
+pub fn patchbench() -> assert_cmd::Command {
+    assert_cmd::Command::from_std(std_patchbench())
+}
+
+/// The same as a plain `std::process::Command`, for tests that signal the run.
+pub fn std_patchbench() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_patchbench"));
+    clean(&mut c);
+    c
+}
+
+/// The path of a file in tests/fixtures.
+pub fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The names in a directory.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every path below a directory.
+pub fn walk(d: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(d) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            }
+            out.push(p);
+        }
+    }
+    out
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The permission bits of a file.
+pub fn mode_of(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+fn other_pids() -> impl Iterator<Item = u32> {
+    let me = std::process::id();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(move |pid| *pid != me)
+}
+
+/// Processes whose command line mentions `marker` (forked tasks carry the driver's command
+/// line with its unique --dir).
+pub fn processes_mentioning(marker: &str) -> Vec<u32> {
+    other_pids()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(marker))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Processes whose working directory is below `dir` (UnixBench workers).
+pub fn processes_in(dir: &str) -> Vec<u32> {
+    other_pids()
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd"))
+                .is_ok_and(|cwd| cwd.to_string_lossy().contains(dir))
+        })
+        .collect()
+}
+
+/// Waits until `cond` holds, failing the test after `limit`.
+pub fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !cond() {
+        assert!(Instant::now() < deadline, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for a child to exit, killing it and failing after `limit`.
+pub fn wait_with_timeout(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("patchbench did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` to a child.
+pub fn signal(child: &std::process::Child, signal: i32) {
+    // SAFETY: signalling a child this test started.
+    unsafe { libc::kill(child.id() as i32, signal) };
+}
+
+/// A tmpfs with `opts` mounted on a fresh directory, unmounted when dropped; None (after
+/// saying so) where mounting is not permitted, so the test is skipped.
+pub struct Tmpfs {
+    _parent: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl Tmpfs {
+    pub fn mount(opts: &str) -> Option<Tmpfs> {
+        let parent = tempfile::tempdir().ok()?;
+        let path = parent.path().join("mnt");
+        std::fs::create_dir(&path).ok()?;
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(&path)
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            eprintln!("skipping: cannot mount a tmpfs here (needs root)");
+            return None;
+        }
+        Some(Tmpfs {
+            _parent: parent,
+            path,
+        })
+    }
+
+    /// Fills the filesystem: writes a file until the disk refuses more.
+    pub fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.path.join("filler")).unwrap();
+        let block = vec![0u8; 4096];
+        while f.write_all(&block).is_ok() {}
+        let _ = f.sync_all();
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.path)
+            .status();
+    }
+}
+
+/// A record with the given `unixbench.score` values (test, value) at 1 copy.
+pub fn sample_record(label: &str, values: &[(&str, f64)]) -> RunRecord {
+    RunRecord {
+        label: Some(label.to_string()),
+        started_at: "2025-01-01T00:00:00Z".to_string(),
+        finished_at: "2025-01-01T00:01:00Z".to_string(),
+        metrics: values
+            .iter()
+            .map(|(test, v)| {
+                Metric::new(
+                    "unixbench.score",
+                    &[("test", test.to_string()), ("copies", "1".to_string())],
+                    *test,
+                    "lps",
+                    Direction::HigherIsBetter,
+                    *v,
+                    vec![*v * 0.99, *v, *v * 1.01],
+                )
+            })
+            .collect(),
+        ..RunRecord::new(
+            Kind::Unixbench,
+            patchbench::sysinfo::SystemInfo::collect(),
+            &(),
+        )
+    }
+}
+
+/// Checks that a result document's fingerprint carries the noise check the command took as it
+/// started (`system.noise`, schema `patchbench.check/1`), describing `dir` as the file tests'
+/// directory.
+pub fn assert_noise_check(doc: &serde_json::Value, dir: &Path) {
+    let noise = &doc["system"]["noise"];
+    assert_eq!(noise["schema"], "patchbench.check/1", "{noise}");
+    assert_eq!(noise["sample_secs"], 0.25, "{noise}");
+    let findings = noise["findings"].as_array().unwrap();
+    assert!(findings.len() >= 15, "{noise}");
+    for id in ["load", "steal", "governor", "aslr", "dir"] {
+        assert!(findings.iter().any(|f| f["id"] == id), "no {id} in {noise}");
+    }
+    let dir = std::fs::canonicalize(dir).unwrap();
+    assert_eq!(noise["dir"], dir.display().to_string(), "{noise}");
+    assert!(
+        noise["activity"]["total_ticks"].as_u64().unwrap() > 0,
+        "{noise}"
+    );
+}
+
+/// The metric of a result document with this name and these params.
+pub fn metric<'a>(
+    doc: &'a serde_json::Value,
+    name: &str,
+    params: &[(&str, &str)],
+) -> &'a serde_json::Value {
+    doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name && params.iter().all(|(k, v)| m["params"][*k] == *v))
+        .unwrap_or_else(|| panic!("no metric {name} {params:?}"))
+}
+
+/// Starts `cmd` with stderr piped, waits for the `count`-th stderr line containing `needle`,
+/// sends `sig`, reads stderr to the end (a closed pipe would fail the run's last message) and
+/// returns the exit status and the lines after the signal.
+pub fn interrupt_after(
+    cmd: &mut std::process::Command,
+    needle: &str,
+    count: usize,
+    sig: i32,
+) -> (std::process::ExitStatus, Vec<String>) {
+    use std::io::BufRead;
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = 0;
+    for line in lines.by_ref().map_while(Result::ok) {
+        if line.contains(needle) {
+            seen += 1;
+            if seen == count {
+                break;
+            }
+        }
+    }
+    assert_eq!(seen, count, "never saw {needle:?} {count} times");
+    signal(&child, sig);
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    (wait_with_timeout(&mut child, Duration::from_secs(30)), rest)
+}
+
+/// Makes `cmd` start with RLIMIT_NPROC (`ulimit -u`) lowered to `limit`.
+pub fn with_process_limit(cmd: &mut std::process::Command, limit: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}

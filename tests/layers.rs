@@ -1,0 +1,144 @@
+//! The architecture, checked: reads every `crate::` (and `super::`-free top-level) path in
+//! src/, builds the graph of the library's top-level modules, and fails on a cycle, on a
+//! module that imports from the CLI layer, or on a lower layer that imports from a higher one.
+//! `cargo test --test layers -- --nocapture` prints the graph.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The layers, top to bottom; a module may use its own layer and the ones below.
+const LAYERS: &[&[&str]] = &[
+    &["commands"],
+    &["args", "compare", "import", "report"],
+    &["aim7", "model", "unixbench", "will_it_scale"],
+    &["counter_harness", "store"],
+    &["proc", "progress", "record", "stats"],
+    &[
+        "clock",
+        "error",
+        "fsinfo",
+        "noise",
+        "private_dir",
+        "sysinfo",
+    ],
+];
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The top-level module a file of src/ belongs to (None for the binaries and lib.rs).
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    match first {
+        "lib.rs" | "main.rs" | "cli.rs" | "bin" => None,
+        f => Some(f.trim_end_matches(".rs").to_string()),
+    }
+}
+
+/// Every top-level module named after `crate::` in the code of a file (comments left out; test
+/// modules included: they must obey the layers too).
+fn uses(text: &str) -> BTreeSet<String> {
+    let code: String = text
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = BTreeSet::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+fn layer(m: &str) -> usize {
+    LAYERS
+        .iter()
+        .position(|l| l.contains(&m))
+        .unwrap_or_else(|| panic!("module {m} is in no layer of tests/layers.rs"))
+}
+
+#[test]
+fn modules_form_layers_without_cycles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for f in &all {
+        let text = std::fs::read_to_string(f).unwrap();
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        if rel != "main.rs" && (text.contains("crate::cli") || text.contains("patchbench::cli")) {
+            problems.push(format!("{rel} imports from the CLI layer"));
+        }
+        let Some(m) = module_of(&src, f) else {
+            continue;
+        };
+        let entry = graph.entry(m.clone()).or_default();
+        for u in uses(&text) {
+            if u != m {
+                entry.insert(u);
+            }
+        }
+    }
+    for (m, deps) in &graph {
+        println!(
+            "{m:>16} -> {}",
+            deps.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+        for d in deps {
+            if layer(d) < layer(m) {
+                problems.push(format!(
+                    "{m} (layer {}) uses {d} (layer {})",
+                    layer(m),
+                    layer(d)
+                ));
+            }
+        }
+    }
+    // Cycles: depth-first search over the module graph.
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+        cycles: &mut Vec<String>,
+    ) {
+        if let Some(i) = path.iter().position(|p| p == m) {
+            cycles.push(format!("{} -> {m}", path[i..].join(" -> ")));
+            return;
+        }
+        if !done.insert(m.to_string()) {
+            return;
+        }
+        path.push(m.to_string());
+        for d in graph.get(m).into_iter().flatten() {
+            visit(d, graph, path, done, cycles);
+        }
+        path.pop();
+    }
+    let mut cycles = Vec::new();
+    let mut done = BTreeSet::new();
+    for m in graph.keys() {
+        visit(m, &graph, &mut Vec::new(), &mut done, &mut cycles);
+    }
+    problems.extend(cycles.into_iter().map(|c| format!("cycle: {c}")));
+    println!("{} modules, {} problems", graph.len(), problems.len());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
