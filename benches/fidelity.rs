@@ -14,7 +14,9 @@
 //! input is patchbench's `sort.src` on both sides (UnixBench's file is not ours to ship).
 //!
 //! Run: `cargo bench --bench fidelity`. Environment:
-//! - `FIDELITY_TESTS`: comma-separated test ids (default: the twelve index tests);
+//! - `FIDELITY_TESTS`: comma-separated test ids (default: the twelve index tests; every
+//!   non-graphics UnixBench test has a reference: the -w/-r file tests, arithoh, short, int,
+//!   long, float, double, hanoi, sysexec, and C, dc and grep under the reference looper);
 //! - `FIDELITY_PAIRS`: pairs per test and copy count (default 7);
 //! - `FIDELITY_SECS`: whole seconds per run (default 3); `FIDELITY_SHELL_SECS` for the shell
 //!   tests (default twice that);
@@ -32,7 +34,17 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Tests whose passes are preceded by Run's settle pause by default.
-const FILE_TESTS: &[&str] = &["fstime", "fsbuffer", "fsdisk"];
+const FILE_TESTS: &[&str] = &[
+    "fstime",
+    "fsbuffer",
+    "fsdisk",
+    "fstime-w",
+    "fstime-r",
+    "fsbuffer-w",
+    "fsbuffer-r",
+    "fsdisk-w",
+    "fsdisk-r",
+];
 
 /// One side's throughput for one pass.
 struct Sides<'a> {
@@ -54,8 +66,16 @@ impl Sides<'_> {
             ("UB_TESTDIR", self.testdir.display().to_string()),
         ];
         let log = self.testdir.join("c-reference.log");
-        let outcomes = support::run_pass(&argv, copies, self.testdir, &env, &log, &self.prefix)
-            .unwrap_or_else(|e| panic!("C reference for {test}: {e}"));
+        let outcomes = support::run_pass(
+            &argv,
+            support::unixbench_stdin(test),
+            copies,
+            self.testdir,
+            &env,
+            &log,
+            &self.prefix,
+        )
+        .unwrap_or_else(|e| panic!("C reference for {test}: {e}"));
         support::pass_rate(&outcomes)
     }
 
@@ -159,6 +179,7 @@ fn main() {
         patchbench::unixbench::workloads::shell_scripts::SORT_SRC,
     )
     .expect("sort.src");
+    support::install_inputs(&testdir);
     let sides = Sides {
         bindir: &bindir,
         testdir: &testdir,

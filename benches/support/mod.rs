@@ -46,6 +46,13 @@ const PROGRAMS: &[(&str, &[&str], &[&str])] = &[
     ("spawn", &["spawn.c"], &[]),
     ("syscall", &["syscall.c"], &[]),
     ("looper", &["looper.c"], &[]),
+    ("arithoh", &["arith.c"], &["-DEMPTY"]),
+    ("short", &["arith.c"], &["-DDATUM=short"]),
+    ("int", &["arith.c"], &["-DDATUM=int"]),
+    ("long", &["arith.c"], &["-DDATUM=long"]),
+    ("float", &["arith.c"], &["-DDATUM=float"]),
+    ("double", &["arith.c"], &["-DDATUM=double"]),
+    ("hanoi", &["hanoi.c"], &[]),
 ];
 
 fn sources() -> PathBuf {
@@ -75,7 +82,9 @@ pub fn build(name: &str, bindir: &Path) -> PathBuf {
     exe
 }
 
-/// Builds every reference program into `bindir` and copies the shell scripts there.
+/// Builds every reference program into `bindir` and copies the shell scripts there; the
+/// looper tests' inputs (cctest.c, dc.dat, large.txt) are patchbench's, written by
+/// [`install_inputs`].
 pub fn build_all(bindir: &Path) {
     for (name, _, _) in PROGRAMS {
         build(name, bindir);
@@ -88,15 +97,24 @@ pub fn build_all(bindir: &Path) {
     }
 }
 
-/// The command UnixBench's Run gives each copy of `test` (unixbench.md §4), with `secs` in
-/// place of the default duration. `bindir` holds the programs, `tmpdir` is `UB_TMPDIR`.
+/// Writes the inputs of the looper tests (`C`, `dc`, `grep`) into `testdir`.
+pub fn install_inputs(testdir: &Path) {
+    use patchbench::unixbench::workloads::{c_compiler, dc, grep_file};
+    for install in [c_compiler::install, dc::install, grep_file::install] {
+        install(testdir).expect("write a looper test's input");
+    }
+}
+
+/// The command UnixBench's Run gives each copy of `test` (unixbench.md §4 and §5), with `secs`
+/// in place of the default duration (its stdin: [`unixbench_stdin`]). `bindir` holds the
+/// programs, `tmpdir` is `UB_TMPDIR`.
 pub fn unixbench_command(test: &str, secs: u32, bindir: &Path, tmpdir: &Path) -> Vec<String> {
     let bin = |n: &str| bindir.join(n).display().to_string();
     let s = secs.to_string();
-    let file = |b: &str, m: &str| {
+    let file = |mode: &str, b: &str, m: &str| {
         vec![
             bin("fstime"),
-            "-c".into(),
+            mode.into(),
             "-t".into(),
             s.clone(),
             "-d".into(),
@@ -107,10 +125,25 @@ pub fn unixbench_command(test: &str, secs: u32, bindir: &Path, tmpdir: &Path) ->
             m.into(),
         ]
     };
+    let looper = |argv: &[&str]| {
+        let mut v = vec![bin("looper"), s.clone()];
+        v.extend(argv.iter().map(|a| a.to_string()));
+        v
+    };
+    let mode = |id: &str| match id.rsplit_once('-') {
+        Some((_, "w")) => "-w",
+        Some((_, "r")) => "-r",
+        _ => "-c",
+    };
     match test {
-        "fstime" => file("1024", "2000"),
-        "fsbuffer" => file("256", "500"),
-        "fsdisk" => file("4096", "8000"),
+        "fstime" | "fstime-w" | "fstime-r" => file(mode(test), "1024", "2000"),
+        "fsbuffer" | "fsbuffer-w" | "fsbuffer-r" => file(mode(test), "256", "500"),
+        "fsdisk" | "fsdisk-w" | "fsdisk-r" => file(mode(test), "4096", "8000"),
+        "C" => looper(&["gcc", "cctest.c"]),
+        "dc" => looper(&["dc"]),
+        "grep" => looper(&["grep", "-c", "gimp", "large.txt"]),
+        "sysexec" => vec![bin("syscall"), s, "exec".into()],
+        "arithoh" | "short" | "int" | "long" | "float" | "double" | "hanoi" => vec![bin(test), s],
         "shell1" | "shell8" | "shell16" => vec![
             bin("looper"),
             s,
@@ -122,6 +155,11 @@ pub fn unixbench_command(test: &str, secs: u32, bindir: &Path, tmpdir: &Path) ->
         }
         _ => panic!("no C reference for {test}"),
     }
+}
+
+/// The file Run puts on the command's stdin (`< dc.dat`), relative to the test directory.
+pub fn unixbench_stdin(test: &str) -> Option<&'static str> {
+    (test == "dc").then_some("dc.dat")
 }
 
 /// What one copy printed and how long it took.
@@ -164,18 +202,21 @@ pub fn parse(stderr: &str, elapsed: f64) -> Result<CopyOutcome, String> {
     })
 }
 
-/// Runs `copies` copies of `argv` as Run's one pass does, in `cwd`, with `env` added and the
-/// programs' stdout appended to `log`; `prefix` (e.g. `taskset -c 0`) goes before `/bin/sh`.
+/// Runs `copies` copies of `argv` as Run's one pass does, in `cwd`, with `env` added, `stdin`
+/// (a file in `cwd`) on their stdin and the programs' stdout appended to `log`; `prefix`
+/// (e.g. `taskset -c 0`) goes before `/bin/sh`.
 pub fn run_pass(
     argv: &[String],
+    stdin: Option<&str>,
     copies: u32,
     cwd: &Path,
     env: &[(&str, String)],
     log: &Path,
     prefix: &[String],
 ) -> Result<Vec<CopyOutcome>, String> {
+    let redirect = stdin.map_or(String::new(), |f| format!(" < {}", shell_quote(f)));
     let line = format!(
-        "{} 2>&1 >> {}",
+        "{}{redirect} 2>&1 >> {}",
         argv.iter()
             .map(|a| shell_quote(a))
             .collect::<Vec<_>>()

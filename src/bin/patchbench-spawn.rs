@@ -6,9 +6,14 @@
 //! children do; see `patchbench::unixbench::workloads::process_creation` for the figures.
 //!
 //! Usage (by `patchbench-worker`, which execs this program before the start barrier):
-//! `patchbench-spawn SECONDS`. It prints `READY`, reads stdin until EOF (the runner's release),
-//! then loops { `fork()`; the child `exit(0)`s; the parent `wait()`s and checks the status }
-//! until SIGALRM sets the stop flag, and prints `COUNT|n|1|lps` and `WALL|seconds`.
+//! `patchbench-spawn SECONDS [exec]`. It prints `READY`, reads stdin until EOF (the runner's
+//! release), then loops until SIGALRM sets the stop flag, and prints `COUNT|n|1|lps`,
+//! `WALL|seconds` and `WINDOW|start_ns|stop_ns`. The loop:
+//! - default (`spawn`): `fork()`; the child `exit(0)`s; the parent `wait()`s and checks the
+//!   status;
+//! - `exec` (`sysexec`, UnixBench's `syscall SECS exec`): `fork()`; the child
+//!   `execl("/bin/true", "/bin/true", NULL)`, or `exit(1)` if that fails; the parent
+//!   `waitpid()`s for it. Like UnixBench's `syscall` the program forking is a small libc one.
 #![no_std]
 #![no_main]
 
@@ -69,8 +74,14 @@ fn wait_for_release() -> bool {
 
 #[no_mangle]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
-    if argc != 2 {
-        write_all(b"ERROR|usage: patchbench-spawn SECONDS\n");
+    if argc != 2 && argc != 3 {
+        write_all(b"ERROR|usage: patchbench-spawn SECONDS [exec]\n");
+        return 2;
+    }
+    // SAFETY: argv[2], when present, is a NUL-terminated string.
+    let exec = argc == 3 && unsafe { libc::strcmp(*argv.add(2), c"exec".as_ptr()) } == 0;
+    if argc == 3 && !exec {
+        write_all(b"ERROR|patchbench-spawn: the only mode is exec\n");
         return 2;
     }
     // SAFETY: argv[1] is a NUL-terminated string.
@@ -88,6 +99,18 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
         error(b"spawn: timer");
         return 1;
     }
+    let loops = if exec { exec_loop() } else { spawn_loop() };
+    match loops {
+        Some(n) => {
+            report(n, start);
+            0
+        }
+        None => 1,
+    }
+}
+
+/// Process Creation's loop; None after printing an error line.
+fn spawn_loop() -> Option<u64> {
     let mut loops: u64 = 0;
     while !STOP.load(Ordering::Relaxed) {
         // SAFETY: this program is single-threaded; the child only calls exit.
@@ -100,22 +123,58 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
             write_all(b"ERROR|spawn: fork failed at iteration ");
             write_u64(loops);
             end_with_errno();
-            return 1;
+            return None;
         }
         let mut status: c_int = 0;
         // SAFETY: waiting for our only child.
         if unsafe { libc::wait(&mut status) } < 0 {
             error(b"spawn: wait");
-            return 1;
+            return None;
         }
         if status != 0 {
             write_all(b"ERROR|spawn: bad wait status ");
             write_u64(status as u64);
             write_all(b"\n");
-            return 1;
+            return None;
         }
         loops += 1;
     }
-    report(loops, start);
-    0
+    Some(loops)
+}
+
+/// Exec System Call Overhead's loop; None after printing an error line.
+fn exec_loop() -> Option<u64> {
+    let path = c"/bin/true";
+    let mut loops: u64 = 0;
+    while !STOP.load(Ordering::Relaxed) {
+        // SAFETY: this program is single-threaded; the child only calls execl and exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: a NULL-terminated argument list of valid C strings.
+            unsafe {
+                libc::execl(path.as_ptr(), path.as_ptr(), core::ptr::null::<c_char>());
+                libc::exit(1);
+            }
+        }
+        if pid < 0 {
+            write_all(b"ERROR|sysexec: fork failed at iteration ");
+            write_u64(loops);
+            end_with_errno();
+            return None;
+        }
+        let mut status: c_int = 0;
+        // SAFETY: waiting for our own child.
+        if unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+            error(b"sysexec: waitpid");
+            return None;
+        }
+        if status != 0 {
+            write_all(b"ERROR|sysexec: exec /bin/true failed, wait status ");
+            write_u64(status as u64);
+            write_all(b"\n");
+            return None;
+        }
+        loops += 1;
+    }
+    Some(loops)
 }

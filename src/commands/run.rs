@@ -16,7 +16,8 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Tests or aliases to run (comma separated or repeated): index (default), system, fs,
-    /// shell, or test ids such as pipe,syscall. `patchbench list` shows them all.
+    /// arithmetic, misc, shell, speed, all, ..., or test ids such as pipe,syscall (UnixBench's,
+    /// graphics excepted). `patchbench list` shows them all.
     #[arg(value_name = "TEST")]
     pub tests: Vec<String>,
     /// The same as the positional TEST arguments.
@@ -79,6 +80,17 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         Ok(t) => t,
         Err(msg) => return usage(msg),
     };
+    let (tests, skipped) = runner::tools::split(tests);
+    if tests.is_empty() {
+        let why: Vec<String> = skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.test, s.reason))
+            .collect();
+        return usage(format!(
+            "no selected test can run here ({})",
+            why.join("; ")
+        ));
+    }
     let copies = if args.copies.is_empty() {
         let cpus = crate::sysinfo::online_cpus();
         if cpus > 1 {
@@ -125,6 +137,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         dir,
         precision: args.precision,
         max_time: args.max_time,
+        skipped,
     })
 }
 
@@ -174,6 +187,9 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     sinks.started(&record)?;
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
+    for s in &plan.skipped {
+        progress.line(&format!("patchbench: skipping {}: {}", s.test, s.reason));
+    }
     let outcome = runner::run(
         &plan,
         &worker,

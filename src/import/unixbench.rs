@@ -278,6 +278,10 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
                     .and_then(|r| r.2)
                     .or(baseline.map(|bl| 10.0 * score / bl)),
                 precision_pct: None,
+                divisor: None,
+                overlap: None,
+                stderr: None,
+                warnings: Vec::new(),
             });
         }
         if let Some(index) = b.index {

@@ -30,18 +30,29 @@ pub fn render() -> String {
     }
     let _ = write!(
         out,
-        "\nDIVISOR: what a test's count is divided by, as in UnixBench.\n  \
-         wall      the copy's wall time (UnixBench: fork to the end of the program's output;\n  \
-         {:10}patchbench: release at the start barrier to the end of the work, children reaped)\n  \
-         own time  the time the program measured for its timed section (fstime's copy phase,\n  \
-         {:10}Whetstone's sections)\n",
-        "", ""
+        "\nDIVISOR: what a test's count is divided by; for each test the clock UnixBench uses.\n  \
+         wall      the copy's wall time. UnixBench: from just before Run forks the copy to the\n  \
+         {:10}end of the program's output (exec, start-up and exit included); patchbench: from\n  \
+         {:10}the release at the start gate to the end of the work, children reaped (the\n  \
+         {:10}worker's start-up before the gate is left out)\n  \
+         own time  the time the program measured for its timed section: fstime's scored\n  \
+         {:10}phase (write, read or copy), Whetstone's timed sections\n\n\
+         Non-index tests (those after shell16) are in UnixBench's category \"Non-Index\n\
+         Benchmarks\", except the -w and -r file tests (System Benchmarks, no baseline); grep and\n\
+         sysexec have baselines and so a Non-Index Benchmarks index. whetstone-strict is\n\
+         patchbench's own and in no alias. A test whose program (gcc, dc) is missing is skipped.\n",
+        "", "", "", ""
     );
 
     let _ = writeln!(out, "\nAliases:");
     for (alias, ids) in aliases() {
         let _ = writeln!(out, "  {:<11} {}", alias, ids.join(", "));
     }
+    let _ = writeln!(
+        out,
+        "  {:<11} every test above but whetstone-strict (UnixBench's non-graphics tests)",
+        "all"
+    );
     out
 }
 

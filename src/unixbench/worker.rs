@@ -49,9 +49,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
     if let Err(e) = wait_for_release() {
         return fail(&format!("start barrier: {e}"));
     }
-    let started = Instant::now();
+    let (started, started_ns) = (Instant::now(), crate::clock::monotonic_ns());
     let outcome = timed();
     let wall = started.elapsed().as_secs_f64();
+    let stopped_ns = crate::clock::monotonic_ns();
     match outcome {
         Ok(o) => {
             let mut out = String::new();
@@ -63,6 +64,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 out.push_str(&protocol::time_line(t));
             }
             out.push_str(&protocol::wall_line(wall));
+            let (a, b) = o.window.unwrap_or((started_ns, stopped_ns));
+            out.push_str(&protocol::window_line(a, b));
             emit(&out)
         }
         Err(e) => fail(&format!("{test}: {e}")),

@@ -1,6 +1,6 @@
 //! What the two small `no_std` programs (`patchbench-execl`, `patchbench-spawn`) share: the
 //! panic handler, the monotonic clock, and unbuffered output of the result lines on stdout
-//! (`COUNT|n|1|lps`, `WALL|seconds`, `ERROR|message`) without any formatting machinery.
+//! (`COUNT|n|1|lps`, `WALL|seconds`, `WINDOW|start_ns|stop_ns`, `ERROR|message`) without any formatting machinery.
 //!
 //! These programs use no Rust runtime or standard library (a C `main`, libc calls only), so
 //! they link only libc and their process costs (exec, fork, exit) are those of a small C
@@ -72,10 +72,12 @@ pub fn write_u64(v: u64) {
     write_raw(p, n);
 }
 
-/// Prints the result lines: the count, and the wall seconds since `start` (monotonic
-/// nanoseconds) with nine decimals.
+/// Prints the result lines: the count, the wall seconds since `start` (monotonic
+/// nanoseconds) with nine decimals, and the window `start` to now (the worker protocol's
+/// `WINDOW|start_ns|stop_ns`, see `patchbench::unixbench::protocol`).
 pub fn report(count: u64, start: u64) {
-    let wall = now_ns().saturating_sub(start);
+    let stop = now_ns();
+    let wall = stop.saturating_sub(start);
     write_all(b"COUNT|");
     write_u64(count);
     write_all(b"|1|lps\nWALL|");
@@ -86,6 +88,10 @@ pub fn report(count: u64, start: u64) {
     let (p, n) = digits(1_000_000_000 + wall % 1_000_000_000, &mut b);
     // SAFETY: the number has ten digits; skipping the first stays inside it.
     write_raw(unsafe { p.add(1) }, n - 1);
+    write_all(b"\nWINDOW|");
+    write_u64(start);
+    write_all(b"|");
+    write_u64(stop);
     write_all(b"\n");
 }
 

@@ -43,6 +43,8 @@ struct Copy {
     stderr: ChildStderr,
     out: Vec<u8>,
     err: Vec<u8>,
+    /// Bytes read from stderr, including any not kept in `err`.
+    err_bytes: u64,
     out_open: bool,
     err_open: bool,
 }
@@ -102,6 +104,9 @@ fn pump(copies: &mut [Copy], signals: &Signals, timeout: Duration) -> anyhow::Re
                 }
             }
             Ok(n) => {
+                if !is_out {
+                    c.err_bytes += n as u64;
+                }
                 let dst = if is_out { &mut c.out } else { &mut c.err };
                 // A worker that floods stderr is not allowed to grow memory without bound.
                 if dst.len() < 1 << 20 {
@@ -139,8 +144,18 @@ fn spawn(
     Ok((child.id() as i32, out, err))
 }
 
+/// What a pass measured: each copy's sample, and the first copy's stderr output, if any copy
+/// wrote some.
+pub struct PassOutcome {
+    pub samples: Vec<CopySample>,
+    pub stderr: Option<String>,
+}
+
+/// The most of a copy's stderr output a pass hands on.
+const STDERR_KEPT: usize = 4096;
+
 /// Runs one pass and returns each copy's sample.
-pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Result<Vec<CopySample>> {
+pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Result<PassOutcome> {
     let what = format!(
         "{} (pass {} of {}, {} cop{})",
         plan.spec.id,
@@ -162,6 +177,7 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
                     stderr,
                     out: Vec::new(),
                     err: Vec::new(),
+                    err_bytes: 0,
                     out_open: true,
                     err_open: true,
                 });
@@ -200,8 +216,10 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
     }
 
     // Release everyone at once.
+    // The release time is taken just before the gate opens, so no copy's window starts
+    // before it.
+    let (released, released_ns) = (Instant::now(), crate::clock::monotonic_ns());
     gate.open();
-    let released = Instant::now();
     let watchdog = Duration::from_secs_f64(plan.duration * 2.0 + 120.0);
     tick(0.0);
     while copies.iter().any(|c| c.out_open || c.err_open) {
@@ -244,15 +262,28 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             TimeSource::SelfReported => report.time.unwrap_or(wall),
             TimeSource::Wall => wall,
         };
+        let since_release = |ns: u64| (ns as f64 - released_ns as f64) / 1e9;
         samples.push(CopySample {
             copy: i as u32 + 1,
             count,
             seconds,
             wall_seconds: wall,
             rate: super::scoring::rate(count, seconds, plan.spec.timebase),
+            window: report
+                .window
+                .map(|(a, b)| [since_release(a), since_release(b)]),
+            stderr_bytes: c.err_bytes,
         });
     }
-    Ok(samples)
+    let stderr = copies.iter().find(|c| !c.err.is_empty()).map(|c| {
+        let text = String::from_utf8_lossy(&c.err);
+        let mut end = text.len().min(STDERR_KEPT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text[..end].to_string()
+    });
+    Ok(PassOutcome { samples, stderr })
 }
 
 /// Says why copy `i` failed: its error line, or how it ended.

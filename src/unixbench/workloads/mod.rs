@@ -8,11 +8,18 @@
 //! before the worker reports READY and returns the timed part, which runs after the start gate
 //! opens.
 
+pub mod arithmetic;
+pub mod c_compiler;
 pub mod companion;
 pub mod context_switch;
+pub mod dc;
 pub mod dhrystone;
+pub mod exec_overhead;
 pub mod execl_throughput;
 pub mod file_copy;
+pub mod grep_file;
+pub mod hanoi;
+pub mod looper;
 pub mod pipe_throughput;
 pub mod process_creation;
 pub mod shell_scripts;
@@ -37,8 +44,11 @@ pub struct Job<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub count: f64,
-    /// Self-reported time (fstime's copy phase, Whetstone), if the test has one.
+    /// Self-reported time (fstime's scored phase, Whetstone), if the test has one.
     pub time: Option<f64>,
+    /// The span that self-reported time covers (CLOCK_MONOTONIC ns); None: from the release
+    /// to the end of the work.
+    pub window: Option<(u64, u64)>,
     /// The internal pauses it made, in seconds (the file tests), for the `PAUSES` line.
     pub pauses: Option<Vec<u64>>,
 }
@@ -49,6 +59,7 @@ impl Outcome {
         Outcome {
             count: n as f64,
             time: None,
+            window: None,
             pauses: None,
         }
     }
@@ -65,11 +76,20 @@ pub type Install = fn(&Path) -> io::Result<()>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Params {
     None,
-    /// The file copy's buffer size and file size.
-    FileCopy(file_copy::Geometry),
+    /// Which work Whetstone does.
+    Whetstone(whetstone::Variant),
+    /// The file test's buffer size, file size and which of fstime's tests it is.
+    FileCopy(file_copy::Geometry, file_copy::Mode),
     /// The shell tests' number of concurrent pipelines.
     Shell {
         concurrency: u32,
+    },
+    /// The type arith.c was built with.
+    Arith(arithmetic::Datum),
+    /// A command under UnixBench's looper, and the file on its standard input.
+    Looper {
+        argv: &'static [&'static str],
+        stdin: Option<&'static str>,
     },
 }
 
@@ -98,14 +118,19 @@ pub fn dhrystone(job: &Job) -> io::Result<Timed> {
     }))
 }
 
-/// `whetstone-double`: calibrates itself to the duration and times itself.
+/// `whetstone-double` (and `whetstone-strict`): calibrates itself to the duration and times
+/// itself.
 pub fn whetstone(job: &Job) -> io::Result<Timed> {
+    let Params::Whetstone(variant) = job.spec.params else {
+        return Err(wrong_params(job));
+    };
     let d = job.duration;
     Ok(Box::new(move || {
-        let r = whetstone::run(d.as_secs_f64(), whetstone::Variant::Gcc, &mut io::sink())?;
+        let r = whetstone::run(d.as_secs_f64(), variant, &mut io::sink())?;
         Ok(Outcome {
             count: r.mwips,
             time: Some(r.time_used),
+            window: Some(r.window),
             pauses: None,
         })
     }))
@@ -124,17 +149,18 @@ pub fn execl(job: &Job) -> io::Result<Timed> {
     }))
 }
 
-/// `fstime`, `fsbuffer`, `fsdisk`: the copy phase's rate over its own time.
+/// The nine file tests: the scored phase's rate over its own time.
 pub fn file_copy(job: &Job) -> io::Result<Timed> {
-    let Params::FileCopy(g) = job.spec.params else {
+    let Params::FileCopy(g, mode) = job.spec.params else {
         return Err(wrong_params(job));
     };
-    let d = job.duration;
+    let (d, dir) = (job.duration, job.dir.to_path_buf());
     Ok(Box::new(move || {
-        let r = file_copy::run(g, d)?;
+        let r = file_copy::run(&dir, g, mode, d)?;
         Ok(Outcome {
-            count: r.copy_kbps as f64,
-            time: Some(r.seconds),
+            count: r.scored.kbps as f64,
+            time: Some(r.scored.seconds),
+            window: Some(r.scored.window),
             pauses: Some(r.pauses),
         })
     }))
@@ -156,6 +182,11 @@ pub fn spawn(job: &Job) -> io::Result<Timed> {
     Err(process_creation::start(job.duration.as_secs_f64()))
 }
 
+/// `sysexec`: hands the copy over to `patchbench-spawn`'s exec mode before READY.
+pub fn sysexec(job: &Job) -> io::Result<Timed> {
+    Err(exec_overhead::start(job.duration.as_secs_f64()))
+}
+
 /// `syscall`.
 pub fn syscall(job: &Job) -> io::Result<Timed> {
     timed_loops(job, syscall_overhead::run)
@@ -167,9 +198,45 @@ pub fn shell(job: &Job) -> io::Result<Timed> {
         return Err(wrong_params(job));
     };
     let script = job.dir.join("pgms/multi.sh").to_string_lossy().into_owned();
+    let cmd = looper::Command::new(&[&script, &concurrency.to_string()], None)?;
     let d = job.duration;
     Ok(Box::new(move || {
         timer::arm(d)?;
-        shell_scripts::run(&script, concurrency).map(Outcome::loops)
+        looper::run(&cmd).map(Outcome::loops)
+    }))
+}
+
+/// `C`, `dc`, `grep`: the looper over a command, in the private directory.
+pub fn looper(job: &Job) -> io::Result<Timed> {
+    let Params::Looper { argv, stdin } = job.spec.params else {
+        return Err(wrong_params(job));
+    };
+    let stdin = stdin.map(|f| job.dir.join(f));
+    let cmd = looper::Command::new(argv, stdin.as_deref())?;
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        looper::run(&cmd).map(Outcome::loops)
+    }))
+}
+
+/// `arithoh`, `short`, `int`, `long`, `float`, `double`.
+pub fn arithmetic(job: &Job) -> io::Result<Timed> {
+    let Params::Arith(datum) = job.spec.params else {
+        return Err(wrong_params(job));
+    };
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        Ok(Outcome::loops(arithmetic::run(datum)))
+    }))
+}
+
+/// `hanoi`.
+pub fn hanoi(job: &Job) -> io::Result<Timed> {
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        Ok(Outcome::loops(hanoi::run()))
     }))
 }

@@ -135,6 +135,8 @@ pub struct WhetstoneResult {
     pub xtra: u64,
     /// The eight sections, N1..N8.
     pub sections: Vec<Section>,
+    /// When the timed run (after calibration) started and ended, CLOCK_MONOTONIC nanoseconds.
+    pub window: (u64, u64),
 }
 
 /// `duration_s` replaces UnixBench's fixed 10 s (the calibration threshold scales as
@@ -193,8 +195,10 @@ pub fn run(duration_s: f64, variant: Variant, log: &mut dyn Write) -> io::Result
         "\nLoop content                  Result              MFLOPS      MOPS   Seconds\n"
     )?;
 
+    let started = crate::clock::monotonic_ns();
     let pass = whetstones(xtra, variant);
-    let result = pass.to_result(xtra);
+    let mut result = pass.to_result(xtra);
+    result.window = (started, crate::clock::monotonic_ns());
     let printed = first_pass_results.unwrap_or_else(|| pass.results());
     for ((section, heading), shown) in result.sections.iter().zip(HEADINGS).zip(printed) {
         write!(log, "{heading} {shown:24.17}    ")?;
@@ -321,6 +325,7 @@ impl Pass {
             time_used,
             xtra,
             sections,
+            window: (0, 0),
         }
     }
 }
