@@ -56,6 +56,7 @@ fn main() {
         let (mut best_c, mut best_rust) = (0.0f64, 0.0f64);
         for _ in 0..rounds {
             let c = support::run_pass(&argv, None, 1, dir.path(), &env, &log, &[])
+                .and_then(support::strict)
                 .unwrap_or_else(|e| panic!("C reference for {test}: {e}"));
             best_c = best_c.max(support::pass_rate(&c));
             best_rust = best_rust.max(run(Command::new(worker)
