@@ -44,7 +44,8 @@ pub enum Command {
     /// Store results from files: UnixBench reports/logs, AIM7 multitask output,
     /// will-it-scale CSV, patchbench JSON. Several files are several runs of one side.
     Import(import::ImportArgs),
-    /// Compare base with patched, per metric: n, mean, spread, %change and a verdict.
+    /// Compare base with patched, per metric: runs, means, spreads, the interval of the change,
+    /// p and q, a verdict, and the runs needed to see 1 % and 2 %.
     Compare(compare::CompareArgs),
     /// Testing aid (hidden): saves a synthetic run slowly through the run sink.
     #[command(hide = true, name = "debug-slow-writer")]

@@ -10,8 +10,9 @@
 //!   will-it-scale and the models run on.
 //! - `proc`: the process layer (task group, child start-up, start gate, status, signals,
 //!   limits).
-//! - `record` (the result model, its sinks, the atomic file writer), `report` (every
-//!   renderer, stdout, progress), `store`, `import`, `compare`, `stats`.
+//! - `record` (the result model, the domain of its numbers, its sinks, the atomic file
+//!   writer), `report` (every renderer, stdout, progress), `store`, `import`, `compare`,
+//!   `stats`.
 //! - shared bits: `sysinfo`, `fsinfo`, `clock`, `private_dir`, `progress` (the one progress
 //!   line), `error`, and `noise` (the noise sources `check` reports and every measuring
 //!   command stores in its fingerprint, and the per-pass monitor).

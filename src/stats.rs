@@ -1,13 +1,23 @@
-//! Statistics for "is this change real?": summaries (mean, median, standard deviations,
-//! geometric mean), Welch's t-test, a seeded bootstrap confidence interval of the relative
-//! change of means, the Student-t half-width of a mean (for adaptive pass counts), and the LKP
-//! robot's trimmed "medians outside the other range" rule (comparison.md §3).
+//! Statistics for "is this change real?". This file holds the summaries (mean, median,
+//! standard deviations, geometric mean), the Student-t half-width of a mean (what
+//! `run --precision` stops on today), and the LKP robot's trimmed "medians outside the other
+//! range" rule with its exact false-alarm rate (comparison.md §3).
+//! The submodules hold what a comparison's verdicts are built from:
+//!
+//! - [`welch`]: Welch's t on the log of run values: interval and p of the ratio of geometric
+//!   means, right at small n;
+//! - [`multiplicity`]: Benjamini–Hochberg q-values and Holm adjusted p-values across a table;
+//! - [`power`]: the power of the labelling rule, minimum detectable effect, runs needed;
+//! - [`precision`]: the two-stage stop rule for adaptive passes (pure, not yet wired in).
 //!
 //! Every function takes plain samples and returns `None` where the answer is undefined (too few
 //! samples, zero mean), so callers print "no verdict" instead of a made-up number.
 
-use rand::{RngCore, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+pub mod multiplicity;
+pub mod power;
+pub mod precision;
+pub mod welch;
+
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Arithmetic mean.
@@ -69,98 +79,6 @@ fn sorted(x: &[f64]) -> Vec<f64> {
     let mut s = x.to_vec();
     s.sort_by(|a, b| a.total_cmp(b));
     s
-}
-
-/// Two-sided p-value of Welch's unequal-variances t-test; None when a side has fewer than two
-/// samples. When both sides have zero variance the answer is 1 for equal means, 0 otherwise.
-pub fn welch_p_value(a: &[f64], b: &[f64]) -> Option<f64> {
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let (ma, mb) = (mean(a)?, mean(b)?);
-    let (va, vb) = (stddev(a)?.powi(2), stddev(b)?.powi(2));
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let se2 = va / na + vb / nb;
-    if se2 <= 0.0 || !se2.is_finite() {
-        return Some(if ma == mb { 1.0 } else { 0.0 });
-    }
-    let t = (ma - mb) / se2.sqrt();
-    let df = se2 * se2 / ((va / na).powi(2) / (na - 1.0) + (vb / nb).powi(2) / (nb - 1.0));
-    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
-    Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
-}
-
-/// A point estimate with a confidence interval, all as relative changes (0.03 = +3 %).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct ChangeCi {
-    pub lower: f64,
-    pub point: f64,
-    pub upper: f64,
-}
-
-/// Seeded percentile-bootstrap confidence interval of the relative change of means,
-/// `mean(new) / mean(base) − 1` (criterion's effect size, with a fixed seed so the interval is
-/// reproducible). Each side is resampled with replacement on its own.
-///
-/// The interval is computed on the log ratio and the two sides are put in a canonical order
-/// before resampling, so swapping base and new gives exactly the mirrored interval. None when a
-/// side is empty, a mean is not positive, or `resamples` is 0.
-pub fn bootstrap_change_ci(
-    base: &[f64],
-    new: &[f64],
-    resamples: usize,
-    confidence: f64,
-    seed: u64,
-) -> Option<ChangeCi> {
-    let (mb, mn) = (mean(base)?, mean(new)?);
-    if resamples == 0 || mb <= 0.0 || mn <= 0.0 || base.iter().chain(new).any(|v| *v < 0.0) {
-        return None;
-    }
-    // Canonical order: the lexicographically smaller sample set is resampled first.
-    let swapped = compare_samples(new, base) == std::cmp::Ordering::Less;
-    let (first, second) = if swapped { (new, base) } else { (base, new) };
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut logs = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
-        let m1 = resample_mean(first, &mut rng);
-        let m2 = resample_mean(second, &mut rng);
-        if m1 > 0.0 && m2 > 0.0 {
-            logs.push((m2 / m1).ln());
-        }
-    }
-    if logs.is_empty() {
-        return None;
-    }
-    logs.sort_by(|a, b| a.total_cmp(b));
-    let alpha = (1.0 - confidence.clamp(0.0, 1.0)) / 2.0;
-    let lo_idx = ((alpha * (logs.len() - 1) as f64).floor() as usize).min(logs.len() - 1);
-    let hi_idx = logs.len() - 1 - lo_idx;
-    let (mut lo, mut hi) = (logs[lo_idx], logs[hi_idx]);
-    if swapped {
-        (lo, hi) = (-hi, -lo);
-    }
-    Some(ChangeCi {
-        lower: lo.exp() - 1.0,
-        point: mn / mb - 1.0,
-        upper: hi.exp() - 1.0,
-    })
-}
-
-fn compare_samples(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
-    for (x, y) in a.iter().zip(b) {
-        match x.total_cmp(y) {
-            std::cmp::Ordering::Equal => continue,
-            o => return o,
-        }
-    }
-    a.len().cmp(&b.len())
-}
-
-fn resample_mean(x: &[f64], rng: &mut ChaCha8Rng) -> f64 {
-    let n = x.len();
-    // Lemire's multiply-shift maps a 32-bit draw onto 0..n (bias ≤ n / 2³², negligible).
-    let pick = |r: u32| ((r as u64 * n as u64) >> 32) as usize;
-    (0..n).map(|_| x[pick(rng.next_u32())]).sum::<f64>() / n as f64
 }
 
 /// Half-width of the Student-t confidence interval of the mean, as a percentage of the mean:
@@ -253,6 +171,51 @@ pub fn lkp_shift(base: &[f64], new: &[f64], min_ratio: f64) -> Option<Shift> {
     }
 }
 
+/// The chance that the LKP rule flags a row when both sides come from one distribution
+/// (an A/A comparison), computed exactly over every ordering of the runs; it is the rate at a
+/// spread well above the 1 % ratio threshold (at smaller spreads the threshold lowers it).
+/// None beyond 20 runs in all (the enumeration grows as C(n, k)) or with fewer than the rule
+/// needs.
+pub fn lkp_aa_rate(n_base: usize, n_new: usize) -> Option<f64> {
+    let total = n_base + n_new;
+    if n_base == 0 || n_new == 0 || n_base.max(n_new) < 3 || total > 20 {
+        return None;
+    }
+    let (mut flagged, mut all) = (0u64, 0u64);
+    let (mut b, mut a) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    // Every subset of `total` ranks with n_base members: the base side's ranks.
+    for mask in 0u32..(1u32 << total) {
+        if mask.count_ones() as usize != n_base {
+            continue;
+        }
+        b.clear();
+        a.clear();
+        for r in 0..total {
+            if mask & (1 << r) != 0 {
+                b.push(r);
+            } else {
+                a.push(r);
+            }
+        }
+        all += 1;
+        let (sb, sa) = (trimmed(&b, n_base), trimmed(&a, n_base));
+        let down = sb.0 > sa.1 && sb.1 > sa.2;
+        let up = sa.0 > sb.1 && sa.1 > sb.2;
+        flagged += u64::from(down || up);
+    }
+    Some(flagged as f64 / all as f64)
+}
+
+/// (min, median, max) of sorted ranks after LKP's trimming (see [`lkp_summary`]).
+fn trimmed(sorted: &[usize], base_len: usize) -> (usize, usize, usize) {
+    let mut trim = (sorted.len() / 32).min(3);
+    if base_len <= 3 {
+        trim = trim.min(1);
+    }
+    let t = &sorted[trim..sorted.len() - trim];
+    (t[0], t[t.len() / 2], t[t.len() - 1])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,19 +235,6 @@ mod tests {
     }
 
     #[test]
-    fn welch_matches_a_hand_computed_case() {
-        // a: mean 20, var 2.5 (n 5); b: mean 22, var 2.5 (n 5) → t = -2, df = 8.
-        let a = [18.0, 19.0, 20.0, 21.0, 22.0];
-        let b = [20.0, 21.0, 22.0, 23.0, 24.0];
-        let p = welch_p_value(&a, &b).unwrap();
-        // Two-sided p for |t| = 2 at 8 degrees of freedom is 0.0805.
-        assert_relative_eq!(p, 0.0805, epsilon = 5e-4);
-        assert_eq!(welch_p_value(&[1.0, 1.0], &[1.0, 1.0]), Some(1.0));
-        assert_eq!(welch_p_value(&[1.0, 1.0], &[2.0, 2.0]), Some(0.0));
-        assert_eq!(welch_p_value(&[1.0], &[2.0, 2.0]), None);
-    }
-
-    #[test]
     fn ci_half_width_matches_student_t() {
         // n = 4, mean 100, s = sqrt(10/3)... use 98, 99, 101, 102: s² = 10/3.
         let x = [98.0, 99.0, 101.0, 102.0];
@@ -295,19 +245,6 @@ mod tests {
         assert_eq!(mean_ci_half_width_pct(&[5.0], 0.95), None);
         assert_eq!(mean_ci_half_width_pct(&[0.0, 0.0], 0.95), None);
         assert_eq!(mean_ci_half_width_pct(&[3.0, 3.0, 3.0], 0.95), Some(0.0));
-    }
-
-    #[test]
-    fn bootstrap_is_reproducible_and_brackets_the_change() {
-        let base = [100.0, 101.0, 99.0, 100.5, 99.5];
-        let new = [103.0, 104.0, 102.0, 103.5, 102.5];
-        let a = bootstrap_change_ci(&base, &new, 2000, 0.95, 7).unwrap();
-        let b = bootstrap_change_ci(&base, &new, 2000, 0.95, 7).unwrap();
-        assert_eq!(a, b);
-        assert_relative_eq!(a.point, 0.03, epsilon = 1e-12);
-        assert!(a.lower > 0.015 && a.upper < 0.045, "{a:?}");
-        let m = bootstrap_change_ci(&new, &base, 2000, 0.95, 7).unwrap();
-        assert_relative_eq!((1.0 + m.lower) * (1.0 + a.upper), 1.0, epsilon = 1e-12);
     }
 
     #[test]
@@ -338,5 +275,18 @@ mod tests {
         b[1] = 1000.0;
         let s = lkp_summary(&b, 64).unwrap();
         assert!(s.max < 101.0);
+    }
+
+    #[test]
+    fn lkp_aa_rate_counts_orderings() {
+        // 3 + 3, ranks 0..5: "down" needs b2 > a3, so base holds the top ranks 4 and 5, and
+        // b1 > a2: b1 = 3 (new {0,1,2}) or b1 = 2 (new {0,1,3}); 2 orderings down, 2 up by
+        // symmetry, of C(6, 3) = 20.
+        assert_eq!(lkp_aa_rate(3, 3), Some(0.2));
+        assert_eq!(lkp_aa_rate(2, 2), None);
+        let r5 = lkp_aa_rate(5, 5).unwrap();
+        assert!(r5 > 0.0 && r5 < 0.2, "{r5}");
+        assert!(lkp_aa_rate(10, 10).is_some());
+        assert_eq!(lkp_aa_rate(11, 10), None);
     }
 }

@@ -1,6 +1,8 @@
-//! Integration tests of `patchbench aim7`: the work actually done (the tasks' own counters
-//! against N × J × per-job counts), cleanup, AIM's output, bad input, limits, a full
-//! filesystem, and real SIGINT/SIGTERM with hundreds of tasks running.
+//! Integration tests of `patchbench aim7`: the work each of the 56 tests actually does (the
+//! tasks' own counters against N × per-job counts, walking the JOBS registry), workfile mixes
+//! and load series, AIM's log and clock ticks, cleanup, AIM's output, bad input, limits, a full
+//! filesystem, real SIGINT/SIGTERM with hundreds of tasks running, and keeping the finished load
+//! points of an interrupted series. Most runs pass --no-start-delay, so the file stays fast.
 
 mod common;
 
@@ -18,8 +20,50 @@ fn bin() -> std::process::Command {
 
 fn aim7(args: &[&str]) -> Command {
     let mut c = common::patchbench();
-    c.arg("aim7").arg("--no-store").args(args);
+    c.arg("aim7")
+        .arg("--no-store")
+        .arg("--no-start-delay")
+        .args(args);
     c
+}
+
+/// A temp directory with an empty `work` directory for --dir and a path for --json.
+struct Scratch {
+    dir: tempfile::TempDir,
+    work: std::path::PathBuf,
+    json: std::path::PathBuf,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        let work = dir.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let json = dir.path().join("out.json");
+        Scratch { dir, work, json }
+    }
+
+    /// Runs `cmd` with --dir work --json; returns stdout and the JSON record.
+    fn run(&self, mut cmd: Command) -> (String, Value) {
+        cmd.arg("--dir")
+            .arg(&self.work)
+            .arg("--json")
+            .arg(&self.json);
+        let out = cmd.assert().success().get_output().clone();
+        let doc = read_json(&self.json);
+        (String::from_utf8_lossy(&out.stdout).into_owned(), doc)
+    }
+}
+
+/// AIM's table in `stdout`: checks the header and returns the row for `tasks`.
+fn aim_row(stdout: &str, tasks: u32) -> &str {
+    assert!(stdout.contains("Tasks    jobs/min  jti  jobs/min/task      real       cpu"));
+    let row = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(&format!("{tasks} ")))
+        .expect("AIM row");
+    assert!(row.split_whitespace().count() >= 6, "{row}");
+    row
 }
 
 fn first_run(doc: &Value) -> &Value {
@@ -56,27 +100,10 @@ fn group_from_stderr(stderr: &str) -> i32 {
 
 #[test]
 fn creat_clo_issues_exactly_n_j_1000_pairs_and_n_j_unlinks_and_leaves_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("out.json");
-    let work = dir.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    let out = aim7(&["creat-clo", "--load", "20", "--jobs", "2", "--dir"])
-        .arg(&work)
-        .arg("--json")
-        .arg(&json)
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("Tasks    jobs/min  jti  jobs/min/task      real       cpu"));
-    let row = stdout
-        .lines()
-        .find(|l| l.trim_start().starts_with("20 "))
-        .expect("AIM row");
-    assert!(row.split_whitespace().count() >= 6);
-
-    let doc = read_json(&json);
+    let s = Scratch::new();
+    let (stdout, doc) = s.run(aim7(&["creat-clo", "--load", "20", "--jobs", "2"]));
+    aim_row(&stdout, 20);
+    let work = &s.work;
     assert_eq!(doc["kind"], "aim7");
     assert_eq!(doc["incomplete"], false);
     let run = first_run(&doc);
@@ -122,54 +149,239 @@ fn creat_clo_issues_exactly_n_j_1000_pairs_and_n_j_unlinks_and_leaves_nothing() 
         .find(|m| m["name"] == "aim7.task-completion-time")
         .unwrap();
     assert_eq!(times["samples"].as_array().unwrap().len(), 20);
-    assert!(entries(&work).is_empty(), "the --dir must be left empty");
+    assert!(entries(work).is_empty(), "the --dir must be left empty");
+}
+
+/// What one job of each test must count, with 1 KiB disk files of B = 12 blocks
+/// (--filesize 8 --poolsize 8 at load 2): (test, [(counter, per job)]).
+const PER_JOB: &[(&str, &[(&str, u64)])] = &[
+    ("add_double", &[("operations", 18_000_000)]),
+    ("add_float", &[("operations", 12_000_000)]),
+    ("add_long", &[("operations", 60_000_000)]),
+    ("add_int", &[("operations", 60_000_000)]),
+    ("add_short", &[("operations", 24_000_000)]),
+    ("mul_double", &[("operations", 12_000_000)]),
+    ("mul_float", &[("operations", 12_000_000)]),
+    ("mul_long", &[("operations", 240_000)]),
+    ("mul_int", &[("operations", 240_000)]),
+    ("mul_short", &[("operations", 300_000)]),
+    ("div_double", &[("operations", 3_000_000)]),
+    ("div_float", &[("operations", 3_000_000)]),
+    ("div_long", &[("operations", 900_000)]),
+    ("div_int", &[("operations", 900_000)]),
+    ("div_short", &[("operations", 900_000)]),
+    (
+        "creat-clo",
+        &[("creat", 1000), ("close", 1000), ("unlink", 1)],
+    ),
+    ("page_test", &[("sbrk", 1702), ("pages_touched", 1600)]),
+    ("brk_test", &[("sbrk", 17_002), ("pages_touched", 0)]),
+    ("jmp_test", &[("longjmp", 1000)]),
+    (
+        "signal_test",
+        &[("kill", 1000), ("caught", 1000), ("signal_calls", 1001)],
+    ),
+    ("exec_test", &[("fork", 5), ("exec_ok", 5)]),
+    ("fork_test", &[("fork", 100), ("reaped", 100)]),
+    ("link_test", &[("creat", 1), ("link", 70), ("unlink", 71)]),
+    (
+        "disk_rr",
+        &[("blocks_written", 12), ("blocks_read", 12), ("unlinks", 1)],
+    ),
+    (
+        "disk_rw",
+        &[("blocks_written", 24), ("blocks_read", 0), ("unlinks", 1)],
+    ),
+    ("disk_rd", &[("blocks_read", 12), ("files_created", 0)]),
+    (
+        "disk_wrt",
+        &[("blocks_written", 12), ("files_created", 1), ("unlinks", 1)],
+    ),
+    (
+        "disk_cp",
+        &[("blocks_read", 12), ("blocks_written", 12), ("unlinks", 1)],
+    ),
+    ("sync_disk_rw", &[("blocks_written", 12), ("unlinks", 1)]),
+    ("sync_disk_wrt", &[("blocks_written", 6), ("unlinks", 1)]),
+    (
+        "sync_disk_cp",
+        &[("blocks_read", 6), ("blocks_written", 6), ("unlinks", 1)],
+    ),
+    (
+        "sync_disk_update",
+        &[("blocks_read", 6), ("blocks_written", 18), ("unlinks", 1)],
+    ),
+    (
+        "disk_src",
+        &[
+            ("stat", 57),
+            ("creat", 43),
+            ("unlink", 43),
+            ("dirlist_reads", 1),
+        ],
+    ),
+    ("sieve", &[("passes", 5), ("primes", 78_498)]),
+    ("num_rtns_1", &[("iterations", 100), ("libm_calls", 1100)]),
+    ("new_raph", &[("zeros", 200)]),
+    (
+        "trig_rtns",
+        &[("iterations", 10_000), ("libm_calls", 100_000)],
+    ),
+    ("matrix_rtns", &[("points", 100), ("multiply_adds", 1600)]),
+    ("array_rtns", &[("systems", 20), ("equations", 1050)]),
+    (
+        "string_rtns",
+        &[("iterations", 100), ("appends", 100 * (55 + 99))],
+    ),
+    ("mem_rtns_1", &[("allocations", 30_000), ("frees", 30_000)]),
+    ("mem_rtns_2", &[("iterations", 100)]),
+    (
+        "sort_rtns_1",
+        &[("sorts", 6), ("searches", 4000), ("misses", 2000)],
+    ),
+    ("misc_rtns_1", &[("iterations", 10), ("calls", 210)]),
+    ("dir_rtns_1", &[("readdir", 10_000)]),
+    ("shell_rtns_1", &[("scripts", 1)]),
+    ("shell_rtns_2", &[("scripts", 1)]),
+    ("shell_rtns_3", &[("scripts", 1)]),
+    ("series_1", &[("series", 100)]),
+    ("shared_memory", &[("semops", 400), ("retries", 0)]),
+    ("tcp_test", &[("messages", 89)]),
+    ("udp_test", &[("messages", 99)]),
+    ("stream_pipe", &[("messages", 99)]),
+    ("dgram_pipe", &[("messages", 99)]),
+    ("pipe_cpy", &[("messages", 99)]),
+    ("ram_copy", &[("copies", 64), ("bytes", 25_020)]),
+];
+
+#[test]
+fn the_per_job_table_covers_every_registered_test() {
+    let mut table: Vec<&str> = PER_JOB.iter().map(|(t, _)| *t).collect();
+    let mut registry: Vec<&str> = patchbench::aim7::jobs::JOBS
+        .iter()
+        .map(|j| j.name)
+        .collect();
+    table.sort_unstable();
+    registry.sort_unstable();
+    assert_eq!(table, registry);
+    assert_eq!(registry.len(), 56);
+}
+
+/// Runs the tests named in PER_JOB[range] once each in every one of `tasks` tasks, from one
+/// workfile with weight 1 each (so LOADNUM = the number of tests gives each a count of 1),
+/// and checks each test's counters, that the byte counters moved, that AIM's log got one line
+/// per job and per task, and that nothing is left in the --dir.
+fn each_test_does_its_work(range: std::ops::Range<usize>, tasks: u64) {
+    let tests = &PER_JOB[range];
+    let blocks = 8 + 8 / tasks;
+    let s = Scratch::new();
+    let wf = s.dir.path().join("workfile");
+    let mut text = String::from("# one job of each\nFILESIZE: 8K\nPOOLSIZE: 8K\n");
+    for (t, _) in tests {
+        text.push_str(&format!("1 {t}\n"));
+    }
+    std::fs::write(&wf, text).unwrap();
+    let (load, jobs) = (tasks.to_string(), tests.len().to_string());
+    let mut cmd = aim7(&["--load", &load, "--jobs", &jobs, "--workfile"]);
+    cmd.arg(&wf);
+    let (_, doc) = s.run(cmd);
+    let point = &doc["aim7"]["points"][0];
+    assert_eq!(point["jobs_per_task"], tests.len());
+    assert_eq!(point["disk_blocks"], blocks);
+    let run = first_run(&doc);
+    let jobs = run["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), tests.len());
+    for ((test, expected), got) in tests.iter().zip(jobs) {
+        assert_eq!(got["test"], *test);
+        assert_eq!(got["runs"], tasks, "{test} ran once per task");
+        for (counter, per_job) in expected.iter() {
+            assert_eq!(
+                got["counters"][counter],
+                per_job * tasks,
+                "{test}: {counter}"
+            );
+        }
+        if let Some(bytes) = got["counters"].get("bytes") {
+            assert!(bytes.as_u64().unwrap() > 0, "{test} moved no bytes");
+        }
+    }
+    assert_eq!(run["log_lines"], tasks * tests.len() as u64 + tasks);
+    assert_eq!(run["leftover_files"], 0);
+    assert!(entries(&s.work).is_empty(), "files left behind");
 }
 
 #[test]
-fn every_other_job_does_its_work_and_cleans_up() {
-    // 3 tasks × 1 job; disk files are 8 + 8/3 = 10 blocks.
-    let cases: &[(&str, &str, u64)] = &[
-        ("disk_rr", "blocks_read", 30),
-        ("disk_rw", "blocks_written", 60),
-        ("disk_rd", "blocks_read", 30),
-        ("disk_wrt", "blocks_written", 30),
-        ("disk_cp", "blocks_written", 30),
-        ("disk_src", "stat", 3 * 48),
-        ("link_test", "link", 3 * (7 + 63)),
-        ("fork_test", "wait", 300),
-        ("exec_test", "exec_ok", 15),
-        ("signal_test", "caught", 3000),
-        ("brk_test", "sbrk", 3 * (2 + 1000 * 17)),
-        ("page_test", "pages_touched", 3 * 100 * 16),
-    ];
-    let dir = tempfile::tempdir().unwrap();
-    let work = dir.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    for (test, counter, expected) in cases {
-        let json = dir.path().join(format!("{test}.json"));
-        aim7(&[
-            test,
-            "--load",
-            "3",
-            "--jobs",
-            "1",
-            "--filesize",
-            "8",
-            "--poolsize",
-            "8",
-            "--dir",
-        ])
-        .arg(&work)
-        .arg("--json")
-        .arg(&json)
-        .assert()
-        .success();
-        let doc = read_json(&json);
-        let run = first_run(&doc);
-        assert_eq!(run["counters"][counter], *expected, "{test}: {counter}");
-        assert_eq!(run["leftover_files"], 0, "{test}");
-        assert!(entries(&work).is_empty(), "{test} left files behind");
+fn each_arithmetic_test_does_its_work() {
+    // One task: these are the slowest jobs in a debug build, and they make no system calls.
+    each_test_does_its_work(0..15, 1);
+}
+
+#[test]
+fn each_process_and_file_test_does_its_work() {
+    each_test_does_its_work(15..33, 2);
+}
+
+#[test]
+fn each_library_and_ipc_test_does_its_work() {
+    each_test_does_its_work(33..PER_JOB.len(), 2);
+}
+
+#[test]
+fn aims_fserver_mix_runs_every_test_with_aims_counts_and_rows() {
+    let s = Scratch::new();
+    // LOADNUM 1: every line's share is below 1, so every test runs once (AIM's rule).
+    let mut cmd = aim7(&["--workfile", "fserver", "--jobs", "1", "--load", "1"]);
+    cmd.args(["--filesize", "8", "--poolsize", "8"]);
+    let (stdout, doc) = s.run(cmd);
+    assert!(
+        stdout.contains("fserver: 31 jobs per task (31 tests of AIM's workfile fserver)"),
+        "{stdout}"
+    );
+    aim_row(&stdout, 1);
+    assert_eq!(doc["config"]["workfile"].as_array().unwrap().len(), 31);
+    let run = first_run(&doc);
+    let jobs = run["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 31);
+    assert!(jobs.iter().all(|j| j["runs"] == 1));
+    assert_eq!(doc["metrics"][0]["params"]["test"], "fserver");
+    assert!(entries(&s.work).is_empty());
+}
+
+#[test]
+fn times_are_aims_clock_ticks_and_a_load_range_gives_one_point_each() {
+    let s = Scratch::new();
+    let (stdout, doc) = s.run(aim7(&["fork_test", "--load", "1-3:2", "--jobs", "1"]));
+    assert_eq!(
+        stdout.matches("Tasks    jobs/min").count(),
+        1,
+        "one header, AIM's way"
+    );
+    let points = doc["aim7"]["points"].as_array().unwrap();
+    assert_eq!(
+        points
+            .iter()
+            .map(|p| p["load"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 3]
+    );
+    let tick = |v: &Value| {
+        let x = v.as_f64().unwrap() * 100.0;
+        assert!(
+            (x - x.round()).abs() < 1e-6,
+            "{v} is not a whole number of 10 ms ticks"
+        );
+    };
+    for p in points {
+        let run = &p["runs"][0];
+        tick(&run["figures"]["real"]);
+        assert!(run["figures"]["real"].as_f64().unwrap() >= 0.01);
+        run["completion_seconds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .for_each(tick);
     }
+    assert_eq!(doc["config"]["aim_start_delay_seconds"], 0);
 }
 
 #[test]
@@ -217,12 +429,32 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
     fails_with(
         &["creat-clo", "--load", "0"],
         Some(dir.path()),
-        "0 is not in 1..",
+        "at least 1",
+    );
+    fails_with(
+        &["creat-clo", "--load", "5-2"],
+        Some(dir.path()),
+        "below its start",
+    );
+    fails_with(
+        &["--workfile", "nope", "--load", "2"],
+        Some(dir.path()),
+        "no such file",
+    );
+    let wf = dir.path().join("bad-workfile");
+    std::fs::write(&wf, "10 creat-clo\n5 no_such_test\n").unwrap();
+    let mut c = aim7(&["--load", "2", "--workfile"]);
+    c.arg(&wf).arg("--dir").arg(dir.path());
+    let out = c.assert().code(2).get_output().clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line 2") && stderr.contains("no_such_test"),
+        "{stderr}"
     );
     fails_with(
         &["creat-clo", "--load", "2", "--jobs", "0"],
         Some(dir.path()),
-        "0 is not in 1..",
+        "at least 1 job",
     );
     fails_with(
         &["creat-clo", "--load", "2"],
@@ -290,18 +522,20 @@ fn a_read_only_or_full_dir_is_refused() {
 
 #[test]
 fn running_out_of_space_mid_run_stops_every_task_and_cleans_up() {
-    let Some(fs) = Tmpfs::mount("size=1m,nr_inodes=12") else {
+    let Some(fs) = Tmpfs::mount("size=1m") else {
         return;
     };
     std::fs::write(fs.path.join("keep-me"), b"user data").unwrap();
-    let out = aim7(&["creat-clo", "--load", "20", "--jobs", "3", "--dir"])
+    // tmpa.common takes 600 KiB of the 1 MiB; the first task's 600 KiB file cannot fit.
+    let out = aim7(&["disk_wrt", "--load", "20", "--jobs", "3"])
+        .args(["--filesize", "600", "--poolsize", "0", "--dir"])
         .arg(&fs.path)
         .assert()
         .code(2)
         .get_output()
         .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("creat-clo"), "{stderr}");
+    assert!(stderr.contains("disk_wrt"), "{stderr}");
     assert!(stderr.contains(&fs.path.display().to_string()), "{stderr}");
     assert!(stderr.contains("is full"), "{stderr}");
     assert!(
@@ -334,6 +568,7 @@ impl LongRun {
                 "--jobs",
                 "1000000",
                 "--no-store",
+                "--no-start-delay",
                 "--load",
             ])
             .arg(load.to_string())
@@ -432,8 +667,7 @@ fn sigterm_exits_143_and_cleans_up() {
 
 #[test]
 fn the_help_says_how_to_make_a_ramdisk_or_use_tmpfs() {
-    let out = Command::cargo_bin("patchbench")
-        .unwrap()
+    let out = common::patchbench()
         .args(["aim7", "--help"])
         .assert()
         .success()
@@ -442,7 +676,8 @@ fn the_help_says_how_to_make_a_ramdisk_or_use_tmpfs() {
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(help.contains("modprobe brd"));
     assert!(help.contains("tmpfs"));
-    assert!(help.contains("--aim-start-delay"));
+    assert!(help.contains("--no-start-delay"));
+    assert!(help.contains("--workfile"));
 }
 
 #[test]
@@ -511,24 +746,29 @@ fn several_runs_and_loads_each_become_samples() {
     assert_eq!(times["samples"].as_array().unwrap().len(), 6);
 }
 
+/// With AIM's default start delay (and the old `--aim-start-delay`, still accepted), the 10 s
+/// are inside `real` and every completion time.
 #[test]
 fn aims_start_delay_is_counted_inside_real_and_every_completion_time() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("o.json");
-    aim7(&[
-        "creat-clo",
-        "--load",
-        "2",
-        "--jobs",
-        "1",
-        "--aim-start-delay",
-        "--dir",
-    ])
-    .arg(dir.path())
-    .arg("--json")
-    .arg(&json)
-    .assert()
-    .success();
+    common::patchbench()
+        .args([
+            "aim7",
+            "--no-store",
+            "creat-clo",
+            "--load",
+            "2",
+            "--jobs",
+            "1",
+        ])
+        .arg("--aim-start-delay")
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
     let doc = read_json(&json);
     let run = first_run(&doc);
     assert!(run["figures"]["real"].as_f64().unwrap() >= 10.0);
@@ -536,6 +776,63 @@ fn aims_start_delay_is_counted_inside_real_and_every_completion_time() {
         assert!(t.as_f64().unwrap() >= 10.0);
     }
     assert_eq!(doc["config"]["aim_start_delay_seconds"], 10);
+}
+
+#[test]
+fn aims_start_delay_is_the_default_and_said_so_and_an_interrupt_in_it_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let json = dir.path().join("o.json");
+    let mut child = bin()
+        .args([
+            "aim7",
+            "creat-clo",
+            "--no-store",
+            "--load",
+            "3",
+            "--jobs",
+            "1",
+            "--dir",
+        ])
+        .arg(&work)
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = String::new();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains("tasks parked") {
+            break;
+        }
+    }
+    assert!(
+        seen.contains("3 tasks parked") && seen.contains("AIM's 10 s start delay"),
+        "{seen}"
+    );
+    let pgid = group_from_stderr(&seen);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(members_of_group(pgid).is_empty(), "tasks left behind");
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    assert!(
+        stdout.contains("AIM's 10 s start delay counted in real"),
+        "the header says so: {stdout}"
+    );
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["aim_start_delay_seconds"], 10);
+    assert_eq!(doc["incomplete"], true);
+    assert!(entries(&work).is_empty());
 }
 
 /// SIGTERM during the third load point: the two finished ones are in the JSON file and the
@@ -548,13 +845,21 @@ fn sigterm_in_the_third_load_point_keeps_the_first_two() {
     let json = dir.path().join("o.json");
     let store = dir.path().join("s.db");
     let mut cmd = bin();
-    cmd.args(["aim7", "creat-clo", "--load", "1,2,400", "--jobs", "10"])
-        .arg("--dir")
-        .arg(&work)
-        .arg("--json")
-        .arg(&json)
-        .arg("--store")
-        .arg(&store);
+    cmd.args([
+        "aim7",
+        "creat-clo",
+        "--load",
+        "1,2,400",
+        "--jobs",
+        "10",
+        "--no-start-delay",
+    ])
+    .arg("--dir")
+    .arg(&work)
+    .arg("--json")
+    .arg(&json)
+    .arg("--store")
+    .arg(&store);
     // The third "released" is the third load point's tasks starting.
     let (status, rest) = common::interrupt_after(&mut cmd, "released", 3, libc::SIGTERM);
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
@@ -582,4 +887,35 @@ fn sigterm_in_the_third_load_point_keeps_the_first_two() {
     assert_eq!(loads_with_results(&stored), ["1", "2"]);
     assert_eq!(stored["incomplete"], true);
     assert!(entries(&work).is_empty());
+}
+
+/// The same with a workfile mix: SIGTERM in the third load point keeps the first two points,
+/// each with its per-test counts, in the JSON file.
+#[test]
+fn sigterm_in_a_workfile_series_keeps_the_finished_points() {
+    let s = Scratch::new();
+    let wf = s.dir.path().join("workfile");
+    std::fs::write(&wf, "1 creat-clo\n1 fork_test\n").unwrap();
+    let mut cmd = bin();
+    cmd.args(["aim7", "--no-store", "--no-start-delay", "--workfile"])
+        .arg(&wf)
+        .args(["--load", "1,2,300", "--jobs", "20", "--dir"])
+        .arg(&s.work)
+        .arg("--json")
+        .arg(&s.json);
+    let (status, rest) = common::interrupt_after(&mut cmd, "released", 3, libc::SIGTERM);
+    assert_eq!(status.code(), Some(143), "{rest:?}");
+    let doc = read_json(&s.json);
+    assert_eq!(doc["incomplete"], true);
+    let points = doc["aim7"]["points"].as_array().unwrap();
+    let runs: Vec<usize> = points
+        .iter()
+        .map(|p| p["runs"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(runs, [1, 1, 0]);
+    for p in &points[..2] {
+        assert_eq!(p["test"], "workfile");
+        assert_eq!(p["runs"][0]["jobs"].as_array().unwrap().len(), 2);
+    }
+    assert!(entries(&s.work).is_empty());
 }

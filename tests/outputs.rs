@@ -71,6 +71,7 @@ fn every_output_file_gets_one_mode_and_no_temporary_is_left() {
             "--jobs",
             "1",
             "--no-store",
+            "--no-start-delay",
         ])
         .arg("--dir")
         .arg(&work)
@@ -247,7 +248,15 @@ fn a_bad_store_is_refused_before_any_work() {
     let work = dir.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let cases: [&[&str]; 4] = [
-        &["aim7", "creat-clo", "--load", "1", "--jobs", "1"],
+        &[
+            "aim7",
+            "creat-clo",
+            "--load",
+            "1",
+            "--jobs",
+            "1",
+            "--no-start-delay",
+        ],
         &["scale", "getppid1", "--tasks", "1"],
         &["model", "model-setbit", "--tasks", "1"],
         &["run", "syscall"],

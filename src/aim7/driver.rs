@@ -1,14 +1,21 @@
 //! The AIM7 driver for one load point: fork N tasks from this single-threaded process into
-//! their own process group, wait until every one is parked on the start pipe, take the start
-//! mark (optionally sleep AIM's 10 s), release them all at once by closing the pipe, then
-//! collect each task's report and reap it, until the last one is gone.
+//! one task group (`crate::proc::TaskGroup`), wait until every one is parked at the start gate
+//! (`crate::proc::gate`), take the start mark (then sleep AIM's 10 s unless told not to),
+//! release them all at once by opening the gate, then collect each task's reports and reap
+//! it, until the last one is gone.
+//!
+//! Timing is AIM's: the start mark, each task's completion (taken here when the task is
+//! reaped, as AIM's parent does) and the end are `times()` readings in clock ticks (10 ms at
+//! USER_HZ 100), and cpu is the reaped tasks' user + system ticks from `times()`. The driver
+//! appends AIM's `job_timing` line to the shared log for every task it reaps.
 //!
 //! SIGINT, SIGTERM and SIGHUP are caught with signal-hook (a flag and a wake-up socket, no
-//! threads); on one, or when a task fails, every task is killed at once with
-//! `kill(-pgid, SIGKILL)` and reaped before returning. Tasks also carry PR_SET_PDEATHSIG so
-//! none outlives a driver that is killed outright.
+//! threads); on one, or when a task fails, every task is killed at once through the task group
+//! and reaped before returning. Tasks also carry PR_SET_PDEATHSIG so none outlives a driver
+//! that is killed outright.
 
-use super::task::{self, Report, TaskFds, TaskPlan, DONE, FAILED, PARKED, RECORD_BYTES};
+use super::joblog;
+use super::task::{self, Report, TaskFds, TaskPlan, COUNTS, DONE, FAILED, PARKED, RECORD_BYTES};
 use crate::clock::monotonic_ns;
 use crate::proc::gate::Gate;
 use crate::proc::status::describe_raw;
@@ -26,6 +33,8 @@ pub enum Stop {
     /// A task's system call failed (ENOSPC included: the caller tells them apart).
     TaskFailed {
         task: u32,
+        /// The workfile line of the failing job.
+        line: usize,
         dir: usize,
         op: String,
         errno: i32,
@@ -49,35 +58,41 @@ impl From<anyhow::Error> for Stop {
     }
 }
 
+/// One workfile line's jobs and op counters, summed over the tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineCounts {
+    pub runs: u64,
+    pub counters: [u64; 4],
+}
+
 /// What one load point measured.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// Seconds from the start mark to each task's end, by task number.
+    /// Seconds from the start mark to each task's reaping, by task number (clock ticks).
     pub completion: Vec<f64>,
-    /// Start mark to the last task reaped (includes the start delay, as AIM's does).
+    /// Start mark to the last task reaped (includes the start delay, as AIM's does), in clock
+    /// ticks; a load point shorter than one tick counts as one (AIM's always has the delay).
     pub real: f64,
-    /// The tasks' user + system CPU seconds.
+    /// The tasks' user + system CPU seconds (clock ticks).
     pub cpu: f64,
     /// First fork to the last task parked.
     pub park_seconds: f64,
-    /// Sum of every task's op counters.
-    pub counters: [u64; 4],
+    /// By workfile line.
+    pub lines: Vec<LineCounts>,
     pub task_max_rss_kib: u64,
     pub task0_private_kib: u64,
     pub task0_pss_kib: u64,
     pub driver_max_rss_kib: u64,
+    /// Lines the load point added to AIM's log (filled in by the caller).
+    pub log_lines: u64,
 }
 
 /// How often a long run says how far it is.
 const PROGRESS_EVERY_NS: u64 = 60_000_000_000;
 
-fn children_cpu_seconds() -> f64 {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
-        .map(|u| {
-            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
-            t(u.user_time()) + t(u.system_time())
-        })
-        .unwrap_or(0.0)
+/// The reaped children's user + system ticks.
+fn children_cpu_ticks(t: &libc::tms) -> i64 {
+    joblog::ticks(t.tms_cutime) + joblog::ticks(t.tms_cstime)
 }
 
 fn pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
@@ -88,9 +103,17 @@ fn pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
 struct Tasks {
     group: TaskGroup,
     reports: Vec<Option<Report>>,
+    lines: Vec<LineCounts>,
     failed: Option<Report>,
     parked: u32,
     partial: Vec<u8>,
+    /// The start mark in clock ticks (None until the tasks are released).
+    start: Option<i64>,
+    /// Completion ticks by task.
+    completion: Vec<Option<i64>>,
+    load: u32,
+    log_fd: i32,
+    hz: i64,
 }
 
 impl Tasks {
@@ -102,6 +125,11 @@ impl Tasks {
     /// Kills every task still alive and reaps them all (also done when dropped).
     fn kill_and_reap(&mut self) {
         self.group.stop();
+    }
+
+    /// Every task's pid, for cleaning up after them.
+    fn pids(&self) -> Vec<libc::pid_t> {
+        (0..self.group.len()).map(|i| self.group.pid(i)).collect()
     }
 
     /// Reads every complete report waiting on the (non-blocking) report pipe.
@@ -123,6 +151,13 @@ impl Tasks {
                 let r = Report::decode(rec);
                 match r.kind {
                     PARKED => self.parked += 1,
+                    COUNTS if (r.line as usize) < self.lines.len() => {
+                        let l = &mut self.lines[r.line as usize];
+                        l.runs += r.runs;
+                        for (sum, c) in l.counters.iter_mut().zip(r.counters) {
+                            *sum += c;
+                        }
+                    }
                     DONE if (r.task as usize) < self.reports.len() => {
                         let t = r.task as usize;
                         self.reports[t] = Some(r);
@@ -134,10 +169,16 @@ impl Tasks {
         }
     }
 
-    /// Reaps every task that has ended; returns the first one that ended badly.
+    /// Reaps every task that has ended, taking each one's completion time (and writing its
+    /// log line) as it is reaped; returns the first one that ended badly.
     fn reap_ended(&mut self) -> Option<(u32, i32)> {
         let mut bad = None;
         while let Some((task, status)) = self.group.reap_ended() {
+            if let Some(start) = self.start {
+                let ticks = joblog::times().0 - start;
+                self.completion[task] = Some(ticks);
+                joblog::reaped(self.log_fd, self.load, (ticks * 1000 / self.hz) as f64);
+            }
             let clean = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
             if !clean && bad.is_none() {
                 bad = Some((task as u32, status));
@@ -164,15 +205,48 @@ fn poll_two(a: i32, b: i32, timeout_ms: i32) {
     unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
 }
 
-/// Runs one load point of `tasks` tasks, each running `plan.jobs_per_task` jobs.
+/// Runs one load point of `tasks` tasks, each running the plan's jobs. With `ipc_cleanup`,
+/// SysV objects keyed by a task's pid that the tasks left behind are removed at the end.
 pub fn run(
     plan: &TaskPlan,
     tasks: u32,
     start_delay: Duration,
     signals: &Signals,
     progress: &dyn Fn(&str),
+    ipc_cleanup: bool,
 ) -> Result<Outcome, Stop> {
     crate::proc::child::ensure_single_threaded("the aim7 driver")?;
+    let mut t = Tasks {
+        group: TaskGroup::new(),
+        reports: vec![None; tasks as usize],
+        lines: vec![LineCounts::default(); plan.jobs.len()],
+        failed: None,
+        parked: 0,
+        partial: Vec::new(),
+        start: None,
+        completion: vec![None; tasks as usize],
+        load: plan.load,
+        log_fd: plan.log_fd,
+        hz: joblog::hz(),
+    };
+    let result = drive(plan, tasks, start_delay, signals, progress, &mut t);
+    // Every task is gone before its leftovers are looked for.
+    t.kill_and_reap();
+    if ipc_cleanup {
+        super::jobs::shared_memory::remove_leftovers(&t.pids());
+    }
+    result
+}
+
+/// Forks, parks, releases and reaps the tasks of `t`.
+fn drive(
+    plan: &TaskPlan,
+    tasks: u32,
+    start_delay: Duration,
+    signals: &Signals,
+    progress: &dyn Fn(&str),
+    t: &mut Tasks,
+) -> Result<Outcome, Stop> {
     let gate = Gate::new()?;
     let (report_read, report_write) = pipe()?;
     let fds = TaskFds {
@@ -192,21 +266,13 @@ pub fn run(
 
     // SAFETY: getpid has no preconditions.
     let driver = unsafe { libc::getpid() };
-    let mut t = Tasks {
-        group: TaskGroup::new(),
-        reports: vec![None; tasks as usize],
-        failed: None,
-        parked: 0,
-        partial: Vec::new(),
-    };
-    let cpu_before = children_cpu_seconds();
     let fork_start = monotonic_ns();
     for i in 0..tasks {
         if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
         }
-        // SAFETY: the driver is single-threaded (checked above); the child runs task_main,
+        // SAFETY: the driver is single-threaded (checked by `run`); the child runs task_main,
         // which never returns.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
@@ -229,7 +295,7 @@ pub fn run(
     drop(report_write);
     let mut gate = gate.into_opener();
 
-    // Park: every task has written PARKED and sits in read() on the start pipe.
+    // Park: every task has written PARKED and sits at the start gate.
     while t.parked < tasks {
         poll_two(fds.report_read, signals.fd().as_raw_fd(), 200);
         signals.drain();
@@ -246,16 +312,24 @@ pub fn run(
             });
         }
     }
+    let (start_ticks, before) = joblog::times();
+    t.start = Some(start_ticks);
     let start = monotonic_ns();
     let park_seconds = (start - fork_start) as f64 / 1e9;
-    progress(&format!(
-        "{tasks} tasks parked in {park_seconds:.2} s; released"
-    ));
-    if !start_delay.is_zero() {
+    if start_delay.is_zero() {
+        progress(&format!(
+            "{tasks} tasks parked in {park_seconds:.2} s; released"
+        ));
+    } else {
+        progress(&format!(
+            "{tasks} tasks parked in {park_seconds:.2} s; AIM's {} s start delay",
+            start_delay.as_secs()
+        ));
         let until = start + start_delay.as_nanos() as u64;
         while monotonic_ns() < until && signals.pending().is_none() {
             let _ = signals.sleep(Duration::from_nanos(until.saturating_sub(monotonic_ns())));
         }
+        progress("released");
     }
     gate.open();
 
@@ -272,6 +346,7 @@ pub fn run(
             t.kill_and_reap();
             return Err(Stop::TaskFailed {
                 task: f.task,
+                line: f.line as usize,
                 dir: f.dir as usize,
                 op: f.op,
                 errno: f.errno,
@@ -298,29 +373,26 @@ pub fn run(
             signals.drain();
         }
     }
-    let end = monotonic_ns();
+    let (end_ticks, after) = joblog::times();
     t.read_reports(fds.report_read);
-    let cpu = children_cpu_seconds() - cpu_before;
+    let secs = |ticks: i64| ticks as f64 / t.hz as f64;
 
     let mut out = Outcome {
-        real: (end - start) as f64 / 1e9,
-        cpu,
+        real: secs((end_ticks - start_ticks).max(1)),
+        cpu: secs(children_cpu_ticks(&after) - children_cpu_ticks(&before)),
         park_seconds,
         completion: Vec::with_capacity(tasks as usize),
+        lines: t.lines.clone(),
         ..Outcome::default()
     };
-    for (i, r) in t.reports.iter().enumerate() {
-        let Some(r) = r else {
+    for (i, (r, done)) in t.reports.iter().zip(&t.completion).enumerate() {
+        let (Some(r), Some(done)) = (r, done) else {
             return Err(Stop::TaskDied {
                 task: i as u32,
                 how: "ended without reporting".into(),
             });
         };
-        out.completion
-            .push(r.finish_ns.saturating_sub(start) as f64 / 1e9);
-        for (sum, c) in out.counters.iter_mut().zip(r.counters) {
-            *sum += c;
-        }
+        out.completion.push(secs(*done));
         out.task_max_rss_kib = out.task_max_rss_kib.max(r.maxrss_kib);
         if i == 0 {
             out.task0_private_kib = r.private_kib;

@@ -1,53 +1,62 @@
-//! The files some jobs need in each private directory before the tasks start: `tmpa.common`
-//! (read by disk_rd and disk_cp, one per-task file size long) and the `fakeh` tree (disk_src).
-//! Created by the driver outside the timed region and removed when the job's load point ends.
+//! The files the disk tests need in each private directory, made as AIM's multitask makes
+//! them before each load point (aim7-jobs.md §5, §6), outside the timed region:
+//!
+//! - `tmpa.common`, read by disk_rd, disk_cp and sync_disk_cp: `creat` mode 0666, then B
+//!   writes of a 1 KiB block whose byte j is j mod 127 (B = FILESIZE + POOLSIZE / load, so it
+//!   is rewritten at every load point);
+//! - the `fakeh` tree that disk_src searches (see `fakeh`), made once.
+//!
+//! AIM makes both whatever the workfile runs, and so does patchbench; they are removed at the
+//! end. Before each load point AIM also runs `sync;sync;sync` ([`sync_disks`]).
 
-use super::jobs::{disk_src, Fixture, Job, BLOCK, COMMON_FILE, FAKE_TREE};
+use super::fakeh;
+use super::jobs::{BLOCK, COMMON_FILE, FAKE_TREE};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// Creates what `job` needs in `private`.
-pub fn prepare(job: &Job, private: &Path, disk_blocks: usize) -> std::io::Result<()> {
-    match job.fixture {
-        Fixture::None => Ok(()),
-        Fixture::CommonFile => {
-            let mut f = std::fs::File::create(private.join(COMMON_FILE))?;
-            let block = vec![b'a'; BLOCK];
-            for _ in 0..disk_blocks {
-                f.write_all(&block)?;
-            }
-            f.sync_all()
-        }
-        Fixture::FakeTree => {
-            let root = private.join(FAKE_TREE);
-            if root.exists() {
-                std::fs::remove_dir_all(&root)?;
-            }
-            disk_src::build_tree(&root)
-        }
+/// Writes `tmpa.common` and, if missing, the `fakeh` tree in `private`.
+pub fn prepare(private: &Path, disk_blocks: usize) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o666)
+        .open(private.join(COMMON_FILE))?;
+    let block: Vec<u8> = (0..BLOCK).map(|j| (j % 127) as u8).collect();
+    for _ in 0..disk_blocks {
+        f.write_all(&block)?;
     }
+    let tree = private.join(FAKE_TREE);
+    if !tree.exists() {
+        fakeh::build(&tree)?;
+    }
+    Ok(())
 }
 
-/// Removes what [`prepare`] created.
-pub fn remove(job: &Job, private: &Path) {
-    match job.fixture {
-        Fixture::None => {}
-        Fixture::CommonFile => {
-            let _ = std::fs::remove_file(private.join(COMMON_FILE));
-        }
-        Fixture::FakeTree => {
-            let _ = std::fs::remove_dir_all(private.join(FAKE_TREE));
-        }
-    }
+/// Removes what [`prepare`] made.
+pub fn remove(private: &Path) {
+    let _ = std::fs::remove_file(private.join(COMMON_FILE));
+    let _ = std::fs::remove_dir_all(private.join(FAKE_TREE));
 }
 
-/// Entries left in `private` besides the fixtures: files tasks created and did not remove.
+/// Files tasks made in `private` and did not remove (besides the fixtures).
 pub fn leftovers(private: &Path) -> u64 {
-    std::fs::read_dir(private)
+    let top = std::fs::read_dir(private)
         .map(|d| {
             d.flatten()
                 .filter(|e| e.file_name() != COMMON_FILE && e.file_name() != FAKE_TREE)
                 .count() as u64
         })
-        .unwrap_or(0)
+        .unwrap_or(0);
+    top + fakeh::strays(&private.join(FAKE_TREE))
+}
+
+/// AIM's `system("sync;sync;sync")` before each load point: three sync(2) calls (the same
+/// flush, without the shell).
+pub fn sync_disks() {
+    for _ in 0..3 {
+        // SAFETY: sync has no preconditions.
+        unsafe { libc::sync() };
+    }
 }

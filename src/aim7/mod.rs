@@ -1,22 +1,30 @@
-//! AIM Suite VII: the jobs (creat-clo, the disk tests, link/fork/exec/signal/brk/page
-//! tests), run by an AIM-style driver at a load of N forked tasks, reported with AIM's
-//! arithmetic (jobs/min, JTI, jobs/min/task, real, cpu) and LKP's metric names.
+//! AIM Suite VII: its 56 tests, alone or in AIM's weighted workfile mixes, run by an AIM-style
+//! driver at loads of N forked tasks, reported with AIM's arithmetic (jobs/min, JTI,
+//! jobs/min/task, real, cpu) and LKP's metric names.
 //!
-//! Layout: `jobs/` (one file per AIM7 test, registered in `jobs/mod.rs`), `task` (what a forked
-//! task runs), `driver` (fork, start gate, reaping), `metrics` (AIM's formulas), `fixtures`
-//! (shared input files), and here: the run over tests, loads and repeats, which adds every
-//! finished run of a load point to the record and hands it to the sinks at once. The command's
-//! arguments and checks are in `crate::commands::aim7`.
+//! Layout: `jobs/` (one file per AIM7 test, registered in `jobs/mod.rs`), `workfile` (mixes,
+//! job counts, the per-task schedule), `aim_rand` (AIM's generator), `loads` (`--load` lists
+//! and ranges), `task` (what a forked task runs), `joblog` (AIM's per-job times() calls and
+//! log line), `driver` (fork, start gate, reaping), `metrics` (AIM's formulas), `fixtures` and
+//! `fakeh` (input files), `suite` (the tasks' directory), and here: the run over mixes, loads
+//! and repeats, which adds every finished run of a load point to the record and hands it to
+//! the sinks at once. The command's arguments and checks are in `crate::commands::aim7`.
 
+pub mod aim_rand;
 pub mod driver;
+pub mod fakeh;
 pub mod fixtures;
+pub mod joblog;
 pub mod jobs;
+pub mod loads;
 pub mod metrics;
+pub mod suite;
 pub mod task;
+pub mod workfile;
 
 use crate::error::{usage, RunFailed, Usage};
 use crate::progress::Progress;
-use crate::record::aim7::{Aim7Details, Aim7Point, Aim7Run};
+use crate::record::aim7::{Aim7Details, Aim7Point, Aim7Run, Aim7TestCounts};
 use crate::record::sink::Sinks;
 use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
@@ -24,41 +32,84 @@ use driver::{Outcome, Signals, Stop};
 use jobs::{Factor, Job, TaskDir};
 use metrics::Figures;
 use serde::Serialize;
+use std::collections::BTreeMap;
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use workfile::Mix;
 
 /// AIM's pre-start sleep (`SLEEP` in multitask.c), counted inside `real`.
 pub const AIM_START_DELAY: Duration = Duration::from_secs(10);
 
+/// LKP's FILESIZE and POOLSIZE in KiB, where neither the command line nor the workfile sets one.
+pub const DEFAULT_FILESIZE_KIB: u64 = 1024;
+pub const DEFAULT_POOLSIZE_KIB: u64 = 10 * 1024;
+
+/// One line of a workfile as a run records it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkfileLine {
+    pub test: &'static str,
+    pub weight: u32,
+    /// AIM's count for the line: its weight's share of LOADNUM.
+    pub jobs_per_task: u32,
+}
+
 /// The settings an AIM7 run records.
 #[derive(Debug, Clone, Serialize)]
 pub struct Config {
-    pub tests: Vec<&'static str>,
+    /// The tests, or the mix's name.
+    pub tests: Vec<String>,
+    /// A `--workfile`'s lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workfile: Option<Vec<WorkfileLine>>,
     pub loads: Vec<u32>,
+    /// AIM's LOADNUM (`--jobs`).
     pub jobs_per_task: u32,
     pub dirs: Vec<String>,
     pub runs: u32,
     pub aim_start_delay_seconds: u64,
     pub filesize_kib: u64,
     pub poolsize_kib: u64,
+    /// Whether AIM's shared log was written (`--no-log` turns it off).
+    pub aim_log: bool,
+    pub until_crossover: bool,
 }
 
 /// What one AIM7 run covers, checked by the command.
 pub struct Plan {
-    pub tests: Vec<&'static Job>,
+    /// One mix per TEST, or the `--workfile`'s.
+    pub mixes: Vec<Mix>,
+    /// Whether the mixes came from `--workfile`.
+    pub workfile: bool,
     pub loads: Vec<u32>,
+    /// AIM's LOADNUM: a one-test mix's jobs per task, a workfile's total before AIM's rounding.
     pub jobs_per_task: u32,
     pub dirs: Vec<PathBuf>,
     pub runs: u32,
     pub start_delay: Duration,
     pub filesize_kib: u64,
     pub poolsize_kib: u64,
+    /// Append AIM's line to its shared log after every job (multitask without -nl).
+    pub log: bool,
+    /// Stop a series of loads after the first point whose jobs/min/task is at most 1.0.
+    pub until_crossover: bool,
 }
 
 impl Plan {
     pub fn config(&self) -> Config {
         Config {
-            tests: self.tests.iter().map(|j| j.name).collect(),
+            tests: self.mixes.iter().map(|m| m.name.clone()).collect(),
+            workfile: self.workfile.then(|| {
+                self.mixes
+                    .iter()
+                    .flat_map(|m| m.lines.iter().zip(m.counts(self.jobs_per_task)))
+                    .map(|(l, c)| WorkfileLine {
+                        test: l.job.name,
+                        weight: l.weight,
+                        jobs_per_task: c,
+                    })
+                    .collect()
+            }),
             loads: self.loads.clone(),
             jobs_per_task: self.jobs_per_task,
             dirs: self.dirs.iter().map(|d| d.display().to_string()).collect(),
@@ -66,7 +117,17 @@ impl Plan {
             aim_start_delay_seconds: self.start_delay.as_secs(),
             filesize_kib: self.filesize_kib,
             poolsize_kib: self.poolsize_kib,
+            aim_log: self.log,
+            until_crossover: self.until_crossover,
         }
+    }
+
+    /// Every test the run's mixes name.
+    pub fn all_jobs(&self) -> Vec<&'static Job> {
+        self.mixes
+            .iter()
+            .flat_map(|m| m.lines.iter().map(|l| l.job))
+            .collect()
     }
 }
 
@@ -93,6 +154,26 @@ pub fn resolve_tests(names: &[String]) -> anyhow::Result<Vec<&'static Job>> {
         return usage(format!("give at least one AIM7 test: {}", jobs::names()));
     }
     Ok(out)
+}
+
+/// The mixes to run: the `workfile`'s (one of AIM's by name, or a file), or one per TEST.
+pub fn resolve_mixes(workfile: Option<&str>, tests: &[String]) -> anyhow::Result<Vec<Mix>> {
+    let Some(w) = workfile else {
+        return Ok(resolve_tests(tests)?.into_iter().map(Mix::single).collect());
+    };
+    if let Some(m) = Mix::builtin(w) {
+        return Ok(vec![m]);
+    }
+    let path = Path::new(w);
+    if !path.exists() {
+        return usage(format!(
+            "--workfile {w}: not one of AIM's mixes (compute, dbase, fserver, shared) and no such file"
+        ));
+    }
+    match Mix::read(path) {
+        Ok(m) => Ok(vec![m]),
+        Err(e) => usage(e),
+    }
 }
 
 /// ENOSPC or EDQUOT: the filesystem has no room.
@@ -196,21 +277,64 @@ fn factor_of(job: &Job, disk_blocks: usize) -> u64 {
     match job.factor {
         Factor::Fixed(f) => f,
         Factor::DiskBlocks => disk_blocks as u64,
+        Factor::HalfDiskBlocks => disk_blocks as u64 / 2,
     }
 }
 
+/// The record's point for a mix at a load, before its first run.
+fn new_point(mix: &Mix, load: u32, jobs_per_task: u32, disk_blocks: usize) -> Aim7Point {
+    let single = match mix.lines.as_slice() {
+        [line] => Some(line.job),
+        _ => None,
+    };
+    Aim7Point {
+        test: mix.name.clone(),
+        load,
+        jobs_per_task,
+        disk_blocks,
+        tests: mix.lines.iter().map(|l| l.job.name.to_string()).collect(),
+        factor: single.map(|j| factor_of(j, disk_blocks)),
+        units: single.map(|j| j.units.to_string()),
+        factor_is_disk_blocks: single.is_some_and(|j| !matches!(j.factor, Factor::Fixed(_))),
+        crossover: false,
+        runs: Vec::new(),
+    }
+}
+
+/// The counters of one run: summed by name over the tests, and by test.
+fn run_counters(mix: &Mix, o: &Outcome) -> (BTreeMap<String, u64>, Vec<Aim7TestCounts>) {
+    let mut sum: BTreeMap<String, u64> = BTreeMap::new();
+    let mut by_test = Vec::new();
+    for (line, counts) in mix.lines.iter().zip(&o.lines) {
+        let named: BTreeMap<String, u64> = line
+            .job
+            .counters
+            .iter()
+            .map(|c| c.to_string())
+            .zip(counts.counters)
+            .collect();
+        for (k, v) in &named {
+            *sum.entry(k.clone()).or_default() += v;
+        }
+        by_test.push(Aim7TestCounts {
+            test: line.job.name.to_string(),
+            runs: counts.runs,
+            counters: named,
+        });
+    }
+    (sum, by_test)
+}
+
 /// The typed run of one driver outcome.
-fn run_of(job: &Job, n: usize, figures: Figures, o: Outcome, leftover: u64) -> Aim7Run {
+fn run_of(mix: &Mix, n: usize, figures: Figures, o: Outcome, leftover: u64) -> Aim7Run {
+    let (counters, jobs) = run_counters(mix, &o);
     Aim7Run {
         run: n,
         figures,
         park_seconds: o.park_seconds,
-        counters: job
-            .counters
-            .iter()
-            .map(|c| c.to_string())
-            .zip(o.counters)
-            .collect(),
+        counters,
+        jobs,
+        log_lines: o.log_lines,
         leftover_files: leftover,
         task_max_rss_kib: o.task_max_rss_kib,
         task0_private_kib: o.task0_private_kib,
@@ -232,40 +356,52 @@ fn update_metrics(record: &mut RunRecord) {
     record.finished_at = crate::clock::now_rfc3339();
 }
 
-fn stop_error(stop: Stop, job: &Job, load: u32, dirs: &[PathBuf]) -> anyhow::Error {
+fn stop_error(stop: Stop, mix: &Mix, load: u32, dirs: &[PathBuf]) -> anyhow::Error {
+    let name = &mix.name;
     match stop {
         Stop::Interrupted(sig) => crate::proc::signals::interrupted(sig).into(),
         Stop::TaskFailed {
             task,
+            line,
             dir,
             op,
             errno,
         } => {
+            let job = mix.lines.get(line).map(|l| l.job);
+            let test = job.map(|j| j.name).unwrap_or("?");
             let d = dirs
                 .get(dir)
                 .map(|d| d.display().to_string())
                 .unwrap_or_default();
             let err = std::io::Error::from_raw_os_error(errno);
+            let place = if job.is_some_and(|j| j.uses_dirs) {
+                format!(" in --dir {d}")
+            } else {
+                String::new()
+            };
             if is_no_space(errno) {
                 Usage(format!(
-                    "{} at load {load}: --dir {d} is full ({op} in task {task}: {err}); every task was \
-                     stopped and its files removed; free space or choose another --dir",
-                    job.name
+                    "{name} at load {load}: --dir {d} is full ({test}: {op} in task {task}: {err}); \
+                     every task was stopped and its files removed; free space or choose another --dir"
+                ))
+                .into()
+            } else if errno == 0 {
+                RunFailed(format!(
+                    "{name} at load {load}: task {task}: {test}: {op} gave a wrong result"
                 ))
                 .into()
             } else {
                 RunFailed(format!(
-                    "{} at load {load}: task {task}: {op} in --dir {d} failed: {err}",
-                    job.name
+                    "{name} at load {load}: task {task}: {test}: {op}{place} failed: {err}"
                 ))
                 .into()
             }
         }
         Stop::TaskDied { task, how } => {
-            RunFailed(format!("{} at load {load}: task {task} {how}", job.name)).into()
+            RunFailed(format!("{name} at load {load}: task {task} {how}")).into()
         }
         Stop::CannotFork { started, errno } => crate::proc::start_refused(
-            &format!("{} at load {load}", job.name),
+            &format!("{name} at load {load}"),
             started as usize,
             load as usize,
             std::io::Error::from_raw_os_error(errno),
@@ -286,16 +422,50 @@ fn memory_line(o: &Outcome) -> String {
     )
 }
 
-/// Runs every test at every load `plan.runs` times, in private directories made inside the
-/// checked `--dir`s; each finished run is added to `record` and handed to `sinks` at once.
+/// The plan every task of one load point runs.
+fn task_plan(
+    mix: &Mix,
+    counts: &[u32],
+    dirs: &[TaskDir],
+    disk_blocks: usize,
+    load: u32,
+    suite: &suite::Suite,
+) -> task::TaskPlan {
+    task::TaskPlan {
+        jobs: mix.lines.iter().map(|l| l.job).collect(),
+        names: mix
+            .lines
+            .iter()
+            .map(|l| CString::new(l.job.name).unwrap_or_default())
+            .collect(),
+        counts: counts.to_vec(),
+        dirs: dirs.to_vec(),
+        disk_blocks,
+        load,
+        suite_dir: suite.dir_c.clone(),
+        path_env: suite.path_env.clone(),
+        log_fd: suite.log_fd(),
+    }
+}
+
+/// The last point of the record.
+fn last_point(record: &mut RunRecord) -> Option<&mut Aim7Point> {
+    record.aim7.as_mut().and_then(|d| d.points.last_mut())
+}
+
+/// Runs every mix at every load `plan.runs` times, in private directories made inside the
+/// checked `--dir`s, the tasks in AIM's suite directory; each finished run is added to
+/// `record` and handed to `sinks` at once.
 pub fn run(
     plan: &Plan,
-    true_program: &std::ffi::CStr,
     signals: &Signals,
     record: &mut RunRecord,
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    // AIM fills num_fcns.c's tables in the parent; the tasks inherit them.
+    jobs::num_fcns::prepare();
+    let suite = suite::Suite::create(plan.log)?;
     let private: Vec<crate::private_dir::PrivateDir> = plan
         .dirs
         .iter()
@@ -303,65 +473,74 @@ pub fn run(
         .collect::<anyhow::Result<_>>()?;
     let task_dirs: Vec<TaskDir> = private.iter().map(|p| TaskDir::new(p.path())).collect();
     let say = |msg: &str| progress.line(&format!("  {msg}"));
-    for &job in &plan.tests {
+    for mix in &plan.mixes {
+        let counts = mix.counts(plan.jobs_per_task);
+        let jobs_per_task: u32 = counts.iter().sum();
+        let ipc = mix.lines.iter().any(|l| l.job.name == "shared_memory");
         for &load in &plan.loads {
             let disk_blocks =
                 (plan.filesize_kib + plan.poolsize_kib / u64::from(load)).max(1) as usize;
             for (p, d) in private.iter().zip(&plan.dirs) {
-                if let Err(e) = fixtures::prepare(job, p.path(), disk_blocks) {
+                if let Err(e) = fixtures::prepare(p.path(), disk_blocks) {
                     if e.raw_os_error().is_some_and(is_no_space) {
-                        return usage(format!("{}: --dir {} is too full for the test's input files; free space or choose another --dir", job.name, d.display()));
+                        return usage(format!("{}: --dir {} is too full for the test's input files; free space or choose another --dir", mix.name, d.display()));
                     }
                     return Err(e).with_context(|| {
-                        format!("{}: cannot prepare files in {}", job.name, d.display())
+                        format!("{}: cannot prepare files in {}", mix.name, d.display())
                     });
                 }
             }
+            say(&format!("load {load}: disk files of {disk_blocks} KiB"));
             record
                 .aim7
                 .get_or_insert_with(Aim7Details::default)
                 .points
-                .push(Aim7Point {
-                    test: job.name.to_string(),
-                    load,
-                    jobs_per_task: plan.jobs_per_task,
-                    disk_blocks,
-                    factor: factor_of(job, disk_blocks),
-                    units: job.units.to_string(),
-                    runs: Vec::new(),
-                });
+                .push(new_point(mix, load, jobs_per_task, disk_blocks));
             sinks.progress(record);
+            let tasks = task_plan(mix, &counts, &task_dirs, disk_blocks, load, &suite);
             for n in 1..=plan.runs as usize {
-                let task_plan = task::TaskPlan {
-                    job,
-                    jobs_per_task: plan.jobs_per_task,
-                    dirs: task_dirs.clone(),
-                    disk_blocks,
-                    true_program: true_program.to_owned(),
-                };
+                // AIM's sync;sync;sync before each load point.
+                fixtures::sync_disks();
+                let logged = suite.log_lines();
                 let result = match signals.pending().map(|i| i.signal) {
                     Some(sig) => Err(Stop::Interrupted(sig)),
-                    None => driver::run(&task_plan, load, plan.start_delay, signals, &say),
+                    None => driver::run(&tasks, load, plan.start_delay, signals, &say, ipc),
                 };
-                let outcome = result.map_err(|stop| stop_error(stop, job, load, &plan.dirs))?;
+                let mut outcome = result.map_err(|stop| stop_error(stop, mix, load, &plan.dirs))?;
+                outcome.log_lines = suite.log_lines().saturating_sub(logged);
                 let figures = Figures::compute(
-                    plan.jobs_per_task,
+                    jobs_per_task,
                     &outcome.completion,
                     outcome.real,
                     outcome.cpu,
                 );
                 say(&memory_line(&outcome));
                 let leftover: u64 = private.iter().map(|p| fixtures::leftovers(p.path())).sum();
-                if let Some(p) = record.aim7.as_mut().and_then(|d| d.points.last_mut()) {
-                    p.runs.push(run_of(job, n, figures, outcome, leftover));
+                if let Some(p) = last_point(record) {
+                    p.runs.push(run_of(mix, n, figures, outcome, leftover));
                 }
                 update_metrics(record);
                 sinks.progress(record);
             }
-            for p in &private {
-                fixtures::remove(job, p.path());
+            let crossed = last_point(record).is_some_and(|p| {
+                let per_task: Vec<f64> = p
+                    .runs
+                    .iter()
+                    .map(|r| r.figures.jobs_per_min_per_task)
+                    .collect();
+                crate::stats::mean(&per_task).is_some_and(|m| m <= 1.0)
+            });
+            if plan.until_crossover && crossed {
+                if let Some(p) = last_point(record) {
+                    p.crossover = true;
+                }
+                sinks.progress(record);
+                break;
             }
         }
+    }
+    for p in &private {
+        fixtures::remove(p.path());
     }
     Ok(())
 }
@@ -379,6 +558,20 @@ mod tests {
         );
         let e = resolve_tests(&["bogus".into()]).unwrap_err();
         assert!(e.downcast_ref::<Usage>().is_some());
-        assert!(e.to_string().contains("known tests: creat-clo"));
+        assert!(e.to_string().contains("known tests: add_double"));
+    }
+
+    #[test]
+    fn a_workfile_is_one_of_aims_mixes_or_a_file() {
+        let m = resolve_mixes(Some("fserver"), &[]).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].lines.len(), 31);
+        let e = resolve_mixes(Some("/nonexistent/wf"), &[]).unwrap_err();
+        assert!(e.to_string().contains("no such file"));
+        let one = resolve_mixes(None, &["sieve,creat-clo".into()]).unwrap();
+        assert_eq!(
+            one.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
+            ["sieve", "creat-clo"]
+        );
     }
 }

@@ -1,13 +1,19 @@
 //! One AIM7 task: the code a forked child runs. It becomes a child of the driver as every
-//! harness child does (`crate::proc::child`: default signals,
-//! death with the driver, the tasks' process group), reports "parked",
-//! waits at the start gate until the driver opens it, runs its jobs, and reports its
-//! completion time, its op counters and its memory in one fixed-size record on the report pipe
-//! (one write below PIPE_BUF, so records never interleave). It leaves with `_exit`, never
-//! returning into the driver's code.
+//! harness child does (`crate::proc::child`: default signals, death with the driver, the
+//! tasks' process group, a panic reported as one line), moves to the suite directory (AIM's
+//! tasks run in theirs) with it appended to PATH, reports "parked", and waits at the start
+//! gate until the driver opens it. Then, as AIM's task: it takes its first `DISKS` directory
+//! from `aim_rand2() % dirs` (both generators seeded with the task index), runs its J jobs in
+//! the order AIM's generator picks from the workfile's counts, each between AIM's `times()`
+//! calls and followed by its log line, and reports each test's op counters and then its
+//! memory, in fixed-size records on the report pipe (one write below PIPE_BUF each, so records
+//! never interleave). It closes its copy of the log and leaves with `_exit`, never returning
+//! into the driver's code; the driver takes its completion time when it reaps it.
 
+use super::aim_rand::AimRand;
+use super::joblog::{self, JobClock};
 use super::jobs::{Fail, Job, TaskCtx, TaskDir};
-use crate::clock::monotonic_ns;
+use super::workfile::Schedule;
 use crate::proc::child::become_child;
 use crate::proc::gate::Gate;
 use std::ffi::CString;
@@ -15,11 +21,28 @@ use std::os::fd::RawFd;
 
 /// What every task of one load point runs.
 pub struct TaskPlan {
-    pub job: &'static Job,
-    pub jobs_per_task: u32,
+    /// The workfile's tests, one per line.
+    pub jobs: Vec<&'static Job>,
+    /// Their names, for the log lines.
+    pub names: Vec<CString>,
+    /// Jobs per task of each line (AIM's counts from the weights).
+    pub counts: Vec<u32>,
     pub dirs: Vec<TaskDir>,
     pub disk_blocks: usize,
-    pub true_program: CString,
+    /// The load (number of tasks).
+    pub load: u32,
+    /// The suite directory the tasks run in, and their PATH.
+    pub suite_dir: CString,
+    pub path_env: CString,
+    /// AIM's shared log, or -1.
+    pub log_fd: RawFd,
+}
+
+impl TaskPlan {
+    /// Jobs each task runs (J).
+    pub fn jobs_per_task(&self) -> u32 {
+        self.counts.iter().sum()
+    }
 }
 
 /// The driver's descriptors as a child sees them right after fork.
@@ -36,8 +59,10 @@ pub struct TaskFds {
 pub const PARKED: u64 = 1;
 pub const DONE: u64 = 2;
 pub const FAILED: u64 = 3;
+/// One workfile line's runs and counters in one task.
+pub const COUNTS: u64 = 4;
 
-const WORDS: usize = 15;
+const WORDS: usize = 17;
 /// Bytes of one record on the report pipe.
 pub const RECORD_BYTES: usize = WORDS * 8;
 // One write of a record must be atomic on a pipe.
@@ -50,8 +75,10 @@ pub struct Report {
     pub task: u32,
     pub errno: i32,
     pub dir: u32,
-    /// CLOCK_MONOTONIC at the end of the last job, in ns.
-    pub finish_ns: u64,
+    /// The workfile line (COUNTS, FAILED).
+    pub line: u32,
+    /// Jobs of that line the task ran (COUNTS).
+    pub runs: u64,
     pub counters: [u64; 4],
     pub maxrss_kib: u64,
     /// Only task 0 measures these (from /proc/self/smaps_rollup); 0 otherwise.
@@ -67,7 +94,7 @@ impl Report {
         w[1] = u64::from(self.task);
         w[2] = self.errno as u32 as u64;
         w[3] = u64::from(self.dir);
-        w[4] = self.finish_ns;
+        w[4] = u64::from(self.line);
         w[5..9].copy_from_slice(&self.counters);
         w[9] = self.maxrss_kib;
         w[10] = self.private_kib;
@@ -78,6 +105,7 @@ impl Report {
         for (i, chunk) in op.chunks(8).enumerate() {
             w[12 + i] = u64::from_ne_bytes(chunk.try_into().unwrap_or([0; 8]));
         }
+        w[15] = self.runs;
         let mut out = [0u8; RECORD_BYTES];
         for (i, v) in w.iter().enumerate() {
             out[i * 8..i * 8 + 8].copy_from_slice(&v.to_ne_bytes());
@@ -93,7 +121,8 @@ impl Report {
             task: w(1) as u32,
             errno: w(2) as u32 as i32,
             dir: w(3) as u32,
-            finish_ns: w(4),
+            line: w(4) as u32,
+            runs: w(15),
             counters: [w(5), w(6), w(7), w(8)],
             maxrss_kib: w(9),
             private_kib: w(10),
@@ -139,27 +168,56 @@ fn max_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-fn run_jobs(plan: &TaskPlan, ctx: &mut TaskCtx) -> Result<(), (Fail, usize)> {
+/// One line's totals in this task.
+#[derive(Debug, Clone, Copy, Default)]
+struct LineTotals {
+    runs: u64,
+    counters: [u64; 4],
+}
+
+/// The failing job: its line, directory and call.
+struct JobFailed {
+    line: usize,
+    dir: usize,
+    fail: Fail,
+}
+
+fn run_jobs(
+    plan: &TaskPlan,
+    ctx: &mut TaskCtx,
+    totals: &mut [LineTotals],
+) -> Result<(), JobFailed> {
     let ndirs = plan.dirs.len().max(1);
-    for j in 0..plan.jobs_per_task as usize {
-        let dir = if plan.job.uses_dirs {
-            (ctx.task as usize + j) % ndirs
+    let hz = joblog::hz();
+    let mut schedule = Schedule::new(&plan.counts);
+    // AIM's aim_rand2, seeded like aim_rand, picks the first DISKS directory after the start.
+    let mut next_dir = AimRand::seeded(u64::from(ctx.task)).below(ndirs);
+    while let Some(line) = schedule.next(&mut ctx.rng) {
+        let job = plan.jobs[line];
+        let dir = if job.uses_dirs {
+            next_dir += 1;
+            (next_dir - 1) % ndirs
         } else {
             0
         };
-        (plan.job.run)(ctx, dir).map_err(|f| (f, dir))?;
+        let clock = JobClock::begin();
+        ctx.args = job.args;
+        ctx.counters = [0; 4];
+        (job.run)(ctx, dir).map_err(|fail| JobFailed { line, dir, fail })?;
+        clock.end(plan.log_fd, plan.load, &plan.names[line], hz);
+        let t = &mut totals[line];
+        t.runs += 1;
+        for (sum, c) in t.counters.iter_mut().zip(ctx.counters) {
+            *sum += c;
+        }
     }
     Ok(())
 }
 
 /// The body of a task; returns its exit status.
 fn task_body(plan: &TaskPlan, task: u32, fds: &TaskFds) -> i32 {
-    let mut ctx = TaskCtx::new(
-        task,
-        plan.dirs.clone(),
-        plan.disk_blocks,
-        plan.true_program.clone(),
-    );
+    let mut ctx = TaskCtx::new(task, plan.dirs.clone(), plan.disk_blocks, plan.load);
+    let mut totals = vec![LineTotals::default(); plan.jobs.len()];
     let parked = Report {
         kind: PARKED,
         task,
@@ -170,12 +228,22 @@ fn task_body(plan: &TaskPlan, task: u32, fds: &TaskFds) -> i32 {
     if !write_report(fds.report_write, &parked) || !crate::proc::gate::wait(gate) {
         return 3;
     }
-    let result = run_jobs(plan, &mut ctx);
-    let finish_ns = monotonic_ns();
+    let result = run_jobs(plan, &mut ctx, &mut totals);
+    for (line, t) in totals.iter().enumerate().filter(|(_, t)| t.runs > 0) {
+        let counts = Report {
+            kind: COUNTS,
+            task,
+            line: line as u32,
+            runs: t.runs,
+            counters: t.counters,
+            ..Report::default()
+        };
+        if !write_report(fds.report_write, &counts) {
+            return 3;
+        }
+    }
     let mut r = Report {
         task,
-        finish_ns,
-        counters: ctx.counters,
         maxrss_kib: max_rss_kib(),
         ..Report::default()
     };
@@ -187,14 +255,19 @@ fn task_body(plan: &TaskPlan, task: u32, fds: &TaskFds) -> i32 {
             }
             0
         }
-        Err((fail, dir)) => {
+        Err(f) => {
             r.kind = FAILED;
-            r.errno = fail.errno;
-            r.op = fail.op.to_string();
-            r.dir = dir as u32;
+            r.errno = f.fail.errno;
+            r.op = f.fail.op.to_string();
+            r.dir = f.dir as u32;
+            r.line = f.line as u32;
             1
         }
     };
+    if plan.log_fd >= 0 {
+        // SAFETY: closing this task's copy of the log, as AIM's fclose.
+        unsafe { libc::close(plan.log_fd) };
+    }
     if write_report(fds.report_write, &r) {
         status
     } else {
@@ -221,6 +294,11 @@ pub unsafe fn task_main(
         &[fds.report_read, fds.signal_fds[0], fds.signal_fds[1]],
         "aim7 task",
     );
+    if libc::chdir(plan.suite_dir.as_ptr()) < 0
+        || libc::setenv(c"PATH".as_ptr(), plan.path_env.as_ptr(), 1) < 0
+    {
+        libc::_exit(5);
+    }
     libc::_exit(task_body(plan, task, fds))
 }
 
@@ -235,7 +313,8 @@ mod tests {
             task: 2999,
             errno: libc::ENOSPC,
             dir: 1,
-            finish_ns: 123_456_789_012,
+            line: 30,
+            runs: 7,
             counters: [1, 2, 3, u64::MAX],
             maxrss_kib: 2048,
             private_kib: 300,

@@ -1,15 +1,19 @@
-//! `patchbench compare`: resolves each side (labels, run ids, result files), compares them
-//! metric by metric (`crate::compare`) and prints the chosen format (`crate::report::compare`).
-//! `--fail-on-regression` alone returns exit status 1.
+//! `patchbench compare`: resolves each side (labels, run ids, result files; incomplete runs
+//! left out unless asked for), finds a noise profile in the store for a side with few runs,
+//! compares them metric by metric (`crate::compare`) and prints the chosen format
+//! (`crate::report::compare`). `--fail-on-regression` alone returns exit status 1.
 
 use super::shared::StoreArg;
-use crate::compare::verdict::{Rule, Settings};
+use crate::compare::model::NoiseProfile;
+use crate::compare::verdict::{Rule, Settings, PROFILE_BELOW};
 use crate::compare::{self, Side};
 use crate::error::{usage, Usage};
 use crate::import::{self, ImportOptions};
+use crate::record::RunRecord;
 use crate::report::compare::{self as format, Format};
 use crate::store::db::Store;
 use clap::Args;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Args)]
@@ -23,30 +27,35 @@ pub struct CompareArgs {
     /// Output format (default: unixbench when there are UnixBench results, else lkp).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
-    /// Verdict rule.
-    #[arg(long, value_enum, default_value = "bootstrap")]
+    /// Labelling rule: welch (interval, q-values, noise band) or lkp (the 0-day robot's).
+    #[arg(long, value_enum, default_value = "welch")]
     pub rule: Rule,
-    /// Exit with status 1 when a metric regresses significantly by more than PCT percent.
+    /// Exit with status 1 when a metric regressed by more than PCT percent: Holm-adjusted
+    /// p < α and the whole interval beyond -PCT (a drop to zero always counts).
     #[arg(long, value_name = "PCT", value_parser = crate::args::parse_pct)]
     pub fail_on_regression: Option<f64>,
-    /// Changes within ±PCT % are "within noise" (both rules).
+    /// Noise band: changes within ±PCT % do not matter; "no change" means the interval is
+    /// inside it, improved/regressed that it is wholly beyond it.
     #[arg(long, value_name = "PCT", default_value = "1", value_parser = crate::args::parse_pct)]
     pub noise: f64,
-    /// Significance level of Welch's t-test (bootstrap rule).
-    #[arg(long, value_name = "P", default_value = "0.05", value_parser = crate::args::parse_fraction)]
-    pub significance: f64,
-    /// Confidence level of the bootstrap interval.
-    #[arg(long, value_name = "C", default_value = "0.95", value_parser = crate::args::parse_fraction)]
+    /// Two-sided level of the printed interval. Its one-sided bounds are at α = (1 − C)/2,
+    /// which is also the level for q-values and the gate (0.90: α = 0.05).
+    #[arg(long, value_name = "C", default_value = "0.90", value_parser = crate::args::parse_fraction)]
     pub confidence: f64,
-    /// Bootstrap resamples.
-    #[arg(long, value_name = "N", default_value = "10000", value_parser = clap::value_parser!(u32).range(100..))]
-    pub resamples: u32,
+    /// Changes (in %) for which the plan gives the runs a side needed.
+    #[arg(long, value_name = "PCT,...", value_delimiter = ',', default_value = "1,2", value_parser = crate::args::parse_positive_pct)]
+    pub plan: Vec<f64>,
+    /// Keep interrupted (incomplete) runs; by default they are left out, and the output says
+    /// how many.
+    #[arg(long)]
+    pub include_incomplete: bool,
+    /// Do not borrow a between-run spread from the store's noise profile for a side with
+    /// fewer than 3 runs.
+    #[arg(long)]
+    pub no_profile: bool,
     /// Test name for AIM7 and will-it-scale files given as a side (default: file stem).
     #[arg(long, value_name = "NAME")]
     pub test: Option<String>,
-    /// Seed of the bootstrap (recorded in JSON output; the same seed gives the same CI).
-    #[arg(long, value_name = "N", default_value_t = Settings::default().seed)]
-    pub seed: u64,
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -56,6 +65,7 @@ pub struct CompareArgs {
 fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Result<Side> {
     let store_arg = &a.store;
     let mut runs = Vec::new();
+    let mut left_out = 0;
     for part in arg.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (kind, value) = match part.split_once(':') {
             Some((k @ ("run" | "label" | "file"), v)) => (k, v),
@@ -68,7 +78,7 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
                 label: None,
                 test: a.test.clone(),
             };
-            let record = import::import_file(Path::new(value), &opts)?;
+            let record = import::read_side_file(Path::new(value), &opts)?;
             runs.push((value.to_string(), record));
             continue;
         }
@@ -101,26 +111,97 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
     if runs.is_empty() {
         return Err(Usage(format!("{arg:?} names no runs")).into());
     }
-    Ok(Side {
-        name: arg.to_string(),
-        runs,
-    })
+    if !a.include_incomplete {
+        let before = runs.len();
+        runs.retain(|(_, r)| !r.incomplete);
+        left_out = before - runs.len();
+        if runs.is_empty() {
+            return usage(format!(
+                "all {before} runs of {arg:?} are incomplete (interrupted); \
+                 --include-incomplete compares them anyway"
+            ));
+        }
+    }
+    let mut side = Side::new(arg, runs);
+    side.left_out_incomplete = left_out;
+    Ok(side)
+}
+
+/// A noise profile for a side with few runs: the store's other complete runs of the same
+/// host, kernel, kind and settings (not the other side's), grouped by label.
+fn noise_profile(side: &Side, other: &Side, store: &Store) -> anyhow::Result<Option<NoiseProfile>> {
+    let Some((_, first)) = side.runs.first() else {
+        return Ok(None);
+    };
+    let same = |r: &RunRecord| {
+        r.kind == first.kind
+            && r.system.hostname == first.system.hostname
+            && r.system.kernel_release == first.system.kernel_release
+            && r.system.kernel_version == first.system.kernel_version
+            && r.config == first.config
+    };
+    if first.system.hostname.is_empty() || !side.runs.iter().all(|(_, r)| same(r)) {
+        return Ok(None);
+    }
+    let mut groups: BTreeMap<String, Vec<RunRecord>> = BTreeMap::new();
+    for summary in store.list(None)? {
+        if summary.incomplete
+            || other
+                .runs
+                .iter()
+                .any(|(id, _)| *id == summary.id.to_string())
+        {
+            continue;
+        }
+        if let Some(r) = store.get(summary.id)?.filter(same) {
+            groups
+                .entry(r.label.clone().unwrap_or_default())
+                .or_default()
+                .push(r);
+        }
+    }
+    let runs: usize = groups.values().map(Vec::len).sum();
+    let labels: Vec<&str> = groups
+        .keys()
+        .map(|l| if l.is_empty() { "-" } else { l.as_str() })
+        .collect();
+    let description = format!(
+        "{runs} runs of host {}, kernel {} with the same settings (labels {})",
+        first.system.hostname,
+        first.system.kernel_release,
+        labels.join(", ")
+    );
+    let refs: Vec<Vec<&RunRecord>> = groups.values().map(|g| g.iter().collect()).collect();
+    Ok(NoiseProfile::from_groups(description, &refs))
 }
 
 /// `patchbench compare`.
 pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
     let mut store = None;
-    let base = resolve(&a.base, a, &mut store)?;
-    let patched = resolve(&a.patched, a, &mut store)?;
+    let mut base = resolve(&a.base, a, &mut store)?;
+    let mut patched = resolve(&a.patched, a, &mut store)?;
+    if !a.no_profile && base.runs.len().min(patched.runs.len()) < PROFILE_BELOW {
+        // A store that does not exist has no profile (and is not created).
+        if store.is_none() {
+            store = a.store.open(false).ok();
+        }
+        if let Some(s) = &store {
+            if base.runs.len() < PROFILE_BELOW {
+                base.profile = noise_profile(&base, &patched, s)?;
+            }
+            if patched.runs.len() < PROFILE_BELOW {
+                patched.profile = noise_profile(&patched, &base, s)?;
+            }
+        }
+    }
     let settings = Settings {
         rule: a.rule,
         confidence: a.confidence,
-        significance: a.significance,
         noise_pct: a.noise,
-        resamples: a.resamples as usize,
-        seed: a.seed,
+        plan_pct: a.plan.clone(),
+        sensitivity: true,
     };
-    let c = compare::compare(&base, &patched, &settings);
+    let c = compare::compare(&base, &patched, &settings)?;
     let fmt = a
         .format
         .unwrap_or(if c.rows.iter().any(|r| r.name.starts_with("unixbench.")) {
@@ -135,13 +216,33 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
     }
     crate::report::print(&format::render(&c, fmt)?)?;
     if let Some(limit) = a.fail_on_regression {
+        let unjudged = c
+            .rows
+            .iter()
+            .filter(|r| r.judgement.estimate.is_none())
+            .count();
+        if unjudged > 0 {
+            eprintln!(
+                "note: {unjudged} of {} rows could not be gated (too few runs, or a metric on \
+                 one side only)",
+                c.rows.len()
+            );
+        }
         let bad = c.regressions_beyond(limit);
         if !bad.is_empty() {
             for r in &bad {
                 eprintln!(
-                    "regression beyond {limit}%: {} {}",
+                    "regression beyond {limit}%: {} {} {}",
                     r.display_name(),
-                    format::pct(r.change_pct, 2)
+                    format::pct(r.change_pct, 2),
+                    r.judgement
+                        .estimate
+                        .as_ref()
+                        .map(|e| format!(
+                            "[{:+.1}% {:+.1}%] Holm p={:.3}",
+                            e.lower_pct, e.upper_pct, e.holm
+                        ))
+                        .unwrap_or_default()
                 );
             }
             return Ok(1);

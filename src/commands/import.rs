@@ -1,6 +1,7 @@
 //! `patchbench import`: stores results from files (UnixBench reports and logs, AIM7 multitask
 //! output, will-it-scale CSV, patchbench JSON). Every file is parsed before anything is
-//! stored, so a bad file stores nothing; several files are several runs of one side.
+//! stored, so a bad file stores nothing; several files are several runs of one side, and a
+//! posted comparison table (`name | base | patched | cmp`) is one run for each of its sides.
 
 use super::shared::StoreArg;
 use crate::import::{self, ImportOptions};
@@ -30,7 +31,9 @@ pub fn execute(a: &ImportArgs) -> anyhow::Result<i32> {
         test: a.test.clone(),
     };
     let progress = Progress::new();
+    // A posted comparison table gives two runs (one per side), so each run keeps its file.
     let mut records: Vec<RunRecord> = Vec::with_capacity(a.files.len());
+    let mut from = Vec::with_capacity(a.files.len());
     for (i, f) in a.files.iter().enumerate() {
         if a.files.len() > 1 {
             progress.show(&format!(
@@ -40,13 +43,16 @@ pub fn execute(a: &ImportArgs) -> anyhow::Result<i32> {
                 a.files.len()
             ));
         }
-        records.push(import::import_file(f, &opts)?);
+        for r in import::import_file_runs(f, &opts)? {
+            records.push(r);
+            from.push(f);
+        }
     }
     drop(progress);
     let mut store = a.store.open(true)?;
     let ids = store.insert_all(&records)?;
     let mut out = String::new();
-    for (id, (f, r)) in ids.iter().zip(a.files.iter().zip(&records)) {
+    for (id, (f, r)) in ids.iter().zip(from.iter().zip(&records)) {
         out.push_str(&format!(
             "imported {} as run {id} (label {}, {} metrics)\n",
             f.display(),

@@ -10,6 +10,7 @@ use crate::record::sink::FileSink;
 use crate::report::terminal::TerminalSink;
 use crate::unixbench::catalog;
 use crate::unixbench::runner::{self, Plan};
+use crate::unixbench::workloads::Params;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -101,8 +102,21 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     } else {
         args.copies.clone()
     };
-    let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    check_dir(&dir)?;
+    // The real directory (links among its parents resolved): what the run works in and names.
+    // Tests that write there are refused a full or unusable one up front, before a run is
+    // opened in the store.
+    let given = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let writes_files = tests.iter().any(|t| {
+        matches!(
+            t.params,
+            Params::FileCopy(..) | Params::Shell { .. } | Params::Looper { .. }
+        )
+    });
+    let dir = if writes_files {
+        crate::args::check_work_dir(&given)?.0
+    } else {
+        check_dir(&given)?
+    };
     let (mut passes, mut duration, mut settle, mut profile) =
         (None, None, !args.no_settle, "unixbench");
     if args.quick {
@@ -158,7 +172,14 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         .map(|t| t.procs_per_copy)
         .max()
         .unwrap_or(1);
-    if let Err(refusal) = crate::proc::limits::check(max_copies, max_procs - 1, "--copies") {
+    let load = crate::proc::limits::Load {
+        knob: "--copies",
+        asked: max_copies,
+        processes: u64::from(max_copies) * u64::from(max_procs),
+        // The runner reads every copy's stdout and stderr through pipes of its own.
+        driver_fds_per_task: 2,
+    };
+    if let Err(refusal) = crate::proc::limits::check_load(&load) {
         return usage(refusal);
     }
     let mut files = Vec::new();

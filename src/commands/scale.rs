@@ -1,18 +1,21 @@
 //! `patchbench scale`: will-it-scale's scaling curves. Every testcase runs at each task count,
-//! as processes and/or threads; the result is ops/s summed over tasks and per task, a CSV in
-//! will-it-scale's columns, an SVG plot, and a run record whose metrics carry LKP's names.
+//! as processes and/or threads; the result is ops/s summed over tasks and per task,
+//! will-it-scale's own CSV and title files (read unchanged by its `postprocess.py` and LKP's
+//! parser), an SVG plot, and a run record whose metrics carry LKP's names with every sample.
+//! `--csv FILE` takes one testcase; `--csv DIR` gets `<test>.csv` and `<test>.title` for each,
+//! as will-it-scale's `runalltests` leaves them for `postprocess.py`.
 
 use super::shared::{self, HarnessOpts, ModeChoice};
 use crate::error::usage;
 use crate::progress::Progress;
-use crate::record::sink::FileSink;
+use crate::record::sink::{FileSink, Render};
 use crate::record::{Kind, RunRecord};
 use crate::report::terminal::TerminalSink;
 use crate::will_it_scale::testcases::{self, Testcase};
 use crate::will_it_scale::{self, Config, Request, DEFAULT_DURATION, DEFAULT_WARMUP};
 use anyhow::Result;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Args)]
 pub struct ScaleArgs {
@@ -25,8 +28,11 @@ pub struct ScaleArgs {
     /// Tasks as processes, threads, or both (processes then threads at each task count).
     #[arg(short, long, value_enum, default_value_t = ModeChoice::Both)]
     pub mode: ModeChoice,
-    /// Write the curves as CSV (will-it-scale's columns, after a test column).
-    #[arg(long, value_name = "FILE")]
+    /// Write will-it-scale's CSV exactly as its runtest.py does (integer ops/s, 0 for a mode
+    /// not run). A FILE takes one testcase; an existing DIRECTORY gets <test>.csv and
+    /// <test>.title for each testcase, as will-it-scale's runalltests leaves them for its
+    /// postprocess.py.
+    #[arg(long, value_name = "FILE|DIR")]
     pub csv: Option<PathBuf>,
     /// Plot ops/s against tasks, one line per mode and the linear line, as SVG.
     #[arg(long, value_name = "FILE")]
@@ -46,24 +52,15 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
     let modes = args.mode.modes();
     let helpers = tests.iter().map(|t| t.helpers).max().unwrap_or(0);
     let needed = tasks.iter().max().copied().unwrap_or(1) * (1 + helpers) + 1;
-    let outputs: Vec<&std::path::Path> = [&args.csv, &args.svg]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path())
-        .collect();
+    let csv = match &args.csv {
+        Some(path) => Some(CsvTarget::choose(path, tests.len())?),
+        None => None,
+    };
+    let outputs: Vec<&Path> = args.svg.iter().map(|p| p.as_path()).collect();
     let dir = args.opts.check(needed, &outputs)?;
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
 
-    let mut files = Vec::new();
-    if let Some(path) = &args.csv {
-        files.push(FileSink::new(
-            "--csv",
-            path,
-            true,
-            true,
-            Box::new(crate::report::scale::csv_of),
-        ));
-    }
+    let mut files = csv.map(|c| c.sinks(&tests)).unwrap_or_default();
     if let Some(path) = &args.svg {
         files.push(FileSink::new(
             "--svg",
@@ -95,8 +92,14 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         label: args.opts.store.label.clone(),
         ..RunRecord::new(Kind::WillItScale, shared::system_at_start(&dir), &config)
     };
-    sinks.started(&record)?;
     let session = crate::counter_harness::session::Session::start(&dir)?;
+    let most = tasks.iter().max().copied().unwrap_or(1);
+    if let Err(e) = will_it_scale::preflight(&tests, &session, most) {
+        // Nothing was measured: no record, just the private directory to remove.
+        let _ = session.finish();
+        return Err(e);
+    }
+    sinks.started(&record)?;
     eprintln!(
         "patchbench scale: {} at tasks {:?}, {}; {}",
         tests.iter().map(|t| t.name).collect::<Vec<_>>().join(" "),
@@ -138,4 +141,63 @@ fn resolve(names: &[String]) -> Result<Vec<&'static Testcase>> {
             )),
         })
         .collect()
+}
+
+/// Where `--csv` writes.
+#[derive(Debug, Clone, PartialEq)]
+enum CsvTarget {
+    /// One testcase's CSV in this file.
+    File(PathBuf),
+    /// `<test>.csv` and `<test>.title` per testcase in this existing directory.
+    Dir(PathBuf),
+}
+
+impl CsvTarget {
+    /// What `--csv PATH` means for `tests` testcases: an existing directory takes any number;
+    /// a file takes exactly one (will-it-scale's CSV has no testcase column). Checked before
+    /// anything runs.
+    fn choose(path: &Path, tests: usize) -> Result<CsvTarget> {
+        if path.is_dir() {
+            crate::args::check_dir(path)?;
+            return Ok(CsvTarget::Dir(path.to_path_buf()));
+        }
+        if tests > 1 {
+            return usage(format!(
+                "--csv {}: will-it-scale's CSV holds one testcase and {tests} were given; give \
+                 an existing directory instead (it gets <test>.csv and <test>.title for each, \
+                 as will-it-scale's runalltests writes them)",
+                path.display()
+            ));
+        }
+        crate::args::check_output("--csv", path)?;
+        Ok(CsvTarget::File(path.to_path_buf()))
+    }
+
+    /// The output files: each rewritten (atomically) after every point of its testcase, so an
+    /// interrupted run keeps the rows that finished.
+    fn sinks(&self, tests: &[&'static Testcase]) -> Vec<FileSink> {
+        let file = |path: &Path, render: Render| FileSink::new("--csv", path, true, true, render);
+        match self {
+            CsvTarget::File(path) => tests.iter().map(|t| file(path, csv_of(t.name))).collect(),
+            CsvTarget::Dir(dir) => tests
+                .iter()
+                .flat_map(|t| {
+                    [
+                        file(&dir.join(format!("{}.csv", t.name)), csv_of(t.name)),
+                        file(&dir.join(format!("{}.title", t.name)), title_of(t.name)),
+                    ]
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Renders testcase `test`'s CSV from the record.
+fn csv_of(test: &'static str) -> Render {
+    Box::new(move |r| Ok(crate::report::scale::csv_of(r, test)))
+}
+
+/// Renders testcase `test`'s title file from the record.
+fn title_of(test: &'static str) -> Render {
+    Box::new(move |r| Ok(crate::report::scale::title_of(r, test)))
 }

@@ -159,16 +159,22 @@ impl HarnessOpts {
     /// point creates `tasks_needed` processes or threads, before anything starts; returns the
     /// directory to work in.
     pub fn check(&self, tasks_needed: usize, outputs: &[&Path]) -> anyhow::Result<PathBuf> {
-        let dir = self.dir.clone().unwrap_or_else(std::env::temp_dir);
-        crate::args::check_dir(&dir)?;
+        let dir = crate::args::check_dir(&self.dir.clone().unwrap_or_else(std::env::temp_dir))?;
         if let Some(j) = &self.json {
             crate::args::check_output("--json", j)?;
         }
         for o in outputs {
             crate::args::check_output("output", o)?;
         }
-        let tasks = u32::try_from(tasks_needed).unwrap_or(u32::MAX);
-        if let Err(refusal) = crate::proc::limits::check(tasks, 0, "--tasks") {
+        // The message names the largest --tasks given; the count includes helpers and hosts.
+        let asked = self.task_counts().into_iter().max().unwrap_or(1);
+        let load = crate::proc::limits::Load {
+            knob: "--tasks",
+            asked: u32::try_from(asked).unwrap_or(u32::MAX),
+            processes: tasks_needed as u64,
+            driver_fds_per_task: 0,
+        };
+        if let Err(refusal) = crate::proc::limits::check_load(&load) {
             return crate::error::usage(refusal);
         }
         Ok(dir)

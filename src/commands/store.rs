@@ -129,7 +129,7 @@ pub fn rm(a: &RmArgs) -> anyhow::Result<i32> {
         .map(|s| run_id(s))
         .collect::<anyhow::Result<_>>()?;
     for id in &ids {
-        if store.get(*id)?.is_none() {
+        if !store.exists(*id)? {
             return usage(format!(
                 "no run {id} in store {}; nothing was deleted",
                 store.path().display()

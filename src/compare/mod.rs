@@ -1,63 +1,94 @@
-//! `patchbench compare`: base vs patched, per metric: n, mean, spread, %change and a verdict.
+//! `patchbench compare`: base vs patched, per metric: runs, means, spreads, the interval of
+//! the change, p and q, a label, and what the comparison could have detected.
 //!
-//! Each side is a set of runs. Metrics are matched by key (name + params); the per-run values
-//! of a metric are its samples (LKP style). When each side is one run and the metric carries
-//! at least 3 within-run samples (UnixBench's kept passes), those are used instead and the
-//! output says so. The verdict comes from [`verdict::judge`]; the formats in [`format`] only
-//! print what is computed here. [`comparability`] lists what differs between the sides.
+//! Each side is a set of runs. Metrics are matched by key (name + params); each run gives one
+//! value per metric ([`model`]: runs are the unit, samples inside a run are within-run
+//! spread only). [`verdict`] labels the rows with the table correction; [`shape`] spots rows
+//! whose runs are bimodal or drift; [`plan`] gives the minimum detectable effect and the runs
+//! needed; [`comparability`] lists what differs between the sides. The formats in
+//! `crate::report::compare` only print what is computed here.
+//!
+//! UnixBench index rows: a full index (all 12 index tests) and a partial one never share a
+//! row; partial indexes of different test sets neither. The full System Benchmarks Index
+//! Score is the primary row of a UnixBench comparison; the test rows explain it.
 
 pub mod comparability;
-
+pub mod model;
+pub mod plan;
+pub mod shape;
 pub mod verdict;
 
-use crate::record::{Direction, Metric, RunRecord};
+use crate::record::{metric_key, Direction, Metric, RunRecord};
 use crate::stats;
+use model::{NoiseProfile, RunValue, Spread};
+use plan::Sensitivity;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use verdict::{Judgement, Settings, Verdict};
+use verdict::{Borrowed, Judgement, RowInput, Rule, Settings};
 
-/// One side of a comparison: what the user named, and its runs (each with an id or file name).
+/// One side of a comparison: what the user named, its runs (each with an id or file name),
+/// how many incomplete runs were left out, and a noise profile for it if one was found.
 #[derive(Debug, Clone)]
 pub struct Side {
     pub name: String,
     pub runs: Vec<(String, RunRecord)>,
+    pub left_out_incomplete: usize,
+    pub profile: Option<NoiseProfile>,
 }
 
-/// Where the samples of a verdict came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SampleSource {
-    /// One value per run.
-    Runs,
-    /// One run per side: the passes within that run (n = passes within one run).
-    PassesWithinOneRun,
+impl Side {
+    pub fn new(name: impl Into<String>, runs: Vec<(String, RunRecord)>) -> Side {
+        Side {
+            name: name.into(),
+            runs,
+            left_out_incomplete: 0,
+            profile: None,
+        }
+    }
 }
 
-/// Summary of one side of one metric.
+/// Summary of one side of one metric over its runs.
 #[derive(Debug, Clone, Serialize)]
 pub struct SideStats {
+    /// Runs.
     pub n: usize,
+    /// Arithmetic mean of the run values (the LKP robot's and the posted tables' figure).
     pub mean: f64,
-    /// Sample standard deviation as % of the mean (None below 2 samples).
+    /// Geometric mean of the run values (what the interval is about); None with a zero.
+    pub geomean: Option<f64>,
+    /// Between-run spread: sample stddev of the run values as % of the mean (None below 2).
     pub stddev_pct: Option<f64>,
-    /// Population standard deviation as % of the mean (LKP's `± N%`).
+    /// Population stddev as % of the mean (LKP's `± N%`).
     pub pop_stddev_pct: Option<f64>,
     pub min: f64,
     pub max: f64,
-    pub samples: Vec<f64>,
+    /// One value per run, in the order of the side's runs.
+    pub values: Vec<f64>,
+    /// The runs' ids.
+    pub runs: Vec<String>,
+    /// Within-run spread of this side (sd of ln(sample) in %, RMS over runs).
+    pub within_pct: Option<f64>,
+    /// Mean samples per run.
+    pub samples_per_run: Option<f64>,
 }
 
 impl SideStats {
-    fn of(samples: Vec<f64>) -> Option<SideStats> {
-        let mean = stats::mean(&samples)?;
+    fn of(runs: &[RunValue]) -> Option<SideStats> {
+        let values: Vec<f64> = runs.iter().map(|r| r.value).collect();
+        let mean = stats::mean(&values)?;
+        let spread = model::spread(&[runs]);
         Some(SideStats {
-            n: samples.len(),
+            n: values.len(),
             mean,
-            stddev_pct: stats::stddev_pct(stats::stddev(&samples), Some(mean)),
-            pop_stddev_pct: stats::stddev_pct(stats::pop_stddev(&samples), Some(mean)),
-            min: samples.iter().copied().fold(f64::INFINITY, f64::min),
-            max: samples.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            samples,
+            geomean: stats::geomean(&values),
+            stddev_pct: stats::stddev_pct(stats::stddev(&values), Some(mean)),
+            pop_stddev_pct: stats::stddev_pct(stats::pop_stddev(&values), Some(mean)),
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            runs: runs.iter().map(|r| r.run.clone()).collect(),
+            values,
+            within_pct: spread.within_pct,
+            samples_per_run: spread.samples_per_run,
         })
     }
 }
@@ -71,13 +102,17 @@ pub struct Row {
     pub title: String,
     pub unit: String,
     pub direction: Direction,
+    /// The primary row of its table (the full UnixBench Index Score).
+    pub primary: bool,
     pub base: Option<SideStats>,
     pub patched: Option<SideStats>,
-    /// 100 × (mean patched − mean base) / mean base.
+    /// 100 × (mean patched − mean base) / mean base: the posted tables' `cmp`, LKP's
+    /// `%change`. The interval is of the ratio of geometric means, which differs slightly.
     pub change_pct: Option<f64>,
-    pub source: SampleSource,
+    pub spread: Spread,
     #[serde(flatten)]
     pub judgement: Judgement,
+    pub sensitivity: Option<Sensitivity>,
 }
 
 impl Row {
@@ -86,7 +121,7 @@ impl Row {
         let extra: Vec<String> = self
             .params
             .iter()
-            .filter(|(k, _)| k.as_str() != "test")
+            .filter(|(k, _)| !matches!(k.as_str(), "test" | "partial"))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         let title = if self.title.is_empty() {
@@ -102,6 +137,30 @@ impl Row {
     }
 }
 
+/// How many false flags the table could hold at its level.
+#[derive(Debug, Clone, Serialize)]
+pub struct Family {
+    /// Rows with a p-value (the family the correction runs over).
+    pub rows: usize,
+    /// Rows labelled improved or regressed.
+    pub flagged: usize,
+    pub alpha: f64,
+    /// Upper bound of the expected number of false flags among them (α × flagged, by BH).
+    pub expected_false: f64,
+    /// For the lkp rule: its exact A/A rate at the sides' run counts.
+    pub lkp: Option<LkpRate>,
+}
+
+/// The LKP rule's false-alarm rate with identical sides (noise well above 1 %).
+#[derive(Debug, Clone, Serialize)]
+pub struct LkpRate {
+    pub n_base: usize,
+    pub n_new: usize,
+    pub per_row: f64,
+    /// Chance that a table of this many independent rows shows at least one flag.
+    pub per_table: f64,
+}
+
 /// The whole comparison, as every format prints it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
@@ -111,128 +170,363 @@ pub struct Comparison {
     pub patched_runs: Vec<String>,
     pub settings: Settings,
     pub warnings: Vec<String>,
-    /// Notes about how verdicts were reached (e.g. one run per side).
+    /// Notes about how the verdicts were reached (runs left out, profiles used, one run a side).
     pub notes: Vec<String>,
+    pub family: Family,
     pub rows: Vec<Row>,
 }
 
 impl Comparison {
-    /// Rows that regressed significantly by more than `pct` percent.
+    /// Rows the gate fails at `pct`: Holm-adjusted p < α and the whole interval beyond −pct
+    /// (in the metric's bad direction).
     pub fn regressions_beyond(&self, pct: f64) -> Vec<&Row> {
+        let alpha = self.settings.alpha();
         self.rows
             .iter()
-            .filter(|r| r.judgement.verdict == Verdict::Regressed)
-            .filter(|r| r.change_pct.is_some_and(|c| c.abs() > pct))
+            .filter(|r| {
+                r.judgement
+                    .estimate
+                    .as_ref()
+                    .is_some_and(|e| verdict::gate_fails(e, r.direction, pct, alpha))
+            })
+            .collect()
+    }
+
+    /// Names of the primary rows.
+    pub fn primary_rows(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .filter(|r| r.primary)
+            .map(Row::display_name)
             .collect()
     }
 }
 
-/// Compares two sides metric by metric.
-pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> Comparison {
-    let b = metrics_by_key(base);
-    let p = metrics_by_key(patched);
+/// Compares two sides metric by metric. A value that is not finite or is negative is an error
+/// naming the metric and the run.
+pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Result<Comparison> {
+    let orders = time_order(base, patched);
+    let b = metrics_by_key(base, &orders[0]);
+    let p = metrics_by_key(patched, &orders[1]);
     let mut keys: Vec<&String> = b.order.iter().collect();
     keys.extend(p.order.iter().filter(|k| !b.map.contains_key(*k)));
-    let one_run_each = base.runs.len() == 1 && patched.runs.len() == 1;
-    let mut rows = Vec::new();
-    let mut used_passes = false;
+    struct Pending<'a> {
+        key: String,
+        first: &'a Metric,
+        title: String,
+        params: BTreeMap<String, String>,
+        base: Vec<RunValue>,
+        new: Vec<RunValue>,
+    }
+    let mut pending = Vec::new();
     for key in keys {
-        let bm = b.map.get(key).map(Vec::as_slice).unwrap_or(&[]);
-        let pm = p.map.get(key).map(Vec::as_slice).unwrap_or(&[]);
+        let empty = Vec::new();
+        let bm = b.map.get(key).unwrap_or(&empty);
+        let pm = p.map.get(key).unwrap_or(&empty);
         let Some(first) = bm.first().or(pm.first()) else {
             continue;
         };
-        let use_passes = one_run_each
-            && bm.len() == 1
-            && pm.len() == 1
-            && bm[0].samples.len() >= 3
-            && pm[0].samples.len() >= 3;
-        used_passes |= use_passes;
-        let values = |ms: &[&Metric]| -> Vec<f64> {
-            if use_passes {
-                ms[0].samples.clone()
-            } else {
-                ms.iter().map(|m| m.value).collect()
-            }
-        };
-        let (bs, ps) = (SideStats::of(values(bm)), SideStats::of(values(pm)));
+        pending.push(Pending {
+            key: key.clone(),
+            first: first.metric,
+            title: first.title.clone(),
+            params: first.params.clone(),
+            base: model::run_values(&base.name, key, &as_tuples(bm))?,
+            new: model::run_values(&patched.name, key, &as_tuples(pm))?,
+        });
+    }
+    let borrowed = |side: &Side, key: &str| -> Option<Borrowed> {
+        let e = side.profile.as_ref()?.metrics.get(key)?;
+        Some(Borrowed { sd: e.sd, df: e.df })
+    };
+    let names = (short_name(base, "base"), short_name(patched, "patched"));
+    let inputs: Vec<RowInput> = pending
+        .iter()
+        .map(|r| RowInput {
+            base: &r.base,
+            new: &r.new,
+            direction: r.first.direction,
+            base_profile: borrowed(base, &r.key),
+            new_profile: borrowed(patched, &r.key),
+            names: (&names.0, &names.1),
+            cause: shape::known_cause(
+                r.params.get("test").map(String::as_str),
+                r.params.get("copies").map(String::as_str),
+            ),
+        })
+        .collect();
+    let judgements = verdict::judge_table(&inputs, settings);
+    let mut rows = Vec::new();
+    for ((r, input), judgement) in pending.iter().zip(&inputs).zip(judgements) {
+        let (bs, ps) = (SideStats::of(&r.base), SideStats::of(&r.new));
         let change_pct = match (&bs, &ps) {
             (Some(x), Some(y)) if x.mean != 0.0 => Some(100.0 * (y.mean - x.mean) / x.mean.abs()),
             _ => None,
         };
-        let mut judgement = verdict::judge(&values(bm), &values(pm), first.direction, settings);
-        if bm.is_empty() || pm.is_empty() {
-            judgement.reason = Some(format!(
-                "only in {}",
-                if bm.is_empty() {
-                    &patched.name
-                } else {
-                    &base.name
-                }
-            ));
-        } else if one_run_each && !use_passes {
-            judgement.reason = Some("one run per side".to_string());
-        }
+        let spread = model::spread(&[&r.base, &r.new]);
+        let sensitivity = if settings.sensitivity {
+            row_sensitivity(&spread, input, &judgement, settings)
+        } else {
+            None
+        };
         rows.push(Row {
-            key: key.clone(),
-            name: first.name.clone(),
-            params: first.params.clone(),
-            title: first.title.clone(),
-            unit: first.unit.clone(),
-            direction: first.direction,
+            key: r.key.clone(),
+            name: r.first.name.clone(),
+            primary: r.first.name == "unixbench.index" && !r.params.contains_key("partial"),
+            params: r.params.clone(),
+            title: r.title.clone(),
+            unit: r.first.unit.clone(),
+            direction: r.first.direction,
             base: bs,
             patched: ps,
             change_pct,
-            source: if use_passes {
-                SampleSource::PassesWithinOneRun
-            } else {
-                SampleSource::Runs
-            },
+            spread,
             judgement,
+            sensitivity,
         });
     }
-    let mut notes = Vec::new();
-    if one_run_each {
-        notes.push(if used_passes {
-            "one run per side: where a metric has ≥3 passes, n = passes within one run (they \
-             share the run's conditions, so the verdict is weaker than one over runs); other \
-             metrics get no verdict"
-                .to_string()
-        } else {
-            "one run per side: no verdict possible; repeat each side at least 3 times".to_string()
-        });
-    }
-    Comparison {
+    let family = family(&rows, base, patched, settings);
+    Ok(Comparison {
         base: base.name.clone(),
         patched: patched.name.clone(),
         base_runs: base.runs.iter().map(|r| r.0.clone()).collect(),
         patched_runs: patched.runs.iter().map(|r| r.0.clone()).collect(),
         settings: settings.clone(),
         warnings: comparability::differences(base, patched),
-        notes,
+        notes: notes(base, patched, &rows),
+        family,
         rows,
+    })
+}
+
+/// The side's name for messages: as given, or its role when the name is a long list of files.
+fn short_name(side: &Side, role: &str) -> String {
+    if side.name.chars().count() > 24 {
+        role.to_string()
+    } else {
+        side.name.clone()
     }
+}
+
+/// The spread a row's sensitivity rests on: its own runs, else a noise profile.
+fn row_sensitivity(
+    spread: &Spread,
+    input: &RowInput,
+    judgement: &Judgement,
+    s: &Settings,
+) -> Option<Sensitivity> {
+    let (nb, nn) = (input.base.len(), input.new.len());
+    if nb == 0 || nn == 0 {
+        return None;
+    }
+    let (sd, df, from) = match (spread.between_pct, input.base_profile.or(input.new_profile)) {
+        (Some(b), _) if spread.between_df >= 2.0 || input.base_profile.is_none() => {
+            (b / 100.0, spread.between_df, "runs")
+        }
+        (_, Some(p)) => (p.sd, p.df, "noise profile"),
+        (Some(b), None) => (b / 100.0, spread.between_df, "runs"),
+        (None, None) => return None,
+    };
+    let df = judgement
+        .estimate
+        .as_ref()
+        .map(|e| e.df)
+        .filter(|d| d.is_finite() && *d >= 1.0)
+        .unwrap_or(df.max(1.0));
+    Some(plan::sensitivity(
+        nb,
+        nn,
+        sd,
+        df,
+        from,
+        s.noise_pct,
+        s.alpha(),
+        &s.plan_pct,
+    ))
+}
+
+fn family(rows: &[Row], base: &Side, patched: &Side, s: &Settings) -> Family {
+    let with_p = rows
+        .iter()
+        .filter(|r| r.judgement.estimate.is_some())
+        .count();
+    let flagged = rows
+        .iter()
+        .filter(|r| r.judgement.verdict.is_flag())
+        .count();
+    let lkp = (s.rule == Rule::Lkp)
+        .then(|| {
+            let (nb, nn) = (base.runs.len(), patched.runs.len());
+            let per_row = stats::lkp_aa_rate(nb, nn)?;
+            let m = rows
+                .iter()
+                .filter(|r| r.base.is_some() && r.patched.is_some())
+                .count();
+            Some(LkpRate {
+                n_base: nb,
+                n_new: nn,
+                per_row,
+                per_table: 1.0 - (1.0 - per_row).powi(m as i32),
+            })
+        })
+        .flatten();
+    Family {
+        rows: with_p,
+        flagged,
+        alpha: s.alpha(),
+        expected_false: s.alpha() * flagged as f64,
+        lkp,
+    }
+}
+
+fn notes(base: &Side, patched: &Side, rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    for side in [base, patched] {
+        if side.left_out_incomplete > 0 {
+            out.push(format!(
+                "left out {} incomplete run{} of {} (--include-incomplete keeps them)",
+                side.left_out_incomplete,
+                if side.left_out_incomplete == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                side.name
+            ));
+        }
+        if let Some(p) = &side.profile {
+            if rows.iter().any(|r| {
+                r.judgement
+                    .estimate
+                    .as_ref()
+                    .is_some_and(|e| e.borrowed.contains(&side.name))
+            }) {
+                out.push(format!(
+                    "{} has fewer than {} runs: its between-run spread is taken from the noise \
+                     profile of {}",
+                    side.name,
+                    verdict::PROFILE_BELOW,
+                    p.description
+                ));
+            }
+        }
+    }
+    if base.runs.len() == 1
+        && patched.runs.len() == 1
+        && base.profile.is_none()
+        && patched.profile.is_none()
+    {
+        out.push(
+            "one run per side: no verdict. The spread inside a run (passes) is shown for \
+             information only: passes share the run's boot, placement and caches, so they say \
+             nothing about how much a second run would differ. Repeat each side at least 2 \
+             times (3 or more to see the spread)"
+                .to_string(),
+        );
+    }
+    out
+}
+
+/// Each run's position in time among both sides' runs (by start time, then as given).
+fn time_order(base: &Side, patched: &Side) -> [Vec<usize>; 2] {
+    let parse = |s: &str| {
+        time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+            .ok()
+            .map(|t| t.unix_timestamp_nanos())
+    };
+    let mut all: Vec<(Option<i128>, usize, usize)> = Vec::new();
+    for (si, side) in [base, patched].iter().enumerate() {
+        for (ri, (_, run)) in side.runs.iter().enumerate() {
+            all.push((parse(&run.started_at), si, ri));
+        }
+    }
+    if all.iter().any(|a| a.0.is_none()) {
+        all.iter_mut().for_each(|a| a.0 = None);
+    }
+    all.sort_by_key(|a| a.0);
+    let mut out = [vec![0; base.runs.len()], vec![0; patched.runs.len()]];
+    for (pos, (_, si, ri)) in all.iter().enumerate() {
+        out[*si][*ri] = pos;
+    }
+    out
+}
+
+fn as_tuples<'a>(v: &'a [Entry<'a>]) -> Vec<(&'a str, usize, &'a Metric)> {
+    v.iter().map(|e| (e.run, e.order, e.metric)).collect()
+}
+
+struct Entry<'a> {
+    run: &'a str,
+    order: usize,
+    metric: &'a Metric,
+    title: String,
+    params: BTreeMap<String, String>,
 }
 
 struct ByKey<'a> {
     order: Vec<String>,
-    map: BTreeMap<String, Vec<&'a Metric>>,
+    map: BTreeMap<String, Vec<Entry<'a>>>,
 }
 
-fn metrics_by_key(side: &Side) -> ByKey<'_> {
+fn metrics_by_key<'a>(side: &'a Side, orders: &[usize]) -> ByKey<'a> {
     let mut out = ByKey {
         order: Vec::new(),
         map: BTreeMap::new(),
     };
-    for (_, run) in &side.runs {
+    for ((id, run), &order) in side.runs.iter().zip(orders) {
         for m in &run.metrics {
-            let key = m.key();
+            let (params, title) = index_variant(run, m);
+            let key = metric_key(&m.name, &params);
             let entry = out.map.entry(key.clone()).or_default();
             if entry.is_empty() {
                 out.order.push(key);
             }
-            entry.push(m);
+            entry.push(Entry {
+                run: id,
+                order,
+                metric: m,
+                title,
+                params,
+            });
         }
     }
     out
+}
+
+/// A UnixBench index metric keeps its key when the index is full; a partial one gets a
+/// `partial` param naming its tests, so full and partial indexes never share a row.
+fn index_variant(run: &RunRecord, m: &Metric) -> (BTreeMap<String, String>, String) {
+    let mut params = m.params.clone();
+    if m.name != "unixbench.index" {
+        return (params, m.title.clone());
+    }
+    let copies: u32 = m
+        .params
+        .get("copies")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let tests: Vec<&str> = run
+        .tests
+        .iter()
+        .filter(|t| t.copies == copies && t.baseline.is_some())
+        .map(|t| t.test.as_str())
+        .collect();
+    let recorded = run
+        .indexes
+        .iter()
+        .find(|i| i.copies == copies && i.category == crate::unixbench::catalog::SYSTEM_CATEGORY)
+        .map(|i| i.full);
+    let full = recorded.unwrap_or_else(|| {
+        tests.is_empty()
+            || crate::unixbench::catalog::INDEX
+                .iter()
+                .all(|id| tests.contains(id))
+    });
+    if full {
+        return (params, m.title.clone());
+    }
+    let mut ids: Vec<&str> = tests;
+    ids.sort_unstable();
+    params.insert("partial".to_string(), ids.join("+"));
+    (params, format!("{} (partial: {})", m.title, ids.join(", ")))
 }

@@ -395,20 +395,32 @@ pub fn run(
             match unsafe { fork() } {
                 Ok(ForkResult::Child) => in_child(driver, 0, &keep_out, || {
                     gate.close_write_in_child();
-                    std::thread::scope(|s| -> Result<()> {
-                        let handles: Vec<_> = (0..n)
-                            .map(|nr| {
-                                std::thread::Builder::new()
-                                    .spawn_scoped(s, move || task_body(nr))
-                                    .with_context(|| format!("cannot start thread {nr}"))
-                            })
-                            .collect::<Result<_>>()?;
-                        for h in handles {
-                            h.join()
-                                .map_err(|_| anyhow::anyhow!("a task thread panicked"))??;
+                    std::thread::scope(|s| {
+                        for nr in 0..n {
+                            let started = std::thread::Builder::new().spawn_scoped(s, move || {
+                                // A failed task ends the host (and so every thread) at once:
+                                // the driver sees it die instead of waiting on the others.
+                                if let Err(e) = task_body(nr) {
+                                    eprintln!("patchbench: task {nr} failed: {e:#}");
+                                    // SAFETY: ends the whole host process.
+                                    unsafe { libc::_exit(1) }
+                                }
+                            });
+                            if let Err(e) = started {
+                                // Tell the driver how many were made and why, then end the
+                                // host, which stops every thread already made (they wait on
+                                // the gate, so a scope join would wait for ever).
+                                let header = slots.slot(0);
+                                header
+                                    .tid
+                                    .store(e.raw_os_error().unwrap_or(0) as u64, Relaxed);
+                                header.aux.store(nr as u64 + 1, Relaxed);
+                                // SAFETY: ends the whole host process.
+                                unsafe { libc::_exit(THREAD_START_FAILED) }
+                            }
                         }
-                        Ok(())
-                    })
+                    });
+                    Ok(())
                 }),
                 Ok(ForkResult::Parent { child }) => {
                     tasks.add(child.as_raw());
@@ -422,7 +434,9 @@ pub fn run(
     let started = Instant::now();
     while (slots.slot(0).ops.load(Relaxed) as usize) < n {
         interrupt.check()?;
-        check_alive(&mut tasks)?;
+        if let Err(e) = check_alive(&mut tasks) {
+            return Err(thread_start_failed(&slots, n).unwrap_or(e));
+        }
         if started.elapsed() > READY_TIMEOUT {
             return Err(RunFailed("the tasks did not reach the start gate in 60 s".into()).into());
         }
@@ -522,6 +536,24 @@ pub fn run(
         outcome.counters = Some(b.minus(&a));
     }
     Ok(outcome)
+}
+
+/// Exit status of a thread-mode host that could not start all its threads.
+const THREAD_START_FAILED: i32 = 3;
+
+/// The failure a thread-mode host recorded in the header slot before it ended (`aux` = the
+/// number of threads made + 1, `tid` = the errno), as the one "start refused" error.
+fn thread_start_failed(slots: &SharedMap, n: usize) -> Option<anyhow::Error> {
+    let header = slots.slot(0);
+    let made = (header.aux.load(Relaxed) as usize).checked_sub(1)?;
+    let errno = header.tid.load(Relaxed) as i32;
+    Some(crate::proc::start_refused(
+        "starting threads",
+        made,
+        n,
+        std::io::Error::from_raw_os_error(errno),
+        "--tasks",
+    ))
 }
 
 fn fork_failed(e: nix::errno::Errno, nr: usize, n: usize) -> anyhow::Error {

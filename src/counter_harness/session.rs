@@ -73,18 +73,33 @@ impl Session {
         })
     }
 
-    /// Runs one point in a fresh subdirectory of the private directory, removed afterwards
-    /// (so 128 MiB test files do not pile up across points).
+    /// Runs one point with its files directly in the private directory (so a task's file is
+    /// `/tmp/patchbench-XXXXXX/wis-XXXXXX`, one level deeper than will-it-scale's
+    /// `/tmp/willitscale.XXXXXX`), and empties the directory afterwards, so 128 MiB test
+    /// files do not pile up across points.
     pub fn run(&self, work: &dyn Workload, spec: &RunSpec<'_>) -> Result<Outcome> {
-        let run_dir = tempfile::Builder::new()
-            .prefix("run-")
-            .tempdir_in(self.dir.path())
-            .context("cannot create a run directory")?;
-        let outcome = harness::run(work, spec, run_dir.path(), &self.interrupt);
-        let removed = run_dir.close().context("cannot remove the run directory");
+        let outcome = harness::run(work, spec, self.dir.path(), &self.interrupt);
+        let emptied = self.empty();
         let outcome = outcome?;
-        removed?;
+        emptied?;
         Ok(outcome)
+    }
+
+    /// Removes everything inside the private directory (all of it made by this run), keeping
+    /// the directory itself.
+    pub fn empty(&self) -> Result<()> {
+        let dir = self.dir.path();
+        let cannot = || format!("cannot empty the working directory {}", dir.display());
+        for entry in std::fs::read_dir(dir).with_context(cannot)? {
+            let entry = entry.with_context(cannot)?;
+            let removed = if entry.file_type().with_context(cannot)?.is_dir() {
+                std::fs::remove_dir_all(entry.path())
+            } else {
+                std::fs::remove_file(entry.path())
+            };
+            removed.with_context(|| format!("cannot remove {}", entry.path().display()))?;
+        }
+        Ok(())
     }
 
     /// Removes the private directory; an error if a signal arrived meanwhile.

@@ -5,9 +5,12 @@
 //! and yields one `unixbench.score` metric per test (params `test`, `copies`) and one
 //! `unixbench.index` metric per copy count, exactly as `patchbench run` names them. Every
 //! number is taken as printed. A table that stops before its `Index Score` line is reported
-//! as cut off, with the line.
+//! as cut off, with the line. A score or index of 0, a count that is not a whole number, a
+//! test given twice in one block, or two blocks with the same copy count (two runs pasted into
+//! one file) are refused with the line.
 
-use super::{imported_record, line_error, LineError};
+use super::{field_count, field_number, imported_record, line_error, LineError, Results};
+use crate::record::domain::Domain;
 use crate::record::{Direction, Kind, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
 use crate::unixbench::catalog::TESTS;
@@ -34,11 +37,17 @@ static VERSION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"BYTE UNIX Benchmarks \(Version ([^)]+)\)").expect("regex"));
 static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+=+$").expect("regex"));
 
+/// An index table's header line (a substring test first: the regex is the slow part of a
+/// long log).
+fn is_index_header(line: &str) -> bool {
+    line.contains("BASELINE") && INDEX_HEADER.is_match(line)
+}
+
 /// True when the text looks like a UnixBench report or log.
 pub fn looks_like(text: &str) -> bool {
     text.contains("BYTE UNIX Benchmarks")
         || text.contains("Benchmark Run:")
-        || text.lines().any(|l| INDEX_HEADER.is_match(l.trim_end()))
+        || text.lines().any(|l| is_index_header(l.trim_end()))
 }
 
 #[derive(Default)]
@@ -46,11 +55,12 @@ struct Block {
     copies: u32,
     /// (line, name, score, unit, time, samples)
     results: Vec<(usize, String, f64, String, f64, usize)>,
-    /// name → (baseline, result, index)
-    index_rows: BTreeMap<String, (Option<f64>, f64, Option<f64>)>,
+    /// name → (baseline, result, index, line)
+    index_rows: BTreeMap<String, (Option<f64>, f64, Option<f64>, usize)>,
     /// Line of an index table header not yet closed by its score line.
     open_table: Option<usize>,
-    index: Option<f64>,
+    /// The System Benchmarks Index Score and its line.
+    index: Option<(f64, usize)>,
     tables: usize,
 }
 
@@ -65,7 +75,15 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
         let n = i + 1;
         last_line = n;
         let line = raw.trim_end();
-        if let Some(c) = VERSION.captures(line) {
+        // Blank lines mean nothing anywhere (and are most of a padded log).
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(c) = line
+            .contains("BYTE UNIX")
+            .then(|| VERSION.captures(line))
+            .flatten()
+        {
             version = Some(c[1].to_string());
             continue;
         }
@@ -79,7 +97,7 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
         }
         if current.is_none() {
             read_system_line(line, &mut system);
-            if INDEX_HEADER.is_match(line) {
+            if is_index_header(line) {
                 current = Some(Block {
                     copies: 1,
                     ..Block::default()
@@ -92,18 +110,33 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
             continue;
         };
         if let Some(c) = COPIES.captures(line) {
-            system.cpus = c[1].parse().unwrap_or(0);
-            block.copies = c[2].parse().unwrap_or(1);
+            system.cpus = u32::try_from(field_count(n, "CPUs in system", &c[1])?)
+                .or_else(|_| line_error(n, "the CPU count is too large"))?;
+            block.copies = u32::try_from(field_count(n, "parallel copies", &c[2])?)
+                .or_else(|_| line_error(n, "the copy count is too large"))?;
         } else if let Some(c) = RESULT.captures(line) {
+            if let Some(first) = block.results.iter().find(|r| r.1 == c[1]) {
+                return line_error(
+                    n,
+                    format!(
+                        "a second {} result in this block (first at line {}); a file is one \
+                         run, so import each run as its own file",
+                        &c[1], first.0
+                    ),
+                );
+            }
+            let samples = c[5]
+                .parse()
+                .or_else(|_| line_error(n, format!("{:?} samples is too many", &c[5])))?;
             block.results.push((
                 n,
                 c[1].to_string(),
-                number(&c[2], n)?,
+                field_number(n, "score", &c[2], Domain::Positive)?,
                 c[3].to_string(),
-                number(&c[4], n)?,
-                c[5].parse().unwrap_or(0),
+                field_number(n, "seconds", &c[4], Domain::NonNegative)?,
+                samples,
             ));
-        } else if INDEX_HEADER.is_match(line) {
+        } else if is_index_header(line) {
             if let Some(open) = block.open_table {
                 return line_error(
                     n,
@@ -117,21 +150,32 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
                 return line_error(n, "an Index Score line without its table");
             }
             if &c[1] == "System Benchmarks" {
-                block.index = Some(number(&c[3], n)?);
+                block.index = Some((field_number(n, "Index Score", &c[3], Domain::Positive)?, n));
             }
         } else if block.open_table.is_some() && INDEX_ROW.is_match(line) {
             let c = INDEX_ROW.captures(line).expect("matched");
-            let opt = |s: &str| {
+            let opt = |field: &str, s: &str, domain: Domain| {
                 if s == "---" {
                     Ok(None)
                 } else {
-                    number(s, n).map(Some)
+                    field_number(n, field, s, domain).map(Some)
                 }
             };
-            block.index_rows.insert(
-                c[1].to_string(),
-                (opt(&c[2])?, number(&c[3], n)?, opt(&c[4])?),
+            let row = (
+                opt("BASELINE", &c[2], Domain::Positive)?,
+                field_number(n, "RESULT", &c[3], Domain::Positive)?,
+                opt("INDEX", &c[4], Domain::NonNegative)?,
+                n,
             );
+            if let Some(first) = block.index_rows.insert(c[1].to_string(), row) {
+                return line_error(
+                    n,
+                    format!(
+                        "{} is listed twice in the index table (first at line {})",
+                        &c[1], first.3
+                    ),
+                );
+            }
         } else if line.is_empty() || SEPARATOR.is_match(line) {
         } else if line.starts_with("------") || (block.tables > 0 && block.open_table.is_none()) {
             // The end of a block, or text after a complete one.
@@ -149,12 +193,7 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
     if blocks.is_empty() {
         return line_error(0, "a UnixBench report without any results");
     }
-    Ok(build(system, version, blocks))
-}
-
-fn number(s: &str, line: usize) -> Result<f64, LineError> {
-    s.parse()
-        .or_else(|_| line_error(line, format!("{s:?} is not a number")))
+    build(system, version, blocks)
 }
 
 fn read_system_line(line: &str, system: &mut SystemInfo) {
@@ -221,29 +260,33 @@ fn test_id(name: &str) -> String {
     }
 }
 
-fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> RunRecord {
-    let mut metrics = Vec::new();
+fn build(
+    system: SystemInfo,
+    version: Option<String>,
+    blocks: Vec<Block>,
+) -> Result<RunRecord, LineError> {
+    let mut metrics = Results::default();
     let mut tests = Vec::new();
     let mut copies_list = Vec::new();
     for b in &blocks {
         copies_list.push(serde_json::json!(b.copies));
         // Results from the per-test lines, then index-only rows (a pasted index table).
-        let mut rows: Vec<(String, f64, String, f64, usize)> = b
+        let mut rows: Vec<(String, f64, String, f64, usize, usize)> = b
             .results
             .iter()
-            .map(|r| (r.1.clone(), r.2, r.3.clone(), r.4, r.5))
+            .map(|r| (r.1.clone(), r.2, r.3.clone(), r.4, r.5, r.0))
             .collect();
-        for (name, (_, result, _)) in &b.index_rows {
+        for (name, (_, result, _, line)) in &b.index_rows {
             if !rows.iter().any(|r| &r.0 == name) {
                 let unit = TESTS
                     .iter()
                     .find(|t| t.name == *name)
                     .map(|t| t.unit)
                     .unwrap_or("");
-                rows.push((name.clone(), *result, unit.to_string(), 0.0, 0));
+                rows.push((name.clone(), *result, unit.to_string(), 0.0, 0, *line));
             }
         }
-        for (name, score, unit, time, samples) in rows {
+        for (name, score, unit, time, samples, line) in rows {
             let id = test_id(&name);
             let row = b.index_rows.get(&name);
             let baseline = row.and_then(|r| r.0).or_else(|| {
@@ -252,7 +295,7 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
                     .find(|t| t.name == name)
                     .and_then(|t| t.baseline)
             });
-            metrics.push(Metric::new(
+            let metric = Metric::new(
                 "unixbench.score",
                 &[("test", id.clone()), ("copies", b.copies.to_string())],
                 name.clone(),
@@ -260,7 +303,8 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
                 Direction::HigherIsBetter,
                 score,
                 Vec::new(),
-            ));
+            );
+            metrics.add(metric, line)?;
             let spec = TESTS.iter().find(|t| t.id == id);
             tests.push(TestResult {
                 test: id,
@@ -284,8 +328,8 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
                 warnings: Vec::new(),
             });
         }
-        if let Some(index) = b.index {
-            metrics.push(Metric::new(
+        if let Some((index, line)) = b.index {
+            let metric = Metric::new(
                 "unixbench.index",
                 &[("copies", b.copies.to_string())],
                 "System Benchmarks Index Score",
@@ -293,7 +337,8 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
                 Direction::HigherIsBetter,
                 index,
                 Vec::new(),
-            ));
+            );
+            metrics.add(metric, line)?;
         }
     }
     let mut config = BTreeMap::new();
@@ -301,7 +346,7 @@ fn build(system: SystemInfo, version: Option<String>, blocks: Vec<Block>) -> Run
     if let Some(v) = &version {
         config.insert("unixbench_version".to_string(), serde_json::json!(v));
     }
-    let mut record = imported_record(Kind::Unixbench, system, config, metrics);
+    let mut record = imported_record(Kind::Unixbench, system, config, metrics.into_vec());
     record.tests = tests;
-    record
+    Ok(record)
 }

@@ -4,10 +4,12 @@
 //! kernel.pid_max, and the open-file limits. A request that cannot be met is refused with the
 //! limit, its current use and how to raise it. Used by `run`, `aim7` and `scale`.
 //!
-//! The drivers need only a constant number of descriptors whatever the load (tasks share their
-//! start and report pipes), and each task holds at most a few files open, so the per-process
-//! open-file limit needs only a small constant; the system-wide `fs.file-max` must leave room
-//! for a few open files per task.
+//! Each task holds at most a few files open, so a task needs only a small constant of the
+//! per-process open-file limit. The AIM7 and will-it-scale drivers also need only a constant
+//! number whatever the load (tasks share their start and report pipes); the UnixBench runner
+//! reads every copy's stdout and stderr, so its driver needs two descriptors per copy on top
+//! ([`Load::driver_fds_per_task`]). The system-wide `fs.file-max` must leave room for a few
+//! open files per task.
 
 /// Descriptors the driver or one task may hold at once.
 const FDS_PER_PROCESS: u64 = 32;
@@ -16,6 +18,20 @@ const FILES_PER_TASK: u64 = 3;
 
 /// A limit that stops the requested load, as one line saying what and how to fix it.
 pub type Refusal = String;
+
+/// What a command is about to start.
+#[derive(Debug, Clone, Copy)]
+pub struct Load<'a> {
+    /// The option that sets the number, for messages (`--copies`, `--load`, `--tasks`).
+    pub knob: &'a str,
+    /// The (largest) number given to that option.
+    pub asked: u32,
+    /// Processes and threads that will exist at once at that number (tasks, their helpers,
+    /// a thread-mode host).
+    pub processes: u64,
+    /// Descriptors the driver holds open per task, on top of its constant few.
+    pub driver_fds_per_task: u64,
+}
 
 fn read_u64(path: &str) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
@@ -86,7 +102,17 @@ fn system_threads() -> Option<u64> {
 /// `knob` names the option that sets the number (`--load`, `--copies`, `--tasks`) for the
 /// message.
 pub fn check(tasks: u32, extra: u32, knob: &str) -> Result<(), Refusal> {
-    let need = u64::from(tasks) * u64::from(1 + extra);
+    check_load(&Load {
+        knob,
+        asked: tasks,
+        processes: u64::from(tasks) * u64::from(1 + extra),
+        driver_fds_per_task: 0,
+    })
+}
+
+/// Checks that the processes and open files of `load` fit every limit.
+pub fn check_load(l: &Load<'_>) -> Result<(), Refusal> {
+    let (knob, tasks, need) = (l.knob, l.asked, l.processes);
     let load = format!("{knob} {tasks} needs {need} processes");
 
     let nproc = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NPROC);
@@ -134,10 +160,26 @@ pub fn check(tasks: u32, extra: u32, knob: &str) -> Result<(), Refusal> {
     }
     let nofile = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE);
     if let Ok((soft, _)) = nofile {
-        if soft < FDS_PER_PROCESS {
+        let driver = FDS_PER_PROCESS + u64::from(tasks) * l.driver_fds_per_task;
+        if soft < driver {
+            let why = if l.driver_fds_per_task > 0 {
+                format!(
+                    "{knob} {tasks} needs {driver} open files in patchbench ({} per copy it \
+                     reads and {FDS_PER_PROCESS} of its own)",
+                    l.driver_fds_per_task
+                )
+            } else {
+                format!("patchbench needs {FDS_PER_PROCESS} open files per process")
+            };
             return Err(format!(
-                "the open-file limit (RLIMIT_NOFILE, `ulimit -n`) is {soft}; patchbench needs at least \
-                 {FDS_PER_PROCESS} per process; raise it with `ulimit -n 1024`"
+                "{why} but the open-file limit (RLIMIT_NOFILE, `ulimit -n`) is {soft}; raise it \
+                 (e.g. `ulimit -n {}`){}",
+                (driver * 2).max(1024),
+                if l.driver_fds_per_task > 0 {
+                    format!(" or lower {knob}")
+                } else {
+                    String::new()
+                }
             ));
         }
     }

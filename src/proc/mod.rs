@@ -24,8 +24,9 @@ pub fn start_refused(
     knob: &str,
 ) -> anyhow::Error {
     crate::error::Usage(format!(
-        "{what}: only {started} of {wanted} tasks could be started ({err}); raise the process \
-         limit (`ulimit -u`, the cgroup's pids.max, kernel.pid_max) or lower {knob}"
+        "{what}: only {started} of {wanted} tasks could be started ({err}) and those were \
+         stopped; raise the process limit (`ulimit -u`, the cgroup's pids.max, kernel.pid_max) \
+         or the address-space limit (`ulimit -v`), or lower {knob}"
     ))
     .into()
 }

@@ -1,6 +1,7 @@
 //! The result model: what every patchbench command (`run`, `aim7`, `scale`, `model`) records,
 //! writes as JSON and stores, and what `compare` reads; the sinks a run is handed to as it
-//! grows (store, JSON and other files, the terminal) and the one atomic file writer.
+//! grows (store, JSON and other files, the terminal), the one atomic file writer, and the
+//! domain every stored number must lie in (`domain`).
 //!
 //! One [`RunRecord`] is one execution of one command. It carries the system fingerprint, the
 //! configuration it ran with (a command's own config struct, serialised), every sample in the
@@ -13,6 +14,7 @@
 //! typed fields. Other versions are refused with a clear message instead of guessed at.
 
 pub mod aim7;
+pub mod domain;
 pub mod model;
 pub mod output_file;
 pub mod sink;
@@ -227,18 +229,7 @@ impl RunRecord {
 
     /// Like [`RunRecord::from_json`], from parsed JSON.
     pub fn from_value(mut value: serde_json::Value) -> anyhow::Result<RunRecord> {
-        let schema = value
-            .get("schema")
-            .and_then(|s| s.as_str())
-            .ok_or_else(|| anyhow::anyhow!("not a patchbench result (no \"schema\" field)"))?;
-        match schema {
-            SCHEMA => {}
-            SCHEMA_V1 => upgrade_v1(&mut value),
-            other => anyhow::bail!(
-                "result schema {other:?} is not supported by this patchbench (it reads \
-                 {SCHEMA:?} and {SCHEMA_V1:?})"
-            ),
-        }
+        upgrade(&mut value)?;
         serde_json::from_value(value).map_err(|e| anyhow::anyhow!("malformed result ({e})"))
     }
 
@@ -248,6 +239,24 @@ impl RunRecord {
         text.push(b'\n');
         Ok(text)
     }
+}
+
+/// Brings a parsed result document to this schema in place (a `/1` document's untyped
+/// sections move to the typed fields); refuses other schemas.
+pub fn upgrade(value: &mut serde_json::Value) -> anyhow::Result<()> {
+    let schema = value
+        .get("schema")
+        .and_then(|s| s.as_str())
+        .ok_or_else(|| anyhow::anyhow!("not a patchbench result (no \"schema\" field)"))?;
+    match schema {
+        SCHEMA => {}
+        SCHEMA_V1 => upgrade_v1(value),
+        other => anyhow::bail!(
+            "result schema {other:?} is not supported by this patchbench (it reads \
+             {SCHEMA:?} and {SCHEMA_V1:?})"
+        ),
+    }
+    Ok(())
 }
 
 /// Moves a `/1` document's untyped `extra` sections into the `/2` fields.

@@ -1,11 +1,13 @@
 //! will-it-scale's tables: the points of a run grouped into one scaling curve per testcase,
-//! as will-it-scale's CSV (`tasks,processes,processes_idle,threads,threads_idle,linear`, with a
-//! leading `test` column so several testcases fit one file) and as the text summary `scale`
-//! prints. The SVG plot is in `scale_svg`.
+//! will-it-scale's files for them byte for byte as its `runtest.py` writes them, and the text
+//! summary `scale` prints (integers, as will-it-scale prints them). The CSV is
+//! `tasks,processes,processes_idle,threads,threads_idle,linear`, first row `0,0,100,0,100,0`,
+//! then `%d,%d,%0.2f,%d,%0.2f,%d` per task count: ops/s as the integer its harness prints, a
+//! mode that did not run as `0,0.00`, `linear` from the 1-task row or 0 without one. The
+//! `<test>.title` file holds the description. The SVG plot is in `scale_svg`.
 
 use crate::record::will_it_scale::ScalePoint;
 use crate::record::RunRecord;
-use anyhow::{Context, Result};
 
 /// One row of a curve; a mode that did not run is None.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,8 +17,9 @@ pub struct Row {
     pub processes_idle: Option<f64>,
     pub threads: Option<f64>,
     pub threads_idle: Option<f64>,
-    /// The better mode at the smallest task count, scaled per task: perfect scaling.
-    pub linear: f64,
+    /// Perfect scaling: the better mode at 1 task times the task count (will-it-scale's
+    /// `linear`); None without a 1-task row.
+    pub linear: Option<f64>,
 }
 
 /// A testcase's scaling curve.
@@ -25,6 +28,8 @@ pub struct Curve {
     pub test: String,
     pub description: String,
     pub rows: Vec<Row>,
+    /// The better of the two modes at 1 task (0 for a mode that did not run).
+    pub one_task: Option<f64>,
 }
 
 /// The points of a record.
@@ -47,6 +52,7 @@ pub fn curves(points: &[ScalePoint]) -> Vec<Curve> {
                     test: p.test.clone(),
                     description: p.description.clone(),
                     rows: Vec::new(),
+                    one_task: None,
                 });
                 out.len() - 1
             }
@@ -61,7 +67,7 @@ pub fn curves(points: &[ScalePoint]) -> Vec<Curve> {
                     processes_idle: None,
                     threads: None,
                     threads_idle: None,
-                    linear: 0.0,
+                    linear: None,
                 });
                 rows.len() - 1
             }
@@ -75,61 +81,81 @@ pub fn curves(points: &[ScalePoint]) -> Vec<Curve> {
     }
     for c in &mut out {
         c.rows.sort_by_key(|r| r.tasks);
-        let per_task = c.rows.first().map_or(0.0, |r| {
-            r.processes.unwrap_or(0.0).max(r.threads.unwrap_or(0.0)) / r.tasks as f64
-        });
+        c.one_task = c
+            .rows
+            .iter()
+            .find(|r| r.tasks == 1)
+            .map(|r| r.processes.unwrap_or(0.0).max(r.threads.unwrap_or(0.0)));
         for r in &mut c.rows {
-            r.linear = per_task * r.tasks as f64;
+            r.linear = c.one_task.map(|b| b * r.tasks as f64);
         }
     }
     out
 }
 
-/// The CSV: will-it-scale's columns after `test`, and its `0,0,100,0,100,0` first row.
-pub fn csv(curves: &[Curve]) -> Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "test",
-        "tasks",
-        "processes",
-        "processes_idle",
-        "threads",
-        "threads_idle",
-        "linear",
-    ])?;
-    let f = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_default();
-    let pct = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_default();
-    for c in curves {
-        w.write_record([c.test.as_str(), "0", "0", "100", "0", "100", "0"])?;
-        for r in &c.rows {
-            w.write_record([
-                c.test.clone(),
-                r.tasks.to_string(),
-                f(r.processes),
-                pct(r.processes_idle),
-                f(r.threads),
-                pct(r.threads_idle),
-                format!("{:.0}", r.linear),
-            ])?;
-        }
-    }
-    w.into_inner().context("cannot format the CSV")
+/// will-it-scale's CSV header.
+pub const CSV_HEADER: &str = "tasks,processes,processes_idle,threads,threads_idle,linear";
+
+/// An ops/s figure as will-it-scale's harness prints it: the integer part (its `average` is an
+/// integer division); a mode that did not run is 0.
+pub fn ops(v: Option<f64>) -> u64 {
+    v.map_or(0, |x| x as u64)
 }
 
-/// The CSV of a record, or None before its first point.
-pub fn csv_of(record: &RunRecord) -> Result<Option<Vec<u8>>> {
-    let p = points(record);
-    if p.is_empty() {
-        return Ok(None);
-    }
-    csv(&curves(p)).map(Some)
+/// will-it-scale's `linear` at `tasks`: the 1-task figure (as printed) times `tasks`; None
+/// without a 1-task row (the CSV then has 0).
+pub fn linear_ops(curve: &Curve, tasks: usize) -> Option<u64> {
+    curve.one_task.map(|b| ops(Some(b)) * tasks as u64)
 }
 
-/// The text report: one table per testcase, will-it-scale's columns.
+/// One testcase's CSV, as will-it-scale's runtest.py prints it.
+pub fn csv_text(curve: &Curve) -> String {
+    let mut s = format!("{CSV_HEADER}\n0,0,100,0,100,0\n");
+    for r in &curve.rows {
+        s.push_str(&format!(
+            "{},{},{:.2},{},{:.2},{}\n",
+            r.tasks,
+            ops(r.processes),
+            r.processes_idle.unwrap_or(0.0),
+            ops(r.threads),
+            r.threads_idle.unwrap_or(0.0),
+            linear_ops(curve, r.tasks).unwrap_or(0)
+        ));
+    }
+    s
+}
+
+/// The `<test>.title` file runtest.py writes: the description and a newline.
+pub fn title_text(curve: &Curve) -> String {
+    format!("{}\n", curve.description)
+}
+
+/// The curve of testcase `test` in a record, or None before its first point.
+pub fn curve_of(record: &RunRecord, test: &str) -> Option<Curve> {
+    let mine: Vec<ScalePoint> = points(record)
+        .iter()
+        .filter(|p| p.test == test)
+        .cloned()
+        .collect();
+    curves(&mine).into_iter().next()
+}
+
+/// The CSV file of testcase `test` in a record, or None before its first point.
+pub fn csv_of(record: &RunRecord, test: &str) -> Option<Vec<u8>> {
+    curve_of(record, test).map(|c| csv_text(&c).into_bytes())
+}
+
+/// The `<test>.title` file of testcase `test` in a record, or None before its first point.
+pub fn title_of(record: &RunRecord, test: &str) -> Option<Vec<u8>> {
+    curve_of(record, test).map(|c| title_text(&c).into_bytes())
+}
+
+/// The text report: one table per testcase, will-it-scale's columns and integers.
 pub fn summary(curves: &[Curve]) -> String {
     let mut s = String::new();
-    let f = |v: Option<f64>| v.map(|x| format!("{x:.0}")).unwrap_or_else(|| "-".into());
+    let f = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
     let p = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());
+    let int = |v: Option<f64>| v.map(|x| ops(Some(x)));
     for c in curves {
         s.push_str(&format!("\n{}: {}\n", c.test, c.description));
         s.push_str(&format!(
@@ -138,13 +164,13 @@ pub fn summary(curves: &[Curve]) -> String {
         ));
         for r in &c.rows {
             s.push_str(&format!(
-                "{:>6} {:>14} {:>7} {:>14} {:>7} {:>14.0}\n",
+                "{:>6} {:>14} {:>7} {:>14} {:>7} {:>14}\n",
                 r.tasks,
-                f(r.processes),
+                f(int(r.processes)),
                 p(r.processes_idle),
-                f(r.threads),
+                f(int(r.threads)),
                 p(r.threads_idle),
-                r.linear
+                f(linear_ops(c, r.tasks))
             ));
         }
     }
@@ -187,17 +213,60 @@ mod tests {
         let c = curves(&pts);
         assert_eq!(c.len(), 1);
         let rows = &c[0].rows;
-        assert_eq!(rows[0].linear, 120.0);
-        assert_eq!(rows[1].linear, 240.0);
+        assert_eq!(rows[0].linear, Some(120.0));
+        assert_eq!(rows[1].linear, Some(240.0));
         assert_eq!(rows[1].threads, None);
-        let text = String::from_utf8(csv(&c).unwrap()).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
-            lines[0],
-            "test,tasks,processes,processes_idle,threads,threads_idle,linear"
+            csv_text(&c[0]),
+            "tasks,processes,processes_idle,threads,threads_idle,linear\n\
+             0,0,100,0,100,0\n\
+             1,100,50.00,120,50.00,120\n\
+             2,180,50.00,0,0.00,240\n"
         );
-        assert_eq!(lines[1], "t,0,0,100,0,100,0");
-        assert_eq!(lines[2], "t,1,100,50.00,120,50.00,120");
-        assert_eq!(lines[3], "t,2,180,50.00,,,240");
+        assert_eq!(title_text(&c[0]), "d\n");
+    }
+
+    #[test]
+    fn csv_truncates_as_will_it_scale_and_needs_a_one_task_row_for_linear() {
+        // will-it-scale prints the integer part: 4002 ops/s stays 4002, 1000.75 becomes 1000.
+        let p = point("processes", 2, 4002.0);
+        let mut q = point("processes", 4, 1000.75);
+        q.idle_percent = Some(12.345);
+        let c = curves(&[p, q]);
+        assert_eq!(c[0].one_task, None);
+        let text = csv_text(&c[0]);
+        let rows: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(rows, ["2,4002,50.00,0,0.00,0", "4,1000,12.35,0,0.00,0"]);
+        let table = summary(&c);
+        assert!(table.contains("4002"), "{table}");
+        assert!(
+            !table.contains("1000.75") && !table.contains("1001"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_record_gives_each_testcase_its_own_files() {
+        let mut other = point("threads", 1, 7.9);
+        other.test = "u".into();
+        other.description = "e".into();
+        let mut record = RunRecord::new(
+            crate::record::Kind::WillItScale,
+            crate::sysinfo::SystemInfo::default(),
+            &(),
+        );
+        assert_eq!(csv_of(&record, "t"), None);
+        record.will_it_scale = Some(crate::record::will_it_scale::ScaleDetails {
+            points: vec![point("processes", 1, 100.0), other],
+        });
+        let t = String::from_utf8(csv_of(&record, "t").unwrap()).unwrap();
+        assert_eq!(
+            t,
+            format!("{CSV_HEADER}\n0,0,100,0,100,0\n1,100,50.00,0,0.00,100\n")
+        );
+        let u = String::from_utf8(csv_of(&record, "u").unwrap()).unwrap();
+        assert!(u.ends_with("\n1,0,0.00,7,50.00,7\n"), "{u}");
+        assert_eq!(title_of(&record, "u").unwrap(), b"e\n");
+        assert_eq!(title_of(&record, "v"), None);
     }
 }

@@ -36,11 +36,7 @@ fn draw_curve(curve: &Curve, area: &Area<'_>) -> Result<(), Box<dyn std::error::
             line(curve, |r| r.processes),
         ),
         ("threads", RGBColor(214, 39, 40), line(curve, |r| r.threads)),
-        (
-            "linear",
-            RGBColor(150, 150, 150),
-            line(curve, |r| Some(r.linear)),
-        ),
+        ("linear", RGBColor(150, 150, 150), line(curve, |r| r.linear)),
     ];
     let max_x = curve.rows.iter().map(|r| r.tasks).max().unwrap_or(1) as f64;
     let max_y = series

@@ -2,7 +2,9 @@
 //! every testcase through each task count, as processes and/or threads, on the shared-memory
 //! counter harness. Each finished point becomes a typed [`ScalePoint`] with LKP-named metrics
 //! (`will-it-scale.per_process_ops`, `will-it-scale.2.threads`, …) and goes to the run's sinks
-//! at once, so an interruption keeps every point that finished.
+//! at once, so an interruption keeps every point that finished. Before the first point,
+//! [`preflight`] runs every testcase's set-up once, so one this machine cannot run is refused
+//! before anything is measured.
 
 pub mod testcases;
 
@@ -56,7 +58,14 @@ pub fn run(
             for &mode in req.modes {
                 progress.show(&format!("{} · {n} {}", test.name, mode.plural()));
                 let spec = req.plan.spec(n, mode, req.pin, req.counters);
-                let outcome = session.run(*test, &spec)?;
+                let outcome = session.run(*test, &spec).map_err(|e| {
+                    // Name the point that failed (a signal is not the point's fault).
+                    if e.downcast_ref::<crate::error::Interrupted>().is_some() {
+                        e
+                    } else {
+                        e.context(format!("{} at {n} {}", test.name, mode.plural()))
+                    }
+                })?;
                 let p = point(test, mode, n, &outcome);
                 progress.line(&format!("  {}", point_line(&p)));
                 record.metrics.extend(point_metrics(&p));
@@ -69,6 +78,18 @@ pub fn run(
                 sinks.progress(record);
             }
         }
+    }
+    Ok(())
+}
+
+/// Runs every testcase's `prepare` once, at the largest task count, before anything is
+/// measured, so a testcase that cannot run here (O_DIRECT refused, no tmpfs in /dev/shm) is
+/// refused with its one line before the first point rather than after the others ran.
+pub fn preflight(tests: &[&Testcase], session: &Session, tasks: usize) -> anyhow::Result<()> {
+    for t in tests {
+        let prepared = (t.prepare)(session.dir.path(), tasks);
+        session.empty()?;
+        drop(prepared?);
     }
     Ok(())
 }
@@ -95,15 +116,15 @@ pub fn point(test: &Testcase, mode: Mode, tasks: usize, outcome: &Outcome) -> Sc
     }
 }
 
-/// The line a finished point prints on stderr.
+/// The line a finished point prints on stderr, ops/s as the integers will-it-scale prints.
 pub fn point_line(p: &ScalePoint) -> String {
     format!(
-        "{:<16} {:>2} {:<9} {:>14.0} ops/s {:>14.0} per task{}",
+        "{:<16} {:>2} {:<9} {:>14} ops/s {:>14} per task{}",
         p.test,
         p.tasks,
         p.mode,
-        p.ops_per_sec,
-        p.ops_per_sec_per_task,
+        p.ops_per_sec as u64,
+        p.ops_per_sec_per_task as u64,
         p.idle_percent
             .map(|i| format!("  idle {i:.1}%"))
             .unwrap_or_default()

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: the binaries with a clean environment, fixtures,
-//! JSON files, directory listings, the processes of a run, waiting with a limit, a tmpfs for
-//! the full-disk cases, and synthetic records for the store tests.
+//! JSON files, directory listings, the processes of a run, waiting with a limit, lowered
+//! resource limits, a run bounded in time in a session of its own (with what it left running),
+//! a tmpfs for the full-disk cases, a store's fingerprint, and synthetic records for the store
+//! tests.
 #![allow(dead_code)]
 
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
@@ -32,6 +34,13 @@ pub fn patchbench() -> assert_cmd::Command {
 pub fn std_patchbench() -> std::process::Command {
     let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_patchbench"));
     clean(&mut c);
+    c
+}
+
+/// [`std_patchbench`] with `store` as its store (PATCHBENCH_STORE).
+pub fn patchbench_with_store(store: &Path) -> std::process::Command {
+    let mut c = std_patchbench();
+    c.env("PATCHBENCH_STORE", store);
     c
 }
 
@@ -281,18 +290,162 @@ pub fn interrupt_after(
 
 /// Makes `cmd` start with RLIMIT_NPROC (`ulimit -u`) lowered to `limit`.
 pub fn with_process_limit(cmd: &mut std::process::Command, limit: u64) {
+    with_limit(cmd, libc::RLIMIT_NPROC, limit);
+}
+
+/// Makes `cmd` start with `resource` lowered to `value` (soft and hard limit).
+pub fn with_limit(
+    cmd: &mut std::process::Command,
+    resource: libc::__rlimit_resource_t,
+    value: u64,
+) {
     use std::os::unix::process::CommandExt;
-    // SAFETY: setrlimit is async-signal-safe.
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
             let lim = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
+                rlim_cur: value,
+                rlim_max: value,
             };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
+            if libc::setrlimit(resource, &lim) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });
     }
+}
+
+/// Makes `cmd` start with only the soft limit of `resource` lowered (root keeps the right to
+/// act above it).
+pub fn with_soft_limit(
+    cmd: &mut std::process::Command,
+    resource: libc::__rlimit_resource_t,
+    value: u64,
+) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: as in `with_limit`.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut lim = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::getrlimit(resource, &mut lim);
+            lim.rlim_cur = value;
+            if libc::setrlimit(resource, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// What a bounded run gave.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The exit status, None when killed by a signal (or by the time bound).
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// Killed because it ran past the bound.
+    pub timed_out: bool,
+    pub seconds: f64,
+    /// Processes of its session still alive after it ended (before they were killed).
+    pub left_behind: usize,
+}
+
+/// Runs `cmd` in a new session, for at most `bound`; kills the whole session on time-out and
+/// counts what was still alive in it when the command ended.
+pub fn run_bounded(cmd: &mut std::process::Command, bound: Duration) -> Outcome {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("start patchbench");
+    let sid = child.id() as i32;
+    let out = child.stdout.take().expect("stdout");
+    let err = child.stderr.take().expect("stderr");
+    let (o, e) = (drain(out), drain(err));
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if start.elapsed() > bound {
+            timed_out = true;
+            // SAFETY: signalling the session's process group we created.
+            unsafe { libc::kill(-sid, libc::SIGKILL) };
+            break child.wait().expect("wait");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    // Children die with their parent (PR_SET_PDEATHSIG) or are reaped; give them a moment.
+    let mut left_behind = session_members(sid);
+    for _ in 0..100 {
+        if left_behind == 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        left_behind = session_members(sid);
+    }
+    if left_behind > 0 {
+        // SAFETY: as above; do not leave anything running after the test.
+        unsafe { libc::kill(-sid, libc::SIGKILL) };
+    }
+    Outcome {
+        code: status.code(),
+        stdout: o.join().unwrap_or_default(),
+        stderr: e.join().unwrap_or_default(),
+        timed_out,
+        seconds,
+        left_behind,
+    }
+}
+
+/// Reads a pipe to its end in a thread.
+fn drain(mut r: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = r.read_to_end(&mut v);
+        String::from_utf8_lossy(&v).into_owned()
+    })
+}
+
+/// Live (not zombie) processes whose session id is `sid`.
+pub fn session_members(sid: i32) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                return false;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            // After the command name: state, ppid, pgrp, session.
+            f.len() > 3 && f[0] != "Z" && f[3] == sid.to_string()
+        })
+        .count()
+}
+
+/// The store's bytes and which of its side files exist: equal fingerprints mean the store was
+/// not touched.
+pub fn fingerprint(store: &Path) -> (Option<Vec<u8>>, bool, bool) {
+    let side = |ext: &str| {
+        let mut p = store.as_os_str().to_owned();
+        p.push(ext);
+        Path::new(&p).exists()
+    };
+    (std::fs::read(store).ok(), side("-wal"), side("-shm"))
 }

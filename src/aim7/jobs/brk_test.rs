@@ -1,20 +1,18 @@
-//! AIM7 `brk_test` ("System Memory Allocations", factor 17000): one job raises the program
-//! break by 1 MiB, then 1000 rounds of (lower it by 64 KiB, raise it again in 16 sbrk steps of
-//! 4 KiB), without touching the memory, and finally puts the break back where it was.
+//! AIM7 `brk_test` ("System Memory Allocations", args "1000", factor 17000): one job raises the
+//! program break by 1 MiB, then 1000 rounds of (lower it by 64 KiB, raise it again in 16 sbrk
+//! steps of 4 KiB), without touching the memory, and finally puts the break back where it was.
 //! `page_test` is the same loop with 100 rounds that touch the new pages.
 
-use super::{Factor, Fail, Fixture, Job, TaskCtx};
+use super::{Factor, Fail, Job, TaskCtx};
 
 pub const JOB: Job = Job {
     name: "brk_test",
-    aliases: &[],
+    args: "1000",
     factor: Factor::Fixed(17_000),
     units: "System Memory Allocations",
-    uses_dirs: false,
-    fixture: Fixture::None,
-    extra_procs: 0,
     counters: &["sbrk", "pages_touched"],
     run,
+    ..Job::BASE
 };
 
 const PAGE: usize = 4096;
@@ -30,9 +28,10 @@ fn sbrk(delta: isize) -> Result<*mut u8, Fail> {
     }
 }
 
-/// The shared loop of brk_test and page_test: `rounds` × (shrink 64 KiB, regrow in 16 × 4 KiB),
-/// touching every 128th byte of each new 4 KiB when `touch` is set.
-pub fn grow_and_shrink(ctx: &mut TaskCtx, rounds: u32, touch: bool) -> Result<(), Fail> {
+/// The shared loop of brk_test and page_test: `rounds` (the job's argument) × (shrink 64 KiB,
+/// regrow in 16 × 4 KiB), touching every 128th byte of each new 4 KiB when `touch` is set.
+pub fn grow_and_shrink(ctx: &mut TaskCtx, touch: bool) -> Result<(), Fail> {
+    let rounds: u32 = ctx.arg(0)?;
     let old = sbrk(0)?;
     sbrk(1 << 20)?;
     ctx.counters[0] += 2;
@@ -62,5 +61,5 @@ pub fn grow_and_shrink(ctx: &mut TaskCtx, rounds: u32, touch: bool) -> Result<()
 }
 
 fn run(ctx: &mut TaskCtx, _dir: usize) -> Result<(), Fail> {
-    grow_and_shrink(ctx, 1000, false)
+    grow_and_shrink(ctx, false)
 }

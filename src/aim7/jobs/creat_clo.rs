@@ -3,7 +3,7 @@
 //! unlink. So one inode creation, 999 re-opens with truncate of the same empty file, 1000
 //! closes and one unlink per job. Any failure stops the run.
 
-use super::{close, creat, unlink, Factor, Fail, Fixture, Job, TaskCtx};
+use super::{close, creat, unlink, Factor, Fail, Job, TaskCtx};
 
 /// creat+close pairs per job.
 pub const LOOPS: u64 = 1000;
@@ -14,10 +14,9 @@ pub const JOB: Job = Job {
     factor: Factor::Fixed(LOOPS),
     units: "File Creations and Closes",
     uses_dirs: true,
-    fixture: Fixture::None,
-    extra_procs: 0,
     counters: &["creat", "close", "unlink"],
     run,
+    ..Job::BASE
 };
 
 fn run(ctx: &mut TaskCtx, dir: usize) -> Result<(), Fail> {

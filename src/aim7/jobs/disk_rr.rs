@@ -1,38 +1,17 @@
-//! AIM7 `disk_rr` ("Random Disk Reads (K)", factor = blocks per file): one job writes a private
-//! temp file of FILESIZE + POOLSIZE/load KiB in 1 KiB writes, reopens it read-only, unlinks it,
-//! then does as many random 1 KiB lseek+read pairs as the file has blocks.
+//! AIM7 `disk_rr` ("Random Disk Reads (K)", factor = blocks per file B = FILESIZE +
+//! POOLSIZE/load): one job `creat`s a private temp file, writes B blocks of 1 KiB, closes it,
+//! reopens it read-only, unlinks it (the file is now anonymous and freed at close), then does B
+//! × (lseek to block `aim_rand() % B`, read 1 KiB), and closes it.
 
-use super::{
-    close, open, read_block, seek_block, unlink, write_temp_file, Factor, Fail, Fixture, Job,
-    TaskCtx, DISK_COUNTERS,
-};
+use super::disk::{self, Access};
+use super::{close, Factor, Fail, Job, TaskCtx};
 
-pub const JOB: Job = Job {
-    name: "disk_rr",
-    aliases: &[],
-    factor: Factor::DiskBlocks,
-    units: "Random Disk Reads (K)",
-    uses_dirs: true,
-    fixture: Fixture::None,
-    extra_procs: 0,
-    counters: DISK_COUNTERS,
-    run,
-};
+pub const JOB: Job = disk::job("disk_rr", "Random Disk Reads (K)", Factor::DiskBlocks, run);
 
 fn run(ctx: &mut TaskCtx, dir: usize) -> Result<(), Fail> {
-    let path = write_temp_file(ctx, dir)?;
-    let fd = open(&path, libc::O_RDONLY)?;
-    unlink(&path)?;
-    ctx.counters[3] += 1;
-    let blocks = ctx.disk_blocks as u64;
-    for _ in 0..blocks {
-        let block = ctx.random() % blocks;
-        let read = seek_block(fd, block).and_then(|_| read_block(fd, &mut ctx.buf));
-        if let Err(e) = read {
-            let _ = close(fd);
-            return Err(e);
-        }
-        ctx.counters[1] += 1;
-    }
+    let blocks = ctx.disk_blocks;
+    let (path, fd) = disk::written_file(ctx, dir, None, blocks, libc::O_RDONLY)?;
+    disk::remove(ctx, &path)?;
+    disk::random(ctx, fd, blocks, blocks, Access::Read)?;
     close(fd)
 }

@@ -1,127 +1,138 @@
-//! AIM7 `disk_src` ("Directory Searches", factor 75): directory look-ups in a small tree.
+//! AIM7 `disk_src` ("Directory Searches", factor 75): look-ups and creates in AIM's fake
+//! source tree (`fakeh`, built by the driver as AIM's, see `aim7::fakeh`).
 //!
-//! One job changes into the `fakeh` tree of its directory, reads the tree's `dirlist`, takes
-//! the lines marked `s` (names to stat) and `c` (names to create, made unique with the task
-//! number), shuffles both lists with five passes of random swaps over AIM's 75 slots, then for
-//! each slot stats the `s` name and creates, closes and unlinks the `c` name, and changes back.
-//!
-//! AIM ships its own tree (`fakeh.tar`); patchbench builds an equivalent one with
-//! [`build_tree`]: eight directories at depths 0 to 5, 40 files each, 48 names to stat and 48
-//! to create.
+//! One job, as AIM's: getcwd; chdir into the tree; fopen `dirlist` and read it with fgets
+//! (lines of at most 159 characters), taking the lines marked `s` (names to stat) and `c`
+//! (names to create, with the task's pid % 100000 appended as 5 digits), each copied into its
+//! own malloc'd string; fclose; scramble each 75-slot list (stat list first) with 5 passes of
+//! swapping slot i with slot `aim_rand() % 75` (750 draws from the task's stream); then for
+//! each slot in order, stat its `s` name and creat (0777), close and unlink its `c` name; free
+//! the names and chdir back. Per job: 57 stats and 43 creat+close+unlink, interleaved.
 
-use super::{close, creat, unlink, Factor, Fail, Fixture, Job, TaskCtx};
-use std::ffi::CString;
-use std::path::Path;
+use super::{check, close, creat, unlink, Factor, Fail, Job, TaskCtx};
+use libc::c_char;
+use std::ffi::CStr;
 
 /// AIM's number of slots per list (`MFILES`).
 pub const SLOTS: usize = 75;
-/// Shuffle passes (`MSCR`).
+/// Shuffle passes.
 const SHUFFLES: usize = 5;
-
-/// The directories of the tree, relative to `fakeh`.
-const DIRS: &[&str] = &[
-    ".",
-    "bin",
-    "usr/spool/queue/tmp",
-    "usr/share/man/man1",
-    "home/user/bin/src/ed",
-    "home/guest",
-    "usr/dist/tools/sccs/source",
-    "usr/port/tools/compress",
-];
-const FILES_PER_DIR: usize = 40;
-const STAT_PICKS: &[usize] = &[4, 8, 14, 18, 24, 28];
-const CREATE_PER_DIR: usize = 6;
+/// fgets's buffer.
+const LINE: usize = 160;
 
 pub const JOB: Job = Job {
     name: "disk_src",
-    aliases: &[],
     factor: Factor::Fixed(SLOTS as u64),
     units: "Directory Searches",
     uses_dirs: true,
-    fixture: Fixture::FakeTree,
-    extra_procs: 0,
     counters: &["stat", "creat", "unlink", "dirlist_reads"],
     run,
+    ..Job::BASE
 };
 
-/// Builds the `fakeh` tree and its `dirlist` under `root` (which must not exist yet).
-pub fn build_tree(root: &Path) -> std::io::Result<()> {
-    let mut list = String::from(".\n./dirlist\n");
-    for dir in DIRS {
-        let d = if *dir == "." {
-            root.to_path_buf()
-        } else {
-            root.join(dir)
-        };
-        std::fs::create_dir_all(&d)?;
-        for f in 0..FILES_PER_DIR {
-            let name = format!("file{f:02}");
-            std::fs::write(d.join(&name), b"")?;
-            let mark = if STAT_PICKS.contains(&f) { "s " } else { "" };
-            list.push_str(&format!("{mark}./{dir}/{name}\n"));
-        }
-        for c in 1..=CREATE_PER_DIR {
-            list.push_str(&format!("c ./{dir}/notexist{c}\n"));
-        }
-    }
-    std::fs::write(root.join("dirlist"), list)
+/// The two lists of malloc'd names; empty slots are null. Freed on drop.
+struct Lists {
+    stat: [*mut c_char; SLOTS],
+    create: [*mut c_char; SLOTS],
 }
 
-/// The `s` and `c` names of a dirlist, each list padded with empty slots to [`SLOTS`].
-fn parse_list(text: &[u8], task: u32) -> (Vec<Option<CString>>, Vec<Option<CString>>) {
-    let mut stat = Vec::with_capacity(SLOTS);
-    let mut create = Vec::with_capacity(SLOTS);
-    for line in text.split(|&b| b == b'\n') {
-        match line {
-            [b's', b' ', name @ ..] if stat.len() < SLOTS => {
-                stat.push(CString::new(name.to_vec()).ok());
+impl Drop for Lists {
+    fn drop(&mut self) {
+        for p in self.stat.iter().chain(&self.create) {
+            // SAFETY: every non-null slot came from malloc and is freed once.
+            unsafe { libc::free(p.cast()) };
+        }
+    }
+}
+
+/// A malloc'd copy of `name`, with `suffix` as 5 digits appended if given.
+fn dup(name: &[u8], suffix: Option<u32>) -> *mut c_char {
+    let digits = suffix.map(|s| {
+        let mut d = [0u8; 5];
+        for (i, b) in d.iter_mut().enumerate() {
+            *b = b'0' + (s / 10u32.pow(4 - i as u32) % 10) as u8;
+        }
+        d
+    });
+    let len = name.len() + digits.map_or(0, |d| d.len());
+    // SAFETY: a fresh allocation of len + 1 bytes, filled below.
+    let p = unsafe { libc::malloc(len + 1) }.cast::<u8>();
+    if !p.is_null() {
+        // SAFETY: p has room for len + 1 bytes.
+        unsafe {
+            p.copy_from_nonoverlapping(name.as_ptr(), name.len());
+            if let Some(d) = digits {
+                p.add(name.len())
+                    .copy_from_nonoverlapping(d.as_ptr(), d.len());
             }
-            [b'c', b' ', name @ ..] if create.len() < SLOTS => {
-                let mut n = name.to_vec();
-                n.extend_from_slice(format!("{:05}", task % 100_000).as_bytes());
-                create.push(CString::new(n).ok());
-            }
+            *p.add(len) = 0;
+        }
+    }
+    p.cast()
+}
+
+fn put(list: &mut [*mut c_char; SLOTS], name: *mut c_char) {
+    match list.iter_mut().find(|p| p.is_null()) {
+        Some(slot) => *slot = name,
+        // SAFETY: name came from malloc; AIM has no room check, we drop what does not fit.
+        None => unsafe { libc::free(name.cast()) },
+    }
+}
+
+fn read_dirlist(ctx: &mut TaskCtx) -> Result<Lists, Fail> {
+    // SAFETY: valid NUL-terminated strings.
+    let f = unsafe { libc::fopen(c"dirlist".as_ptr(), c"r".as_ptr()) };
+    if f.is_null() {
+        return Err(Fail::last("fopen dirlist"));
+    }
+    let mut lists = Lists {
+        stat: [std::ptr::null_mut(); SLOTS],
+        create: [std::ptr::null_mut(); SLOTS],
+    };
+    let mut line = [0 as c_char; LINE];
+    // SAFETY: line has LINE bytes; f is an open FILE.
+    while !unsafe { libc::fgets(line.as_mut_ptr(), LINE as i32, f) }.is_null() {
+        // SAFETY: fgets NUL-terminated the line.
+        let text = unsafe { CStr::from_ptr(line.as_ptr()) }.to_bytes();
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let name = text.get(2..).unwrap_or_default();
+        match text.first() {
+            Some(b's') => put(&mut lists.stat, dup(name, None)),
+            Some(b'c') => put(&mut lists.create, dup(name, Some(ctx.pid5))),
             _ => {}
         }
     }
-    stat.resize(SLOTS, None);
-    create.resize(SLOTS, None);
-    (stat, create)
+    // SAFETY: closing the FILE opened above.
+    unsafe { libc::fclose(f) };
+    ctx.counters[3] += 1;
+    Ok(lists)
 }
 
-fn shuffle(ctx: &mut TaskCtx, list: &mut [Option<CString>]) {
+fn scramble(ctx: &mut TaskCtx, list: &mut [*mut c_char; SLOTS]) {
     for _ in 0..SHUFFLES {
-        for i in 0..list.len() {
-            let j = (ctx.random() % list.len() as u64) as usize;
+        for i in 0..SLOTS {
+            let j = ctx.rng.below(SLOTS);
             list.swap(i, j);
         }
     }
 }
 
-fn read_dirlist() -> Result<Vec<u8>, Fail> {
-    std::fs::read("dirlist").map_err(|e| Fail {
-        op: "read dirlist",
-        errno: e.raw_os_error().unwrap_or(libc::EIO),
-    })
-}
-
 fn search(ctx: &mut TaskCtx) -> Result<(), Fail> {
-    let text = read_dirlist()?;
-    ctx.counters[3] += 1;
-    let (mut stat, mut create) = parse_list(&text, ctx.task);
-    shuffle(ctx, &mut stat);
-    shuffle(ctx, &mut create);
+    let mut lists = read_dirlist(ctx)?;
+    scramble(ctx, &mut lists.stat);
+    scramble(ctx, &mut lists.create);
     for slot in 0..SLOTS {
-        if let Some(name) = &stat[slot] {
-            // SAFETY: valid path and a stat buffer on the stack.
+        let name = lists.stat[slot];
+        if !name.is_null() {
+            // SAFETY: a NUL-terminated name and a stat buffer on the stack.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            if unsafe { libc::stat(name.as_ptr(), &mut st) } < 0 {
-                return Err(Fail::last("stat"));
-            }
+            check("stat", unsafe { libc::stat(name, &mut st) })?;
             ctx.counters[0] += 1;
         }
-        if let Some(name) = &create[slot] {
+        let name = lists.create[slot];
+        if !name.is_null() {
+            // SAFETY: a NUL-terminated name that lives as long as `lists`.
+            let name = unsafe { CStr::from_ptr(name) };
             close(creat(name)?)?;
             ctx.counters[1] += 1;
             unlink(name)?;
@@ -132,54 +143,17 @@ fn search(ctx: &mut TaskCtx) -> Result<(), Fail> {
 }
 
 fn run(ctx: &mut TaskCtx, dir: usize) -> Result<(), Fail> {
-    // SAFETY: opening "." to come back to, as AIM's getcwd/chdir pair does.
-    let here = unsafe {
-        libc::open(
-            c".".as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if here < 0 {
-        return Err(Fail::last("open ."));
+    let mut cwd = [0 as c_char; libc::PATH_MAX as usize];
+    // SAFETY: cwd has PATH_MAX bytes.
+    if unsafe { libc::getcwd(cwd.as_mut_ptr(), cwd.len()) }.is_null() {
+        return Err(Fail::last("getcwd"));
     }
     // SAFETY: valid path.
-    if unsafe { libc::chdir(ctx.dirs[dir].fake_tree.as_ptr()) } < 0 {
-        let _ = close(here);
-        return Err(Fail::last("chdir"));
-    }
+    check("chdir", unsafe {
+        libc::chdir(ctx.dirs[dir].fake_tree.as_ptr())
+    })?;
     let searched = search(ctx);
-    // SAFETY: here is an open directory descriptor.
-    let back = unsafe { libc::fchdir(here) };
-    let _ = close(here);
-    searched?;
-    if back < 0 {
-        return Err(Fail::last("fchdir"));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_built_tree_lists_48_stats_and_48_creates() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("fakeh");
-        build_tree(&root).unwrap();
-        let text = std::fs::read(root.join("dirlist")).unwrap();
-        let (stat, create) = parse_list(&text, 7);
-        assert_eq!(stat.iter().flatten().count(), 48);
-        assert_eq!(create.iter().flatten().count(), 48);
-        assert_eq!(stat.len(), SLOTS);
-        assert!(create[0]
-            .as_ref()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .ends_with("notexist100007"));
-        for name in stat.iter().flatten() {
-            assert!(root.join(name.to_str().unwrap()).exists());
-        }
-    }
+    // SAFETY: cwd holds the directory getcwd returned.
+    let back = check("chdir back", unsafe { libc::chdir(cwd.as_ptr()) });
+    searched.and(back.map(drop))
 }

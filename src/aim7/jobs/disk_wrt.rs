@@ -1,24 +1,20 @@
-//! AIM7 `disk_wrt` ("Sequential Disk Writes (K)", factor = blocks per file): one job creates a
-//! private temp file, writes FILESIZE + POOLSIZE/load KiB to it in 1 KiB writes, closes it and
-//! unlinks it.
+//! AIM7 `disk_wrt` ("Sequential Disk Writes (K)", factor = blocks per file B = FILESIZE +
+//! POOLSIZE/load): one job `creat`s a private temp file, unlinks it at once (so it writes to an
+//! already deleted file, freed at close), writes B blocks of 1 KiB and closes it.
 
-use super::{unlink, write_temp_file, Factor, Fail, Fixture, Job, TaskCtx, DISK_COUNTERS};
+use super::disk::{self, Access};
+use super::{close, Factor, Fail, Job, TaskCtx};
 
-pub const JOB: Job = Job {
-    name: "disk_wrt",
-    aliases: &[],
-    factor: Factor::DiskBlocks,
-    units: "Sequential Disk Writes (K)",
-    uses_dirs: true,
-    fixture: Fixture::None,
-    extra_procs: 0,
-    counters: DISK_COUNTERS,
+pub const JOB: Job = disk::job(
+    "disk_wrt",
+    "Sequential Disk Writes (K)",
+    Factor::DiskBlocks,
     run,
-};
+);
 
 fn run(ctx: &mut TaskCtx, dir: usize) -> Result<(), Fail> {
-    let path = write_temp_file(ctx, dir)?;
-    unlink(&path)?;
-    ctx.counters[3] += 1;
-    Ok(())
+    let (path, fd) = disk::new_temp(ctx, dir, None)?;
+    disk::remove(ctx, &path)?;
+    disk::sequential(ctx, fd, ctx.disk_blocks, Access::Write)?;
+    close(fd)
 }

@@ -1,51 +1,25 @@
-//! AIM7 `fork_test` ("Task Creations", factor 100): one job does 100 × (fork; the child exits
-//! at once; the parent waits for it).
+//! AIM7 `fork_test` ("Task Creations", args "100", factor 100): one job does 100 × (fork; the
+//! child calls the libc `exit(0)`; the parent `wait()`s until ECHILD).
 
-use super::{Factor, Fail, Fixture, Job, TaskCtx};
-
-const FORKS: u64 = 100;
+use super::shell::fork_and_wait;
+use super::{Factor, Fail, Job, TaskCtx};
 
 pub const JOB: Job = Job {
     name: "fork_test",
-    aliases: &[],
-    factor: Factor::Fixed(FORKS),
+    args: "100",
+    factor: Factor::Fixed(100),
     units: "Task Creations",
-    uses_dirs: false,
-    fixture: Fixture::None,
     extra_procs: 1,
-    counters: &["fork", "wait"],
+    counters: &["fork", "reaped"],
     run,
+    ..Job::BASE
 };
 
-/// Waits for `pid` and returns its raw status, retrying on EINTR.
-pub fn wait_for(pid: libc::pid_t) -> Result<i32, Fail> {
-    let mut status = 0;
-    loop {
-        // SAFETY: waiting for our own child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            return Ok(status);
-        }
-        let fail = Fail::last("wait");
-        if fail.errno != libc::EINTR {
-            return Err(fail);
-        }
-    }
-}
-
 fn run(ctx: &mut TaskCtx, _dir: usize) -> Result<(), Fail> {
-    for _ in 0..FORKS {
-        // SAFETY: the task is single-threaded; the child only calls _exit.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            // SAFETY: leaving the child at once without running any destructor.
-            unsafe { libc::_exit(0) };
-        }
-        if pid < 0 {
-            return Err(Fail::last("fork"));
-        }
+    let forks: u64 = ctx.arg(0)?;
+    for _ in 0..forks {
         ctx.counters[0] += 1;
-        wait_for(pid)?;
+        fork_and_wait(|| 0)?;
         ctx.counters[1] += 1;
     }
     Ok(())

@@ -1,29 +1,34 @@
-//! The AIM7 jobs patchbench implements, one small file each, and what they share: the per-task
-//! context (directories, temp-name counter, 1 KiB buffer, random numbers, op counters) and the
-//! table that maps an AIM7 test name to its code, AIM factor and units.
+//! The 56 AIM7 tests, one small file each, and what they share: the per-task context
+//! (directories, temp-name counter, 1 KiB buffer, AIM's random stream, op counters, AIM's
+//! static tables) and the table that maps an AIM7 test name to its code, argument string, AIM
+//! factor and units.
 //!
 //! A job runs inside a forked task with raw system calls (no allocation in its inner loops) and
-//! returns the failing call and errno on error, which the task reports to the driver.
+//! returns the failing call and errno on error, which the task reports to the driver. Like
+//! AIM, a failing job is fatal for the whole run, so a job does not tidy up on its error paths:
+//! the task exits and the driver removes the private directories.
+//!
+//! Shared helpers: `arith` (the add/mul/div kernel of 15 tests), `disk` (block I/O of the disk
+//! tests), `num_fcns` (num_fcns.c's tables of values), `messages` (pipe_test.c's message loop),
+//! `memsizes` (the size table of mem_rtns_1/2), `shell` (fork + wait until ECHILD).
 
-use std::ffi::CString;
+use super::aim_rand::AimRand;
+use std::ffi::{CStr, CString};
+
+pub mod arith;
+pub mod disk;
+pub mod memsizes;
+pub mod messages;
+pub mod num_fcns;
+pub mod shell;
 
 /// AIM's disk block: FILESIZE and POOLSIZE are counted in these (`NBUFSIZE`).
 pub const BLOCK: usize = 1024;
 
-/// The name of the shared input file `disk_rd` and `disk_cp` read, as in AIM.
+/// The name of the shared input file disk_rd, disk_cp and sync_disk_cp read, as in AIM.
 pub const COMMON_FILE: &str = "tmpa.common";
-/// The directory tree `disk_src` searches.
+/// The directory tree disk_src searches.
 pub const FAKE_TREE: &str = "fakeh";
-
-/// What a job needs prepared in each private directory before the tasks start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fixture {
-    None,
-    /// `tmpa.common` of the per-task disk size (disk_rd, disk_cp).
-    CommonFile,
-    /// The `fakeh` tree with its `dirlist` (disk_src).
-    FakeTree,
-}
 
 /// AIM's "factor": how many operations one job counts for in its units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,24 +36,68 @@ pub enum Factor {
     Fixed(u64),
     /// The disk tests: the number of 1 KiB blocks per file (FILESIZE + POOLSIZE / load).
     DiskBlocks,
+    /// The sync tests that work on half a file.
+    HalfDiskBlocks,
 }
 
-/// One AIM7 test: its name, AIM's factor and units, and the function that runs one job.
+/// One AIM7 test: its name, AIM's argument string, factor and units, and the function that
+/// runs one job.
 #[derive(Debug)]
 pub struct Job {
     pub name: &'static str,
     /// Other accepted spellings (re-aim's underscore names).
     pub aliases: &'static [&'static str],
+    /// AIM's registered argument string, which the job parses as AIM's does (so loop counts
+    /// and kernel inputs are run-time values, as in the C). Empty for `DISKS` tests.
+    pub args: &'static str,
     pub factor: Factor,
     pub units: &'static str,
     /// Takes a `DISKS` directory (round-robin over `--dir`).
     pub uses_dirs: bool,
-    pub fixture: Fixture,
-    /// Extra processes each task creates at once (fork_test, exec_test), for the limit check.
+    /// Extra processes each task creates at once (fork_test, exec_test...), for the limit check.
     pub extra_procs: u32,
     /// Names of the counters the job bumps in [`TaskCtx::counters`].
     pub counters: &'static [&'static str],
     pub run: fn(&mut TaskCtx, usize) -> Result<(), Fail>,
+}
+
+fn nothing(_: &mut TaskCtx, _: usize) -> Result<(), Fail> {
+    Ok(())
+}
+
+impl Job {
+    /// The fields most jobs leave alone, for `..Job::BASE`.
+    pub const BASE: Job = Job {
+        name: "",
+        aliases: &[],
+        args: "",
+        factor: Factor::Fixed(1),
+        units: "",
+        uses_dirs: false,
+        extra_procs: 0,
+        counters: &[],
+        run: nothing,
+    };
+
+    /// A test with a fixed factor and no `DISKS` directory.
+    pub const fn simple(
+        name: &'static str,
+        args: &'static str,
+        factor: u64,
+        units: &'static str,
+        counters: &'static [&'static str],
+        run: fn(&mut TaskCtx, usize) -> Result<(), Fail>,
+    ) -> Job {
+        Job {
+            name,
+            args,
+            factor: Factor::Fixed(factor),
+            units,
+            counters,
+            run,
+            ..Job::BASE
+        }
+    }
 }
 
 /// Declares each job's module and lists its `JOB` in [`JOBS`]: registering an AIM7 job is
@@ -56,25 +105,69 @@ pub struct Job {
 macro_rules! jobs {
     ($($name:ident),* $(,)?) => {
         $(pub mod $name;)*
-        /// Every job patchbench knows, in AIM's order.
+        /// Every job patchbench knows, in AIM's registration order (add.c, creat-clo.c,
+        /// disk1.c, disk_src.c, div.c, int_fcns.c, mul.c, num_fcns.c, pipe_test.c, ram.c).
         pub static JOBS: &[Job] = &[$($name::JOB),*];
     };
 }
 
 jobs! {
+    add_double,
+    add_float,
+    add_long,
+    add_int,
+    add_short,
     creat_clo,
+    page_test,
+    brk_test,
+    jmp_test,
+    signal_test,
+    exec_test,
+    fork_test,
+    link_test,
     disk_rr,
     disk_rw,
     disk_rd,
     disk_wrt,
     disk_cp,
+    sync_disk_rw,
+    sync_disk_wrt,
+    sync_disk_cp,
+    sync_disk_update,
     disk_src,
-    link_test,
-    fork_test,
-    exec_test,
-    signal_test,
-    brk_test,
-    page_test,
+    div_double,
+    div_float,
+    div_long,
+    div_int,
+    div_short,
+    sieve,
+    mul_double,
+    mul_float,
+    mul_long,
+    mul_int,
+    mul_short,
+    num_rtns_1,
+    new_raph,
+    trig_rtns,
+    matrix_rtns,
+    array_rtns,
+    string_rtns,
+    mem_rtns_1,
+    mem_rtns_2,
+    sort_rtns_1,
+    misc_rtns_1,
+    dir_rtns_1,
+    shell_rtns_1,
+    shell_rtns_2,
+    shell_rtns_3,
+    series_1,
+    shared_memory,
+    tcp_test,
+    udp_test,
+    stream_pipe,
+    dgram_pipe,
+    pipe_cpy,
+    ram_copy,
 }
 
 /// Looks a test up by name or alias.
@@ -88,7 +181,7 @@ pub fn names() -> String {
     JOBS.iter().map(|j| j.name).collect::<Vec<_>>().join(", ")
 }
 
-/// A failed system call inside a job.
+/// A failed system call inside a job, or (errno 0) a wrong result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fail {
     pub op: &'static str,
@@ -103,21 +196,43 @@ impl Fail {
             errno: std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
         }
     }
+
+    /// A computation whose result AIM checks came out wrong (errno 0).
+    pub fn wrong(op: &'static str) -> Fail {
+        Fail { op, errno: 0 }
+    }
 }
+
+/// Turns a libc return value below 0 into the failure of `op`.
+pub fn check(op: &'static str, ret: libc::c_int) -> Result<libc::c_int, Fail> {
+    if ret < 0 {
+        Err(Fail::last(op))
+    } else {
+        Ok(ret)
+    }
+}
+
+/// An argument string that does not parse (a bug in a job's registration).
+pub const BAD_ARGS: Fail = Fail {
+    op: "arguments",
+    errno: libc::EINVAL,
+};
 
 /// One `--dir` as a task sees it: the private directory and the fixtures in it.
 #[derive(Debug, Clone)]
 pub struct TaskDir {
-    /// The private directory (inside the user's `--dir`), as bytes without a trailing NUL.
+    /// The private directory (inside the user's `--dir`), absolute, as bytes without a NUL.
     pub path: Vec<u8>,
     pub common_file: CString,
     pub fake_tree: CString,
 }
 
 impl TaskDir {
+    /// `private` is made absolute: tasks work from their own current directory.
     pub fn new(private: &std::path::Path) -> TaskDir {
         use std::os::unix::ffi::OsStrExt;
-        let path = private.as_os_str().as_bytes().to_vec();
+        let abs = std::path::absolute(private).unwrap_or_else(|_| private.to_path_buf());
+        let path = abs.as_os_str().as_bytes().to_vec();
         let join = |name: &str| {
             let mut p = path.clone();
             p.push(b'/');
@@ -132,172 +247,128 @@ impl TaskDir {
     }
 }
 
+/// AIM's static buffers that only some tests use, allocated by the first job of a task that
+/// needs them (AIM's are in .bss, faulted in by their first use).
+#[derive(Debug, Default)]
+pub struct Statics {
+    /// ram_copy's two 8200-byte buffers.
+    pub ram: Vec<u8>,
+    /// array_rtns's matrices `a` and `a_orig`.
+    pub matrices: Vec<f64>,
+    /// sort_rtns_1's global table of 10,000 ints, 0..9999 at first.
+    pub table: Vec<i32>,
+}
+
 /// Everything one task carries from job to job.
 pub struct TaskCtx {
-    /// The task's number, 0-based; also the unique part of its temp names.
+    /// The task's number, 0-based.
     pub task: u32,
+    /// The task's pid % 100000: the unique part of its temp names, as in AIM.
+    pub pid5: u32,
+    /// The operation load (number of tasks); AIM appends it to every argument string.
+    pub load: u32,
+    /// The running job's argument string ([`Job::args`]).
+    pub args: &'static str,
     pub dirs: Vec<TaskDir>,
     /// Blocks per file for the disk tests: FILESIZE + POOLSIZE / load.
     pub disk_blocks: usize,
-    /// The program `exec_test` runs.
-    pub true_program: CString,
+    /// The running job's counters (the task zeroes them before each job).
     pub counters: [u64; 4],
+    /// disk1.c's static 1 KiB buffer `nbuf`, shared by every disk test of the task.
     pub buf: Vec<u8>,
-    rng: u64,
+    /// AIM's `aim_rand` stream, shared by job selection and the tests that draw from it.
+    pub rng: AimRand,
+    /// num_fcns.c's read positions in its value tables, kept across jobs and tests.
+    pub num: num_fcns::Cursor,
+    /// pipe_test.c's position in its message-size table, kept across jobs and tests.
+    pub msg_at: usize,
+    pub statics: Statics,
     temp_counter: u32,
 }
 
 impl TaskCtx {
-    pub fn new(task: u32, dirs: Vec<TaskDir>, disk_blocks: usize, true_program: CString) -> Self {
+    pub fn new(task: u32, dirs: Vec<TaskDir>, disk_blocks: usize, load: u32) -> Self {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() } as u32;
         TaskCtx {
             task,
+            pid5: pid % 100_000,
+            load,
+            args: "",
             dirs,
             disk_blocks,
-            true_program,
             counters: [0; 4],
             buf: vec![0u8; BLOCK],
-            // AIM seeds each task's generator with its user number; any non-zero seed works.
-            rng: 0x9E37_79B9_7F4A_7C15 ^ (u64::from(task) + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+            rng: AimRand::seeded(u64::from(task)),
+            num: num_fcns::Cursor::default(),
+            msg_at: 0,
+            statics: Statics::default(),
             temp_counter: 0,
         }
     }
 
-    /// A fresh temp-file path in directory `dir`: `<private>/<prefix><task 5 digits><counter
-    /// 5 digits>`. AIM uses pid % 100000 where we use the task number, so names stay unique
-    /// whatever the pid range; the counter wraps at 100000 as AIM's does.
+    /// Field `i` of the job's argument string.
+    pub fn field(&self, i: usize) -> Result<&'static str, Fail> {
+        self.args.split_whitespace().nth(i).ok_or(BAD_ARGS)
+    }
+
+    /// Field `i` of the job's argument string, parsed as AIM's sscanf does.
+    pub fn arg<T: std::str::FromStr>(&self, i: usize) -> Result<T, Fail> {
+        self.field(i)?.parse().map_err(|_| BAD_ARGS)
+    }
+
+    /// A fresh temp-file path in directory `dir`: `<private>/<prefix><pid%100000 5 digits>
+    /// <counter 5 digits>`, AIM's `aim_mktemp`; the counter wraps at 100000 as AIM's does.
     pub fn temp_path(&mut self, dir: usize, prefix: &str) -> CString {
         let counter = self.temp_counter;
         self.temp_counter = (self.temp_counter + 1) % 100_000;
         let mut p = self.dirs[dir].path.clone();
-        p.extend_from_slice(format!("/{prefix}{:05}{counter:05}", self.task).as_bytes());
+        p.extend_from_slice(format!("/{prefix}{:05}{counter:05}", self.pid5).as_bytes());
         CString::new(p).unwrap_or_default()
-    }
-
-    /// A pseudo-random number (xorshift64*), standing in for AIM's `aim_rand()`.
-    pub fn random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 }
 
 /// Creates (or truncates) `path` with AIM's `creat()` mode 0777.
-pub fn creat(path: &CString) -> Result<i32, Fail> {
-    // SAFETY: path is a valid NUL-terminated string.
-    let fd = unsafe {
-        libc::open(
-            path.as_ptr(),
-            libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC | libc::O_CLOEXEC,
-            0o777,
-        )
-    };
-    if fd < 0 {
-        Err(Fail::last("creat"))
-    } else {
-        Ok(fd)
-    }
+pub fn creat(path: &CStr) -> Result<i32, Fail> {
+    open_mode(
+        path,
+        libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+        "creat",
+    )
 }
 
-/// Opens `path` with `flags`.
-pub fn open(path: &CString, flags: i32) -> Result<i32, Fail> {
+/// Opens `path` with `flags` (and mode 0777 when they create), failing as `op`.
+pub fn open_mode(path: &CStr, flags: i32, op: &'static str) -> Result<i32, Fail> {
     // SAFETY: path is a valid NUL-terminated string.
-    let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
-    if fd < 0 {
-        Err(Fail::last("open"))
-    } else {
-        Ok(fd)
-    }
+    check(op, unsafe { libc::open(path.as_ptr(), flags, 0o777) })
+}
+
+/// Opens an existing `path` with `flags`.
+pub fn open(path: &CStr, flags: i32) -> Result<i32, Fail> {
+    open_mode(path, flags, "open")
 }
 
 /// Closes `fd`.
 pub fn close(fd: i32) -> Result<(), Fail> {
     // SAFETY: closing a descriptor this job opened.
-    if unsafe { libc::close(fd) } < 0 {
-        Err(Fail::last("close"))
-    } else {
-        Ok(())
-    }
+    check("close", unsafe { libc::close(fd) }).map(drop)
 }
 
 /// Removes `path`.
-pub fn unlink(path: &CString) -> Result<(), Fail> {
+pub fn unlink(path: &CStr) -> Result<(), Fail> {
     // SAFETY: path is a valid NUL-terminated string.
-    if unsafe { libc::unlink(path.as_ptr()) } < 0 {
-        Err(Fail::last("unlink"))
-    } else {
-        Ok(())
-    }
+    check("unlink", unsafe { libc::unlink(path.as_ptr()) }).map(drop)
 }
-
-/// Writes one 1 KiB block from `buf`; a short write counts as a failure (ENOSPC if no errno).
-pub fn write_block(fd: i32, buf: &[u8]) -> Result<(), Fail> {
-    // SAFETY: buf is valid for BLOCK bytes.
-    let n = unsafe { libc::write(fd, buf.as_ptr().cast(), BLOCK) };
-    match n {
-        n if n == BLOCK as isize => Ok(()),
-        n if n < 0 => Err(Fail::last("write")),
-        _ => Err(Fail {
-            op: "write",
-            errno: libc::ENOSPC,
-        }),
-    }
-}
-
-/// Reads one 1 KiB block into `buf`; a short read is a failure (the file is too short).
-pub fn read_block(fd: i32, buf: &mut [u8]) -> Result<(), Fail> {
-    // SAFETY: buf is valid for BLOCK bytes.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), BLOCK) };
-    match n {
-        n if n == BLOCK as isize => Ok(()),
-        n if n < 0 => Err(Fail::last("read")),
-        _ => Err(Fail {
-            op: "read",
-            errno: libc::EIO,
-        }),
-    }
-}
-
-/// Moves `fd`'s offset to block `block`.
-pub fn seek_block(fd: i32, block: u64) -> Result<(), Fail> {
-    // SAFETY: plain lseek on an open descriptor.
-    if unsafe { libc::lseek(fd, (block * BLOCK as u64) as libc::off_t, libc::SEEK_SET) } < 0 {
-        Err(Fail::last("lseek"))
-    } else {
-        Ok(())
-    }
-}
-
-/// Writes a new private temp file of `ctx.disk_blocks` blocks in 1 KiB writes and returns its
-/// path (the common set-up of disk_rr and disk_rw). Counts blocks in counter 0, files in 2.
-pub fn write_temp_file(ctx: &mut TaskCtx, dir: usize) -> Result<CString, Fail> {
-    let path = ctx.temp_path(dir, "tmpb.");
-    let fd = creat(&path)?;
-    ctx.counters[2] += 1;
-    for _ in 0..ctx.disk_blocks {
-        if let Err(e) = write_block(fd, &ctx.buf) {
-            let _ = close(fd);
-            let _ = unlink(&path);
-            return Err(e);
-        }
-        ctx.counters[0] += 1;
-    }
-    close(fd)?;
-    Ok(path)
-}
-
-/// Counter names shared by the disk tests.
-pub const DISK_COUNTERS: &[&str] = &["blocks_written", "blocks_read", "files_created", "unlinks"];
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ctx(task: u32) -> TaskCtx {
+    fn ctx(pid5: u32) -> TaskCtx {
         let dirs = vec![TaskDir::new(std::path::Path::new("/x/priv"))];
-        TaskCtx::new(task, dirs, 4, CString::new("/bin/true").unwrap())
+        let mut c = TaskCtx::new(0, dirs, 4, 1);
+        c.pid5 = pid5;
+        c
     }
 
     #[test]
@@ -323,20 +394,38 @@ mod tests {
     }
 
     #[test]
-    fn every_job_is_found_by_name_and_alias() {
+    fn the_pid_part_is_the_pid_mod_100000() {
+        let c = TaskCtx::new(3, Vec::new(), 1, 1);
+        assert_eq!(c.pid5, std::process::id() % 100_000);
+    }
+
+    #[test]
+    fn all_56_jobs_are_found_by_name_and_alias_once() {
+        assert_eq!(JOBS.len(), 56);
         for j in JOBS {
             assert!(std::ptr::eq(find(j.name).unwrap(), j));
-            assert!(j.counters.len() <= 4);
+            assert!(
+                j.counters.len() <= 4 && !j.counters.is_empty(),
+                "{}",
+                j.name
+            );
+            assert!(!j.units.is_empty(), "{}", j.name);
+            assert_eq!(j.uses_dirs, j.args.is_empty(), "{}", j.name);
         }
+        let mut names: Vec<&str> = JOBS.iter().map(|j| j.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 56);
         assert_eq!(find("creat_clo").unwrap().name, "creat-clo");
         assert!(find("nope").is_none());
     }
 
     #[test]
-    fn random_numbers_differ_per_task() {
-        let (mut a, mut b) = (ctx(0), ctx(1));
-        assert_ne!(a.random(), b.random());
-        let v: Vec<u64> = (0..100).map(|_| a.random() % 10).collect();
-        assert!(v.iter().any(|&x| x != v[0]));
+    fn arguments_parse_like_sscanf_fields() {
+        let mut c = ctx(1);
+        c.args = "3.14159 -3.14159 1500000";
+        assert_eq!(c.arg::<f64>(1).unwrap(), "-3.14159".parse::<f64>().unwrap());
+        assert_eq!(c.arg::<u64>(2).unwrap(), 1_500_000);
+        assert_eq!(c.arg::<u64>(3).unwrap_err().op, "arguments");
     }
 }

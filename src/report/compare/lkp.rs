@@ -1,7 +1,8 @@
 //! The LKP robot's table (comparison.md §4): base mean with `± N%` (population stddev, shown
-//! only above 2 %), `%change`, patched mean with its `± N%`, then the metric. We add the
-//! verdict in brackets after the name, and the run counts above the table.
+//! only above 2 %), `%change`, patched mean with its `± N%`, then the metric. After the name
+//! we add what the robot lacks: the interval, p, q and runs, and the label.
 
+use super::{interval, stat_note, verdict};
 use crate::compare::{Comparison, SideStats};
 
 pub fn render(c: &Comparison) -> String {
@@ -14,7 +15,7 @@ pub fn render(c: &Comparison) -> String {
     out += "             \\          |                \\  \n";
     for r in &c.rows {
         out += &format!(
-            "{:>10}{:6}{:>11}{:>11}{:6}  {}  [{}]\n",
+            "{:>10}{:6}{:>11}{:>11}{:6}  {}  {} {} {}\n",
             value(&r.base),
             stddev(&r.base),
             r.change_pct
@@ -23,15 +24,12 @@ pub fn render(c: &Comparison) -> String {
             value(&r.patched),
             stddev(&r.patched),
             r.key,
-            verdict_with_n(r),
+            interval(r),
+            stat_note(r),
+            verdict(r),
         );
     }
     out
-}
-
-fn verdict_with_n(r: &crate::compare::Row) -> String {
-    let n = |s: &Option<SideStats>| s.as_ref().map(|x| x.n).unwrap_or(0);
-    format!("{} n={}:{}", super::verdict(r), n(&r.base), n(&r.patched))
 }
 
 fn clip(s: &str, w: usize) -> String {

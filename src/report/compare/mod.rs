@@ -1,12 +1,18 @@
 //! The output formats of `patchbench compare`. Each one prints a [`Comparison`] computed
 //! elsewhere; none decides anything. `unixbench` is the layout of the posted tables, `lkp` the
 //! robot's `%stddev %change %stddev`, `inline` one line per metric for mail, and `markdown`,
-//! `csv`, `json` for reviews and machines.
+//! `csv`, `json` for reviews and machines. Every format prints the interval, p, q and n of
+//! each row (criterion's `[-4.1% -3.0% -1.9%]`, benchstat's `(p=0.015 q=0.03 n=5+5)`); the
+//! human formats end with the table's false-flag statement, the primary rows, what each row
+//! could have detected and how many runs would detect 1 % and 2 %.
 
 mod lkp;
 mod plain;
 mod unixbench;
 
+use crate::compare::model::Level;
+use crate::compare::shape::Shape;
+use crate::compare::verdict::{Rule, Verdict};
 use crate::compare::{Comparison, Row, SideStats};
 
 /// Output format of `compare`.
@@ -24,10 +30,10 @@ pub enum Format {
 /// leave them to the caller (json carries them in a field).
 pub fn render(c: &Comparison, format: Format) -> anyhow::Result<String> {
     Ok(match format {
-        Format::Unixbench => preamble(c) + &unixbench::render(c),
-        Format::Lkp => preamble(c) + &lkp::render(c),
-        Format::Inline => preamble(c) + &plain::inline(c),
-        Format::Markdown => preamble(c) + &plain::markdown(c),
+        Format::Unixbench => preamble(c) + &unixbench::render(c) + &summary(c, false),
+        Format::Lkp => preamble(c) + &lkp::render(c) + &summary(c, false),
+        Format::Inline => preamble(c) + &plain::inline(c) + &summary(c, false),
+        Format::Markdown => preamble(c) + &plain::markdown(c) + &summary(c, true),
         Format::Csv => plain::csv(c)?,
         Format::Json => serde_json::to_string_pretty(c)? + "\n",
     })
@@ -44,7 +50,7 @@ fn preamble(c: &Comparison) -> String {
         s += &format!("warning: not comparable: {w}\n");
     }
     s += &format!(
-        "{}: {} run(s) [{}]; {}: {} run(s) [{}]; rule: {}\n",
+        "{}: {} run(s) [{}]; {}: {} run(s) [{}]\nrule: {}\n",
         c.base,
         c.base_runs.len(),
         c.base_runs.join(", "),
@@ -59,30 +65,276 @@ fn preamble(c: &Comparison) -> String {
     s + "\n"
 }
 
-fn rule_description(c: &Comparison) -> String {
+/// What the rule does, in one line.
+pub fn rule_description(c: &Comparison) -> String {
     let s = &c.settings;
+    let ci = 100.0 * s.confidence;
     match s.rule {
-        crate::compare::verdict::Rule::Lkp => format!(
-            "lkp (≥3 samples on a side, each median outside the other's range, change > {}%)",
+        Rule::Lkp => format!(
+            "lkp, the 0-day robot's (≥3 runs a side, each median outside the other side's \
+             range, medians {}% apart); intervals: {ci:.0}% Welch on log run values",
             s.noise_pct
         ),
-        crate::compare::verdict::Rule::Bootstrap => format!(
-            "bootstrap (Welch p < {}, {:.0}% CI of the change beyond ±{}%, {} resamples, seed {})",
-            s.significance,
-            100.0 * s.confidence,
+        Rule::Welch => format!(
+            "welch: {ci:.0}% interval of the ratio of geometric means (Welch t on log run \
+             values); improved/regressed when q < {} (Benjamini–Hochberg) and the whole \
+             interval is beyond ±{}%, no change when it is inside ±{}%, else inconclusive",
+            s.alpha(),
             s.noise_pct,
-            s.resamples,
-            s.seed
+            s.noise_pct
         ),
     }
+}
+
+/// The text after the table: false flags, primary rows, row notes, sensitivity and plan.
+fn summary(c: &Comparison, markdown: bool) -> String {
+    let mut s = String::from("\n");
+    let f = &c.family;
+    match &f.lkp {
+        Some(l) => {
+            s += &format!(
+                "False alarms: with identical sides and noise well above {}%, the lkp rule flags \
+                 a row {:.1}% of the time at {}+{} runs, so a table of this size shows at least \
+                 one flag {:.1}% of the time.\n",
+                c.settings.noise_pct,
+                100.0 * l.per_row,
+                l.n_base,
+                l.n_new,
+                100.0 * l.per_table
+            );
+        }
+        None if c.settings.rule == Rule::Lkp => {}
+        None if f.rows == 0 => s += "No row could be judged.\n",
+        None => {
+            s += &format!(
+                "False flags: {} of {} rows flagged at a false discovery rate of {}% \
+                 (Benjamini–Hochberg over the rows): at most {:.2} of them expected to be \
+                 false; with no real change anywhere, a table shows any flag at most {}% of \
+                 the time.\n",
+                f.flagged,
+                f.rows,
+                100.0 * f.alpha,
+                f.expected_false,
+                100.0 * f.alpha
+            );
+        }
+    }
+    let primary = c.primary_rows();
+    if !primary.is_empty() {
+        s += &format!(
+            "Primary: {} (the index score is the result; the other rows explain it).\n",
+            primary.join("; ")
+        );
+    }
+    s += &row_notes(c);
+    s += &sensitivity_table(c, markdown);
+    s
+}
+
+/// Why rows have no verdict or what else to know, grouped by reason.
+fn row_notes(c: &Comparison) -> String {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for r in &c.rows {
+        let Some(text) = row_note(r) else { continue };
+        match groups.iter_mut().find(|g| g.0 == text) {
+            Some(g) => g.1.push(r.display_name()),
+            None => groups.push((text, vec![r.display_name()])),
+        }
+    }
+    let mut s = String::new();
+    for (text, names) in groups {
+        let who = if names.len() > 3 {
+            format!("{} rows", names.len())
+        } else {
+            names.join("; ")
+        };
+        s += &format!("{who}: {text}\n");
+    }
+    s
+}
+
+/// The note of one row, if it has one.
+pub(crate) fn row_note(r: &Row) -> Option<String> {
+    let j = &r.judgement;
+    let shape = match &j.shape {
+        Some(Shape::Bimodal {
+            side,
+            low,
+            low_runs,
+            high,
+            high_runs,
+            cause,
+        }) if j.verdict == Verdict::Bimodal => Some(format!(
+            "bimodal: runs of {side} fall into two groups, {low_runs} near {} and {high_runs} \
+             near {} {}; a mean describes neither{}",
+            num(*low),
+            num(*high),
+            r.unit,
+            cause.as_ref().map(|c| format!(". {c}")).unwrap_or_default()
+        )),
+        Some(Shape::Drift { total_pct, p, runs }) if j.verdict == Verdict::Drifting => {
+            Some(format!(
+                "drifting: over {runs} runs in time order the values move {total_pct:+.1}% \
+             (p={}); interleave base and patched runs and look for what changes on the \
+             machine (thermal, background load)",
+                sig(*p)
+            ))
+        }
+        _ => None,
+    };
+    match (shape, &j.reason) {
+        (Some(s), Some(r)) => Some(format!("{s} ({r})")),
+        (Some(s), None) => Some(s),
+        (None, Some(r)) => Some(if j.verdict == Verdict::NoVerdict {
+            format!("no verdict: {r}")
+        } else {
+            r.clone()
+        }),
+        (None, None) => None,
+    }
+}
+
+fn sensitivity_table(c: &Comparison, markdown: bool) -> String {
+    let rows: Vec<&Row> = c
+        .rows
+        .iter()
+        .filter(|r| r.sensitivity.is_some() || r.spread.within_pct.is_some())
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    let targets = &c.settings.plan_pct;
+    let mut header: Vec<String> = [
+        "spread and sensitivity",
+        "between runs",
+        "within a run",
+        "dominates",
+        "MDE (80%)",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(targets.iter().map(|t| format!("runs a side for {t}%")));
+    let cells: Vec<Vec<String>> =
+        rows.iter()
+            .map(|r| {
+                let sp = &r.spread;
+                let mut row = vec![
+                    r.display_name(),
+                    match (&r.sensitivity, sp.between_pct) {
+                        (Some(s), _) if s.spread_from != "runs" => {
+                            format!("±{:.2}% (profile)", s.spread_pct)
+                        }
+                        (_, Some(b)) => format!("±{b:.2}%"),
+                        _ => "-".into(),
+                    },
+                    match (sp.within_pct, sp.samples_per_run) {
+                        (Some(w), Some(k)) => format!("±{w:.2}% ×{k:.0}"),
+                        _ => "-".into(),
+                    },
+                    match sp.dominates {
+                        Some(Level::BetweenRuns) => "between: add runs".into(),
+                        Some(Level::WithinRuns) => "within: passes help".into(),
+                        None => "-".into(),
+                    },
+                    r.sensitivity
+                        .as_ref()
+                        .and_then(|s| s.mde_pct)
+                        .map(|m| format!("{m:.1}%"))
+                        .unwrap_or_else(|| "-".into()),
+                ];
+                for (i, _) in targets.iter().enumerate() {
+                    row.push(
+                        r.sensitivity
+                            .as_ref()
+                            .and_then(|s| s.plan.get(i))
+                            .map(|p| {
+                                let n = p.runs.map(|n| n.to_string()).unwrap_or_else(|| {
+                                    format!(">{}", crate::compare::plan::MAX_RUNS)
+                                });
+                                if p.band_lowered {
+                                    format!("{n} (--noise {})", p.band_pct)
+                                } else {
+                                    n
+                                }
+                            })
+                            .unwrap_or_else(|| "-".into()),
+                    );
+                }
+                row
+            })
+            .collect();
+    let mut s = String::from("\n");
+    s += &grid(&header, &cells, markdown);
+    s += &format!(
+        "Between runs: sd of ln(run value) within each side, pooled (verdicts rest on it). \
+         Within a run: sd of ln(pass) × passes per run, for information only. MDE: the \
+         smallest change this comparison flags with 80% power (a change inside the ±{}% band \
+         never is). Runs a side: for 80% power at that change; where it is not beyond the \
+         band, the band must be lowered, and the count is for the band shown.\n",
+        c.settings.noise_pct
+    );
+    s
 }
 
 /// `+3.3%`, or `-` when undefined.
 pub(crate) fn pct(v: Option<f64>, decimals: usize) -> String {
     match v {
+        Some(x) if x.is_infinite() => "from 0".to_string(),
         Some(x) => format!("{x:+.decimals$}%"),
         None => "-".to_string(),
     }
+}
+
+/// A value with two significant digits: 0.015, 0.30, 1.0; `<0.001` below 0.001.
+pub(crate) fn sig(x: f64) -> String {
+    if x < 0.001 {
+        return "<0.001".to_string();
+    }
+    let digits = (1 - x.log10().floor() as i32).max(1) as usize;
+    format!("{x:.digits$}")
+}
+
+/// The interval `[-4.1% -3.0% -1.9%]`, or `-` when there is none.
+pub(crate) fn interval(r: &Row) -> String {
+    let Some(e) = &r.judgement.estimate else {
+        return "-".to_string();
+    };
+    let d = if r.judgement.estimate.is_some() && e.upper_pct - e.lower_pct < 0.5 {
+        2
+    } else {
+        1
+    };
+    let f = |x: f64| {
+        if x.is_infinite() {
+            "from 0".to_string()
+        } else {
+            format!("{x:+.d$}%")
+        }
+    };
+    format!("[{} {} {}]", f(e.lower_pct), f(e.point_pct), f(e.upper_pct))
+}
+
+/// `p=0.015 q=0.03`, or `-`.
+pub(crate) fn pq(r: &Row) -> String {
+    match &r.judgement.estimate {
+        Some(e) => format!("p={} q={}", sig(e.p), sig(e.q)),
+        None => "-".to_string(),
+    }
+}
+
+/// benchstat's `(p=0.015 q=0.03 n=5+5)`.
+pub(crate) fn stat_note(r: &Row) -> String {
+    let n = format!("n={}+{}", n(&r.base), n(&r.patched));
+    match &r.judgement.estimate {
+        Some(_) => format!("({} {n})", pq(r)),
+        None => format!("({n})"),
+    }
+}
+
+/// Header of the interval column: `90% CI`.
+pub(crate) fn ci_header(c: &Comparison) -> String {
+    format!("{:.0}% CI", 100.0 * c.settings.confidence)
 }
 
 /// A number with a sensible number of digits for a table.
@@ -118,12 +370,9 @@ pub(crate) fn spread(s: &Option<SideStats>) -> String {
     }
 }
 
-/// The verdict column: the verdict, or why there is none.
+/// The verdict column: the label (notes after the table say why).
 pub(crate) fn verdict(r: &Row) -> String {
-    match (&r.judgement.reason, r.judgement.verdict) {
-        (Some(why), crate::compare::verdict::Verdict::NoVerdict) => format!("no verdict ({why})"),
-        (_, v) => v.as_str().to_string(),
-    }
+    r.judgement.verdict.as_str().to_string()
 }
 
 /// A table with `|` separators and padded columns, drawn by comfy-table: the first column is
@@ -181,7 +430,7 @@ pub(crate) fn grid(header: &[String], rows: &[Vec<String>], markdown: bool) -> S
 
 #[cfg(test)]
 mod tests {
-    use super::grid;
+    use super::*;
 
     fn cells(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -216,5 +465,14 @@ System Call Overhead           |  968.50 |  960.00 | -0.88% |
 | Pipe Throughput |   3 | 1234.50 | ±1.0% |
 "
         );
+    }
+
+    #[test]
+    fn p_values_print_with_two_significant_digits() {
+        assert_eq!(sig(0.0153), "0.015");
+        assert_eq!(sig(0.3), "0.30");
+        assert_eq!(sig(1.0), "1.0");
+        assert_eq!(sig(0.0004), "<0.001");
+        assert_eq!(sig(0.05), "0.050");
     }
 }

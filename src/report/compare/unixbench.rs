@@ -1,18 +1,20 @@
 //! The layout of the posted UnixBench comparisons (mechanisms.md §2, comparison.md §6):
 //! `System Benchmarks Index Values | base | patched | cmp |` per copy count, one row per index
 //! test (its index value, 10 × score / baseline) and the Index Score. With repeats it adds
-//! n, ± (sample stddev % of the runs) and the verdict, which the posts lacked.
+//! what the posts lacked: n, ± (between-run sample stddev %), the interval, p and q, and the
+//! label. With one run a side (a posted table) it keeps the posted layout exactly.
 
-use super::{grid, n, pct, spread, verdict};
+use super::{ci_header, grid, interval, n, pct, pq, spread, verdict};
 use crate::compare::{Comparison, Row, SideStats};
 use crate::unixbench::catalog;
 use std::collections::BTreeSet;
 
 pub fn render(c: &Comparison) -> String {
     let repeats = c.rows.iter().any(|r| {
-        [&r.base, &r.patched]
-            .iter()
-            .any(|s| s.as_ref().is_some_and(|x| x.n > 1))
+        r.judgement.estimate.is_some()
+            || [&r.base, &r.patched]
+                .iter()
+                .any(|s| s.as_ref().is_some_and(|x| x.n > 1))
     });
     let copies: BTreeSet<u32> = c
         .rows
@@ -65,7 +67,12 @@ pub fn render(c: &Comparison) -> String {
     if !shown.is_empty() {
         out += "Index values are 10 × score / baseline; the Index Score of a run is the geometric \
                 mean of its index values (UnixBench's rule); columns show the mean over runs, \
-                cmp the change of that mean, ± the sample stddev in %.\n\n";
+                cmp the change of that mean";
+        if repeats {
+            out += ", ± the between-run sample stddev in %, the interval the change of the \
+                    geometric mean over runs, p two-sided, q Benjamini–Hochberg";
+        }
+        out += ".\n\n";
     }
     let rest: Vec<Vec<String>> = c
         .rows
@@ -93,7 +100,8 @@ fn header(title: &str, c: &Comparison, repeats: bool) -> Vec<String> {
     if repeats {
         h.extend(["n".to_string(), c.base.clone(), "±".to_string()]);
         h.extend(["n".to_string(), c.patched.clone(), "±".to_string()]);
-        h.extend(["cmp".to_string(), "verdict".to_string()]);
+        h.extend(["cmp".to_string(), ci_header(c), "p, q".to_string()]);
+        h.push("verdict".to_string());
     } else {
         h.extend([c.base.clone(), c.patched.clone(), "cmp".to_string()]);
     }
@@ -110,7 +118,7 @@ fn cells(r: &Row, title: &str, scale: f64, repeats: bool) -> Vec<String> {
     if repeats {
         row.extend([n(&r.base), value(&r.base), spread(&r.base)]);
         row.extend([n(&r.patched), value(&r.patched), spread(&r.patched)]);
-        row.extend([pct(r.change_pct, 2), verdict(r)]);
+        row.extend([pct(r.change_pct, 2), interval(r), pq(r), verdict(r)]);
     } else {
         row.extend([value(&r.base), value(&r.patched), pct(r.change_pct, 2)]);
     }

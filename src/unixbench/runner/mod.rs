@@ -6,6 +6,7 @@
 //! Order as UnixBench: for each copy count, every selected test; for each test, its passes;
 //! before each pass, unless settle is off, `sync; sleep 1; sync; sleep 2`.
 
+pub mod adaptive;
 pub mod pass;
 pub mod record;
 pub mod scoring;
@@ -74,17 +75,20 @@ pub fn run(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    let workdir =
-        crate::private_dir::PrivateDir::create(&plan.dir, "patchbench-").map_err(|e| {
-            anyhow::anyhow!(
-                "cannot create a private directory in {}: {e}",
-                plan.dir.display()
-            )
-        })?;
+    // A full --dir is the user's to fix: say which and how, not just "os error 28".
+    let cannot = |doing: &str, e: std::io::Error| -> anyhow::Error {
+        if pass::is_no_space(&e.to_string()) {
+            crate::error::Usage(pass::full_dir_message(&plan.dir)).into()
+        } else {
+            anyhow::anyhow!("cannot {doing} in {}: {e}", plan.dir.display())
+        }
+    };
+    let workdir = crate::private_dir::PrivateDir::create(&plan.dir, "patchbench-")
+        .map_err(|e| cannot("create a private directory", e))?;
     let mut installed: Vec<workloads::Install> = Vec::new();
     for install in plan.tests.iter().filter_map(|t| t.install) {
         if !installed.iter().any(|i| std::ptr::fn_addr_eq(*i, install)) {
-            install(workdir.path())?;
+            install(workdir.path()).map_err(|e| cannot("install the tests' files", e))?;
             installed.push(install);
         }
     }

@@ -207,7 +207,9 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         signals.check()?;
         if let Some(i) = copies.iter().position(|c| !c.out_open && !c.ready()) {
             let status = group.reap(i);
-            return Err(RunFailed(failure_message(&what, i, &copies[i], status)).into());
+            return Err(
+                RunFailed(failure_message(&what, plan.workdir, i, &copies[i], status)).into(),
+            );
         }
         if Instant::now() > setup_deadline {
             return Err(RunFailed(format!("{what}: workers did not start within 60 s")).into());
@@ -238,7 +240,9 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             .position(|c| !c.out_open && c.report().count.is_none())
         {
             let status = group.reap(i);
-            return Err(RunFailed(failure_message(&what, i, &copies[i], status)).into());
+            return Err(
+                RunFailed(failure_message(&what, plan.workdir, i, &copies[i], status)).into(),
+            );
         }
         // Sleep until something happens: a signal, a worker's output or its exit wakes the
         // poll at once, and nothing else needs the runner while the copies work. A runner
@@ -256,7 +260,7 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         let report = c.report();
         let ok = status == Some(0) && report.error.is_none();
         let (Some(count), Some(wall), true) = (report.count, report.wall, ok) else {
-            return Err(RunFailed(failure_message(&what, i, c, status)).into());
+            return Err(RunFailed(failure_message(&what, plan.workdir, i, c, status)).into());
         };
         let seconds = match plan.spec.time_source {
             TimeSource::SelfReported => report.time.unwrap_or(wall),
@@ -275,6 +279,17 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             stderr_bytes: c.err_bytes,
         });
     }
+    // The shell scripts ignore a failed write (as UnixBench's do), so a file or shell pass
+    // that filled --dir would count loops that did not do their work: refuse the pass when a
+    // copy's programs said so on stderr, or the filesystem is full at its end.
+    let writes_files = plan.spec.id.starts_with("fs") || plan.spec.id.starts_with("shell");
+    let said_full = copies
+        .iter()
+        .any(|c| is_no_space(&String::from_utf8_lossy(&c.err)));
+    if said_full || (writes_files && dir_full(plan.workdir)) {
+        let dir = plan.workdir.parent().unwrap_or(plan.workdir);
+        return Err(RunFailed(format!("{what}: {}", full_dir_message(dir))).into());
+    }
     let stderr = copies.iter().find(|c| !c.err.is_empty()).map(|c| {
         let text = String::from_utf8_lossy(&c.err);
         let mut end = text.len().min(STDERR_KEPT);
@@ -286,8 +301,28 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
     Ok(PassOutcome { samples, stderr })
 }
 
-/// Says why copy `i` failed: its error line, or how it ended.
-fn failure_message(what: &str, i: usize, c: &Copy, status: Option<i32>) -> String {
+/// Whether the filesystem of `dir` has no free block left.
+fn dir_full(dir: &Path) -> bool {
+    nix::sys::statvfs::statvfs(dir).is_ok_and(|v| v.blocks() > 0 && v.blocks_free() == 0)
+}
+
+/// Whether an error says the filesystem is full (ENOSPC) or the quota used up (EDQUOT).
+pub fn is_no_space(message: &str) -> bool {
+    message.contains("No space left on device") || message.contains("Disk quota exceeded")
+}
+
+/// What to say when the `--dir` filesystem is full.
+pub fn full_dir_message(dir: &Path) -> String {
+    format!(
+        "--dir {}: the filesystem is full (no space left on device); free some space there or \
+         choose another --dir",
+        dir.display()
+    )
+}
+
+/// Says why copy `i` failed: its error line, or how it ended; when its files no longer fit in
+/// `workdir` (inside --dir), which directory is full.
+fn failure_message(what: &str, workdir: &Path, i: usize, c: &Copy, status: Option<i32>) -> String {
     let report = c.report();
     let stderr = String::from_utf8_lossy(&c.err).trim().replace('\n', " | ");
     let how = match (report.error, status) {
@@ -306,5 +341,14 @@ fn failure_message(what: &str, i: usize, c: &Copy, status: Option<i32>) -> Strin
     } else {
         format!(" (stderr: {stderr})")
     };
-    format!("{what}: copy {} of its pass: {how}{extra}", i + 1)
+    let full = is_no_space(&how) || is_no_space(&stderr) || dir_full(workdir);
+    let hint = if full {
+        format!(
+            "; {}",
+            full_dir_message(workdir.parent().unwrap_or(workdir))
+        )
+    } else {
+        String::new()
+    };
+    format!("{what}: copy {} of its pass: {how}{extra}{hint}", i + 1)
 }

@@ -28,7 +28,7 @@ pub fn span_and_overlap(windows: &[[f64; 2]]) -> Option<(f64, f64)> {
     let earliest_end = windows.iter().map(|w| w[1]).reduce(f64::min)?;
     let span = last - first;
     let overlap = if span > 0.0 {
-        ((earliest_end - latest_start) / span).max(0.0)
+        ((earliest_end - latest_start) / span).clamp(0.0, 1.0)
     } else {
         1.0
     };

@@ -1,5 +1,6 @@
-//! brk1 — "brk increase/decrease of one page": move the program break up one page and back;
-//! counts 2. Uses the raw system call, so the C library's idea of the break is untouched.
+//! brk1 — "brk increase/decrease of one page": read the program break once, then forever move
+//! it up one page and back; counts 2 (two brk calls per loop, as in will-it-scale). Uses the
+//! raw system call, so the C library's idea of the break is untouched.
 
 use super::*;
 
@@ -11,19 +12,26 @@ pub const TESTCASE: Testcase = Testcase {
     helpers: 0,
 };
 
-fn brk(addr: usize) -> usize {
+/// The brk system call: asks for the break at `addr` and returns the break it now has (the old
+/// one when the request failed; `brk(0)` only reads it).
+pub fn brk(addr: usize) -> usize {
     // SAFETY: SYS_brk only moves the break; it returns the (possibly unchanged) break.
     unsafe { libc::syscall(libc::SYS_brk, addr) as usize }
 }
 
 fn run(ctx: &TaskCtx<'_>) -> Result<()> {
+    up_and_down(ctx, brk(0))
+}
+
+/// Moves the break from `base` up one page and back down, forever; counts 2 per round (also
+/// used by brk2).
+pub fn up_and_down(ctx: &TaskCtx<'_>, base: usize) -> Result<()> {
     let page = crate::counter_harness::page_size();
     loop {
-        let start = brk(0);
-        if brk(start + page) != start + page {
+        if brk(base + page) != base + page {
             anyhow::bail!("brk could not grow the heap by one page");
         }
-        brk(start);
+        brk(base);
         ctx.slot.add(2);
     }
 }

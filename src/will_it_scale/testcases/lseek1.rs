@@ -1,4 +1,5 @@
-//! lseek1 — "Separate file lseek": lseek to 0 on the task's own file.
+//! lseek1 — "Separate file lseek": lseek to 0 on the task's own file (4 KiB of written
+//! zeros, as will-it-scale writes one buffer to it).
 
 use super::*;
 use std::os::fd::AsRawFd;
@@ -12,7 +13,7 @@ pub const TESTCASE: Testcase = Testcase {
 };
 
 fn run(ctx: &TaskCtx<'_>) -> Result<()> {
-    let (file, _) = private_file(ctx.dir, 0)?;
+    let (file, _) = zero_file(ctx.dir, BUFLEN as u64)?;
     lseek_loop(ctx, file.as_raw_fd())
 }
 

@@ -3,14 +3,23 @@
 //! an optional `prepare` that runs once in the driver before any task exists (shared files),
 //! and the task loop, which does one operation and bumps the task's counter.
 //!
-//! Per-task files are created by the task itself, with mkstemp-style names, inside the run's
-//! private directory; the driver removes that directory when the run ends.
+//! Per-task files are created by the task itself, with mkstemp-style names, directly inside the
+//! run's private directory (`/tmp/patchbench-XXXXXX/wis-XXXXXX`: one level deeper than
+//! will-it-scale's `/tmp/willitscale.XXXXXX`); the driver empties that directory after every
+//! point and removes it when the run ends.
+//!
+//! Files are filled as will-it-scale fills them: where its testcase writes zeros (the read,
+//! pread, seek and lseek files), [`zero_file`] and [`shared_file`] write real zeros; where it
+//! only calls `ftruncate` (the 128 MiB mmap, page-fault and TLB-flush files), [`private_file`]
+//! sizes a sparse file the same way.
 
 use crate::counter_harness::{Prepared, TaskCtx, Workload};
 use anyhow::{Context, Result};
 use std::ffi::CString;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+
+pub mod file_io;
 
 /// One will-it-scale testcase.
 pub struct Testcase {
@@ -49,17 +58,23 @@ macro_rules! testcases {
 
 testcases! {
     brk1,
+    brk2,
     context_switch1,
     dup1,
     eventfd1,
+    fallocate1,
+    fallocate2,
     futex1,
     futex2,
+    futex3,
+    futex4,
     getppid1,
     lock1,
     lock2,
     lseek1,
     lseek2,
     malloc1,
+    malloc2,
     mmap1,
     mmap2,
     open1,
@@ -75,17 +90,33 @@ testcases! {
     pread1,
     pread2,
     pread3,
+    pthread_mutex1,
+    pthread_mutex2,
+    pthread_mutex3,
+    pthread_mutex4,
+    pthread_mutex5,
     pwrite1,
     pwrite2,
     pwrite3,
     read1,
     read2,
+    read3,
+    read4,
+    readseek1,
+    readseek2,
+    readseek3,
     sched_yield,
     signal1,
+    tlb_flush1,
+    tlb_flush2,
+    tlb_flush3,
     unix1,
     unlink1,
     unlink2,
     write1,
+    writeseek1,
+    writeseek2,
+    writeseek3,
 }
 
 /// The testcase called `name`.
@@ -105,8 +136,9 @@ pub fn no_prepare(_dir: &Path, _tasks: usize) -> Result<Prepared> {
     Ok(Prepared::default())
 }
 
-/// A new file of `size` bytes with a mkstemp-style name in `dir`, kept until the driver
-/// removes the directory.
+/// A new file with a mkstemp-style name in `dir`, sized to `size` bytes with `ftruncate` (sparse,
+/// as will-it-scale's mmap, page-fault and TLB-flush files), kept until the driver empties the
+/// directory.
 pub fn private_file(dir: &Path, size: u64) -> Result<(File, PathBuf)> {
     let tmp = tempfile::Builder::new()
         .prefix("wis-")
@@ -119,6 +151,22 @@ pub fn private_file(dir: &Path, size: u64) -> Result<(File, PathBuf)> {
     Ok((file, path))
 }
 
+/// A new file in `dir` holding `size` zero bytes written with write(2), BUFLEN at a time, as
+/// will-it-scale's read and pread testcases write theirs; the file position is left at the end.
+pub fn zero_file(dir: &Path, size: u64) -> Result<(File, PathBuf)> {
+    use std::io::Write;
+    let (mut file, path) = private_file(dir, 0)?;
+    let zeros = [0u8; BUFLEN];
+    let mut left = size;
+    while left > 0 {
+        let n = left.min(BUFLEN as u64) as usize;
+        file.write_all(&zeros[..n])
+            .with_context(|| format!("cannot fill {}", path.display()))?;
+        left -= n as u64;
+    }
+    Ok((file, path))
+}
+
 /// A new directory with a mkstemp-style name in `dir`.
 pub fn private_dir(dir: &Path) -> Result<PathBuf> {
     let d = tempfile::Builder::new()
@@ -128,9 +176,10 @@ pub fn private_dir(dir: &Path) -> Result<PathBuf> {
     Ok(d.keep())
 }
 
-/// A shared file of `size` bytes made by `prepare`, its path handed to every task.
+/// A shared file of `size` zero bytes made by `prepare` (will-it-scale's `testcase_prepare`
+/// writes them), its path handed to every task.
 pub fn shared_file(dir: &Path, size: u64) -> Result<Prepared> {
-    let (_, path) = private_file(dir, size)?;
+    let (_, path) = zero_file(dir, size)?;
     Ok(Prepared {
         path: Some(path),
         fd: None,
@@ -197,6 +246,43 @@ pub fn fault_pages(ctx: &TaskCtx<'_>, flags: libc::c_int, fd: libc::c_int) -> Re
             ctx.slot.add(1);
         }
         unmap(p, MEMSIZE)?;
+    }
+}
+
+/// The TLB-flush loop shared by tlb_flush1..3: map `len` bytes; for every page write a byte,
+/// `madvise(MADV_DONTNEED)` that page and read the byte back, which must then be `after` (0 where
+/// the private copy was dropped, 1 where a shared file mapping keeps it); one operation per
+/// page; unmap.
+pub fn flush_pages(
+    ctx: &TaskCtx<'_>,
+    len: usize,
+    flags: libc::c_int,
+    fd: libc::c_int,
+    after: u8,
+) -> Result<()> {
+    let page = crate::counter_harness::page_size();
+    loop {
+        let p = map(len, flags, fd)?;
+        for off in (0..len).step_by(page) {
+            // SAFETY: `off` is inside the mapping just made; the page stays mapped after
+            // MADV_DONTNEED (only its contents are dropped).
+            unsafe {
+                let at = p.add(off);
+                at.write_volatile(1);
+                ok(
+                    libc::madvise(at.cast(), page, libc::MADV_DONTNEED),
+                    "madvise",
+                )?;
+                if at.read_volatile() != after {
+                    anyhow::bail!(
+                        "the page held {} after MADV_DONTNEED, not {after}",
+                        at.read()
+                    );
+                }
+            }
+            ctx.slot.add(1);
+        }
+        unmap(p, len)?;
     }
 }
 

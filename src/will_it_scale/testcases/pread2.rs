@@ -1,7 +1,9 @@
 //! pread2 — "Same file pread to same offset": every task preads 4 KiB at offset 0 of one
-//! shared file (its own descriptor).
+//! shared file of 4 KiB written zeros, through a descriptor it opened itself (O_RDONLY).
 
+use super::file_io::{open_shared, positioned, Io};
 use super::*;
+use std::os::fd::AsRawFd;
 
 pub const TESTCASE: Testcase = Testcase {
     name: "pread2",
@@ -12,6 +14,6 @@ pub const TESTCASE: Testcase = Testcase {
 };
 
 fn run(ctx: &TaskCtx<'_>) -> Result<()> {
-    let file = File::open(shared_path(ctx)?).context("cannot open the shared file")?;
-    super::pread1::pread_loop(ctx, &file, 0)
+    let fd = open_shared(ctx, libc::O_RDONLY)?;
+    positioned(ctx, fd.as_raw_fd(), 0, Io::Read)
 }

@@ -1,20 +1,20 @@
 //! pwrite3 — "Same file pwrite to different offsets": every task pwrites 4 KiB of one shared
-//! file, task n at offset n × page.
+//! file (one page of written zeros per task), task n at offset n × page, through its own
+//! descriptor (O_RDWR).
 
+use super::file_io::{open_shared, per_task_pages, positioned, task_offset, Io};
 use super::*;
+use std::os::fd::AsRawFd;
 
 pub const TESTCASE: Testcase = Testcase {
     name: "pwrite3",
     description: "Same file pwrite to different offsets",
-    prepare: |dir, _| shared_file(dir, 0),
+    prepare: per_task_pages,
     run,
     helpers: 0,
 };
 
 fn run(ctx: &TaskCtx<'_>) -> Result<()> {
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(shared_path(ctx)?)
-        .context("cannot open the shared file")?;
-    super::pwrite1::pwrite_loop(ctx, &file, (ctx.nr * BUFLEN) as i64)
+    let fd = open_shared(ctx, libc::O_RDWR)?;
+    positioned(ctx, fd.as_raw_fd(), task_offset(ctx), Io::Write)
 }

@@ -1,6 +1,9 @@
-//! read1 — "Separate file read": sequential 4 KiB reads of the task's own 1 MiB file,
-//! rewinding at end of file.
+//! read1 — "Separate file read": sequential 4 KiB reads of the task's own file of 1 MiB written
+//! zeros, rewinding with lseek when a read returns end of file. As in will-it-scale the file
+//! position starts at the end (the zeros were just written), and every read counts, including
+//! the one that hits the end.
 
+use super::file_io::read_rewinding;
 use super::*;
 use std::os::fd::AsRawFd;
 
@@ -13,24 +16,6 @@ pub const TESTCASE: Testcase = Testcase {
 };
 
 fn run(ctx: &TaskCtx<'_>) -> Result<()> {
-    let (file, _) = private_file(ctx.dir, FILESIZE)?;
-    read_loop(ctx, &file)
-}
-
-/// Sequential BUFLEN reads from the start, rewinding at EOF (also used by read2).
-pub fn read_loop(ctx: &TaskCtx<'_>, file: &File) -> Result<()> {
-    let mut buf = vec![0u8; BUFLEN];
-    let fd = file.as_raw_fd();
-    loop {
-        // SAFETY: `buf` has BUFLEN writable bytes.
-        let n = ok(
-            unsafe { libc::read(fd, buf.as_mut_ptr().cast(), BUFLEN) },
-            "read",
-        )?;
-        if n == 0 {
-            ok(unsafe { libc::lseek(fd, 0, libc::SEEK_SET) }, "lseek")?;
-            continue;
-        }
-        ctx.slot.add(1);
-    }
+    let (file, _) = zero_file(ctx.dir, FILESIZE)?;
+    read_rewinding(ctx, file.as_raw_fd(), &mut [0u8; BUFLEN])
 }

@@ -1,0 +1,14 @@
+//! AIM7 `div_long` (div.c, "Thousand Long Integer Divides", args "1 1 75000", factor 900): one job
+//! runs 75,000 loops of the 12-step block of C `long` divides over (acc, x, y), x = 1 and y = 1, so
+//! 900 k divides; see `arith`.
+
+use super::arith::{self, Div};
+use super::Job;
+use std::num::Wrapping;
+
+pub const JOB: Job = arith::job::<Wrapping<i64>, Div>(
+    "div_long",
+    "1 1 75000",
+    900,
+    "Thousand Long Integer Divides",
+);

@@ -1,0 +1,14 @@
+//! AIM7 `mul_long` (mul.c, "Thousand Long Integer Multiplies", args "1 1 20000", factor 240): one
+//! job runs 20,000 loops of the 12-step block of C `long` multiplies over (acc, x, y), x = 1 and y
+//! = 1, so 240 k multiplies; see `arith`.
+
+use super::arith::{self, Mul};
+use super::Job;
+use std::num::Wrapping;
+
+pub const JOB: Job = arith::job::<Wrapping<i64>, Mul>(
+    "mul_long",
+    "1 1 20000",
+    240,
+    "Thousand Long Integer Multiplies",
+);
