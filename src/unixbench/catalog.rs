@@ -31,7 +31,7 @@ pub enum Category {
 
 impl Category {
     /// The name UnixBench prints in the index section's title.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Category::System => SYSTEM_CATEGORY,
             Category::Misc => "Non-Index Benchmarks",
