@@ -473,15 +473,6 @@ fn a_symbolic_link_given_as_dir_is_refused_with_or_without_a_trailing_slash() {
     );
 }
 
-/// The children of process `pid`.
-fn children(pid: u32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
 #[test]
 fn a_killed_will_it_scale_task_is_reported_with_testcase_and_task_count() {
     let d = tempfile::tempdir().unwrap();
@@ -503,10 +494,10 @@ fn a_killed_will_it_scale_task_is_reported_with_testcase_and_task_count() {
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while children(child.id()).len() < 2 && start.elapsed() < Duration::from_secs(30) {
+    while common::children(child.id()).len() < 2 && start.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let tasks = children(child.id());
+    let tasks = common::children(child.id());
     assert_eq!(tasks.len(), 2, "the tasks did not start");
     // SAFETY: killing a task process this test's command started.
     unsafe { libc::kill(tasks[1], libc::SIGKILL) };
