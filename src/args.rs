@@ -241,6 +241,28 @@ pub fn check_output(what: &str, path: &Path) -> anyhow::Result<()> {
             path.display()
         ));
     }
+    // access() answers for root from the mode bits alone; a read-only mount or a filesystem
+    // that takes no new files (/proc, /sys) says no only when a file is made there. So make
+    // a file there once, as the writer will for its temporary file, and remove it at once.
+    let probe = parent.join(format!(".patchbench-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        // Another patchbench of this pid's number left one: the directory takes files.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return usage(format!(
+                "{what} {}: cannot create a file in {} ({e}); write elsewhere",
+                path.display(),
+                parent.display()
+            ))
+        }
+    }
     Ok(())
 }
 

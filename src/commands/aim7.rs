@@ -84,6 +84,9 @@ pub struct Aim7Args {
     /// Write every sample, the figures and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreOpts,
 }
@@ -114,6 +117,9 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .unzip();
     if let Some(path) = &args.json {
         crate::args::check_output("--json", path)?;
+    }
+    if let Some(path) = &args.html {
+        crate::args::check_output("--html", path)?;
     }
     // One workfile, or tests without sizes of their own: the first mix's sizes are the run's.
     let filesize = args.filesize.or(mixes.iter().find_map(|m| m.filesize));
@@ -147,7 +153,13 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
 
     let mut table = crate::report::aim7::LiveTable::new();
     let terminal = TerminalSink::new(Some(Box::new(move |r| table.render(r))), None);
-    let mut sinks = shared::sinks(&args.store, args.json.as_deref(), false, vec![], terminal)?;
+    let mut sinks = shared::sinks(
+        &args.store,
+        args.json.as_deref(),
+        false,
+        shared::html_sinks(args.html.as_deref()),
+        terminal,
+    )?;
     let mut system = shared::system_at_start(&plan.dirs[0]);
     for (i, f) in fs.iter().enumerate() {
         system.extra.insert(

@@ -72,7 +72,7 @@ fn start(
         &args.opts.store,
         args.opts.json.as_deref(),
         true,
-        vec![],
+        shared::html_sinks(args.opts.html.as_deref()),
         terminal,
     )?;
     let record = RunRecord {

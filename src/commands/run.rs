@@ -62,6 +62,9 @@ pub struct RunArgs {
     /// Write every sample, the scores and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write UnixBench's CSV (one row of scores per copy count) to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -161,6 +164,9 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(json) = &args.json {
         crate::args::check_output("--json", json)?;
     }
+    if let Some(html) = &args.html {
+        crate::args::check_output("--html", html)?;
+    }
     if let Some(csv) = &args.csv {
         crate::args::check_output("--csv", csv)?;
     }
@@ -192,6 +198,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             Box::new(|r| Ok(Some(crate::report::unixbench_csv::render(r).into_bytes()))),
         ));
     }
+    files.extend(shared::html_sinks(args.html.as_deref()));
     let terminal = TerminalSink::new(
         None,
         Some(Box::new(|r| {

@@ -79,6 +79,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
             Box::new(crate::report::scale_svg::svg_of),
         ));
     }
+    files.extend(shared::html_sinks(args.opts.html.as_deref()));
     let terminal = TerminalSink::new(None, Some(Box::new(crate::report::scale::summary_of)));
     let mut sinks = shared::sinks(
         &args.opts.store,

@@ -77,6 +77,23 @@ pub fn sinks(
     Ok(sinks)
 }
 
+/// The `--html FILE` page of a measuring command (none without one): the run's report
+/// (`crate::report::html::run`), written atomically when the run ends, also after a failure
+/// or a signal (then marked incomplete).
+pub fn html_sinks(path: Option<&Path>) -> Vec<FileSink> {
+    path.map(|p| {
+        FileSink::new(
+            "--html",
+            p,
+            false,
+            true,
+            Box::new(|r| Ok(Some(crate::report::html::run(None, r).into_bytes()))),
+        )
+    })
+    .into_iter()
+    .collect()
+}
+
 /// Ends a run: marks it incomplete (with the error) after a failure or signal, lets every sink
 /// keep the final record, and returns the run's own failure before a sink's.
 pub fn conclude(
@@ -174,6 +191,9 @@ pub struct HarnessOpts {
     /// Write every sample, the results and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreOpts,
 }
@@ -207,6 +227,9 @@ impl HarnessOpts {
         let dir = crate::args::check_dir(&self.dir.clone().unwrap_or_else(std::env::temp_dir))?;
         if let Some(j) = &self.json {
             crate::args::check_output("--json", j)?;
+        }
+        if let Some(h) = &self.html {
+            crate::args::check_output("--html", h)?;
         }
         for o in outputs {
             crate::args::check_output("output", o)?;
