@@ -1,5 +1,7 @@
 //! Build script: records the git commit and the rustc that built patchbench, so every result
-//! can say exactly which build produced it.
+//! can say exactly which build produced it; and links the two small programs whose process
+//! costs the tests measure (`patchbench-execl`, `patchbench-spawn`) with lazy binding, as a C
+//! program is linked by default (rustc asks for `-z now`; the later `-z lazy` wins).
 use std::process::Command;
 
 fn main() {
@@ -24,4 +26,9 @@ fn main() {
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/refs/heads");
     println!("cargo:rerun-if-changed=build.rs");
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        for bin in ["patchbench-execl", "patchbench-spawn"] {
+            println!("cargo:rustc-link-arg-bin={bin}=-Wl,-z,lazy");
+        }
+    }
 }

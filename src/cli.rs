@@ -36,7 +36,7 @@ pub struct Cli {
 pub enum Command {
     /// Run the UnixBench System Benchmarks Index (or selected tests) at 1..N copies.
     Run(run::RunArgs),
-    /// List every test with its report name, unit, baseline and description.
+    /// List every test with its report name, unit, baseline, time divisor and description.
     List(list::ListArgs),
     /// Run AIM7 jobs (creat-clo, disk_*, …) at a load of N tasks and report jobs/min.
     Aim7(aim7::Aim7Args),

@@ -278,6 +278,18 @@ fn list_shows_every_test_with_unit_and_baseline() {
     assert!(text.contains("Pipe-based Context Switching"));
     assert!(text.contains("12440.0"));
     assert!(text.contains("index"));
+    // Every test says which clock divides its count.
+    assert!(text.contains("DIVISOR"));
+    let row = |id: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("no row for {id}"))
+            .to_string()
+    };
+    assert!(row("fstime").contains(" own time "), "{}", row("fstime"));
+    assert!(row("whetstone-double").contains(" own time "));
+    assert!(row("pipe").contains(" wall "), "{}", row("pipe"));
+    assert!(row("shell8").contains(" wall "));
 }
 
 #[test]
@@ -303,11 +315,18 @@ fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
     );
 }
 
-/// Whether a process working in `dir` runs the worker of `test`.
+/// Whether a process working in `dir` runs the worker of `test` (or, for `spawn`, the
+/// `patchbench-spawn` program the worker hands over to).
 fn worker_running(dir: &Path, test: &str) -> bool {
+    let companion = format!("patchbench-{test}");
     processes_in(&dir.to_string_lossy()).into_iter().any(|pid| {
         std::fs::read(format!("/proc/{pid}/cmdline"))
-            .map(|c| String::from_utf8_lossy(&c).split('\0').nth(1) == Some(test))
+            .map(|c| {
+                let c = String::from_utf8_lossy(&c).into_owned();
+                let mut args = c.split('\0');
+                let program = args.next().unwrap_or("");
+                args.next() == Some(test) || program.ends_with(&companion)
+            })
             .unwrap_or(false)
     })
 }

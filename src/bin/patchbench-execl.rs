@@ -1,147 +1,76 @@
 //! `patchbench-execl`: the small program the Execl Throughput test execs over and over
-//! (unixbench.md §4.3). Each image adds one to the count carried in argv and, until the
-//! deadline on the monotonic clock, replaces itself with a fresh copy of itself; the last image
-//! prints `COUNT|n|1|lps` and `WALL|seconds` on stdout for the runner.
+//! (unixbench.md §4.3). Each image does the per-image work of UnixBench's `execl.c`: it parses
+//! its arguments with `atoi` ×3 and `sscanf("%lu")`, adds one to the count, formats the count
+//! and the start back with `sprintf` ×2, calls `time()`, and, until the deadline, replaces
+//! itself with a fresh copy of itself through a five-argument `execl`; the last image prints
+//! `COUNT|n|1|lps` and `WALL|seconds` on stdout for the runner.
 //!
-//! It uses no Rust runtime or standard library (`#![no_std]`, `#![no_main]`: a C `main`, libc
-//! calls, no allocation), so it links only libc and an exec of it costs what an exec of
-//! UnixBench's small C program costs, not the start-up of a Rust binary. This needs
-//! `panic = "abort"` (Cargo.toml). Usage (by `patchbench-worker`):
-//! `patchbench-execl COUNT START_NS DEADLINE_NS`.
+//! `no_std`, libc only, lazily bound (build.rs) and carrying an 8 KiB bss array, like
+//! UnixBench's program, so that an exec of it costs what an exec of that program costs,
+//! lazy symbol resolution and first-use faults in libc's scanf/printf included (see
+//! `patchbench::unixbench::workloads::execl_throughput` for what still differs, with figures).
+//!
+//! Usage (by `patchbench-worker`): `patchbench-execl 0 DURATION_MS COUNT START_NS`, UnixBench's
+//! continuation form with the duration in milliseconds and the start on the monotonic clock
+//! in nanoseconds.
 #![no_std]
 #![no_main]
 
-use core::ffi::{c_char, c_int};
+mod nostd;
 
-// Without std nothing else asks the linker for libc.
-#[link(name = "c")]
-extern "C" {}
+use core::ffi::{c_char, c_int, c_ulong};
+use nostd::{error, now_ns, report, write_all};
 
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo) -> ! {
-    // SAFETY: abort has no preconditions.
-    unsafe { libc::abort() }
-}
-
-/// The precompiled `core` is built for unwinding, so an unoptimised (dev) build still refers to
-/// the unwinding personality routine. With panic = "abort" nothing ever unwinds, so it is
-/// never called; this empty definition only satisfies the linker.
-#[no_mangle]
-extern "C" fn rust_eh_personality() {}
-
-/// Nanoseconds on the monotonic clock.
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Parses a NUL-terminated decimal argument.
-///
-/// # Safety
-/// `arg` must point to a NUL-terminated string.
-unsafe fn parse(arg: *const c_char) -> Option<u64> {
-    let mut p = arg;
-    let mut v: u64 = 0;
-    if *p == 0 {
-        return None;
-    }
-    while *p != 0 {
-        let d = (*p as u8).wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(d as u64)?;
-        p = p.add(1);
-    }
-    Some(v)
-}
-
-/// Writes `v` in decimal, NUL-terminated, at the end of `buf`; returns a pointer to the
-/// first digit and the number of digits. Written without indexing so that no bounds-check panic
-/// path (and with it Rust's panic and backtrace machinery) is linked into this program.
-fn format(mut v: u64, buf: &mut [u8; 24]) -> (*const u8, usize) {
-    let end = buf.as_mut_ptr_range().end;
-    // SAFETY: at most 20 digits and a NUL are written, all inside the 24-byte buffer.
-    unsafe {
-        let mut p = end.sub(1);
-        *p = 0;
-        loop {
-            p = p.sub(1);
-            *p = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        (p, end.offset_from(p) as usize - 1)
-    }
-}
-
-fn write_all(bytes: &[u8]) {
-    write_raw(bytes.as_ptr(), bytes.len());
-}
-
-fn write_raw(p: *const u8, len: usize) {
-    // SAFETY: p points to len bytes of one of our buffers.
-    unsafe { libc::write(1, p.cast(), len) };
-}
-
-/// Prints the result lines: count, and wall seconds with nanosecond digits.
-fn report(count: u64, start: u64) {
-    let wall = now_ns().saturating_sub(start);
-    let mut b = [0u8; 24];
-    write_all(b"COUNT|");
-    let (p, n) = format(count, &mut b);
-    write_raw(p, n);
-    write_all(b"|1|lps\nWALL|");
-    let (p, n) = format(wall / 1_000_000_000, &mut b);
-    write_raw(p, n);
-    write_all(b".");
-    // Nine fractional digits: format 1_000_000_000 + fraction and skip the leading 1.
-    let (p, n) = format(1_000_000_000 + wall % 1_000_000_000, &mut b);
-    // SAFETY: the number has ten digits; skipping the first stays inside it.
-    write_raw(unsafe { p.add(1) }, n - 1);
-    write_all(b"\n");
-}
+/// UnixBench's `char bss[8*1024]` ("something worthwhile"): never touched, only mapped.
+#[used]
+static mut BSS: [u8; 8 * 1024] = [0; 8 * 1024];
 
 #[no_mangle]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
-    if argc != 4 {
-        write_all(b"ERROR|usage: patchbench-execl COUNT START_NS DEADLINE_NS\n");
+    if argc != 5 {
+        write_all(b"ERROR|usage: patchbench-execl 0 DURATION_MS COUNT START_NS\n");
         return 2;
     }
-    // SAFETY: argv holds argc valid NUL-terminated strings, per the C calling convention.
-    let (program, args) = unsafe {
-        (
-            *argv,
-            [
-                parse(*argv.add(1)),
-                parse(*argv.add(2)),
-                parse(*argv.add(3)),
-            ],
-        )
-    };
-    let [Some(count), Some(start), Some(deadline)] = args else {
-        write_all(b"ERROR|patchbench-execl: malformed arguments\n");
-        return 2;
-    };
-    let count = count + 1;
-    if now_ns() >= deadline {
-        report(count, start);
-        return 0;
+    let mut count_str: [c_char; 12] = [0; 12];
+    let mut start_str: [c_char; 24] = [0; 24];
+    // SAFETY: argv holds argc valid NUL-terminated strings (C calling convention); the format
+    // strings are NUL-terminated literals whose conversions match the arguments; the output
+    // buffers hold the longest number each can receive (a count below 2^31, a u64).
+    unsafe {
+        if libc::atoi(*argv.add(1)) != 0 {
+            write_all(b"ERROR|patchbench-execl: only the continuation form is supported\n");
+            return 2;
+        }
+        let path = *argv;
+        let dur_str = *argv.add(2);
+        let duration_ms = libc::atoi(dur_str);
+        let mut count = libc::atoi(*argv.add(3)) as c_ulong;
+        let mut start: c_ulong = 0;
+        if libc::sscanf(*argv.add(4), c"%lu".as_ptr(), &mut start as *mut c_ulong) != 1 {
+            write_all(b"ERROR|patchbench-execl: malformed arguments\n");
+            return 2;
+        }
+        count += 1;
+        libc::sprintf(count_str.as_mut_ptr(), c"%lu".as_ptr(), count);
+        libc::sprintf(start_str.as_mut_ptr(), c"%lu".as_ptr(), start);
+        // UnixBench compares whole seconds of time(); the deadline here is on the monotonic
+        // clock (sub-second durations, no 1 s truncation), but the call is made all the same.
+        core::hint::black_box(libc::time(core::ptr::null_mut()));
+        let elapsed = now_ns().saturating_sub(start as u64);
+        if elapsed >= duration_ms as u64 * 1_000_000 {
+            report(count as u64, start as u64);
+            return 0;
+        }
+        libc::execl(
+            path,
+            path,
+            c"0".as_ptr(),
+            dur_str,
+            count_str.as_ptr(),
+            start_str.as_ptr(),
+            core::ptr::null::<c_char>(),
+        );
     }
-    let (mut c, mut s, mut d) = ([0u8; 24], [0u8; 24], [0u8; 24]);
-    let cp = format(count, &mut c).0;
-    let sp = format(start, &mut s).0;
-    let dp = format(deadline, &mut d).0;
-    let next: [*const c_char; 5] = [program, cp.cast(), sp.cast(), dp.cast(), core::ptr::null()];
-    // SAFETY: a NULL-terminated argv of NUL-terminated strings that live until the call.
-    unsafe { libc::execv(program, next.as_ptr()) };
-    write_all(b"ERROR|patchbench-execl: execv failed\n");
+    error(b"patchbench-execl: execl failed");
     1
 }

@@ -17,7 +17,8 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Tests or aliases to run (comma separated or repeated): index (default), system, fs,
-    /// shell, or test ids such as pipe,syscall. `patchbench list` shows them all.
+    /// arithmetic, misc, shell, speed, all, ..., or test ids such as pipe,syscall (UnixBench's,
+    /// graphics excepted). `patchbench list` shows them all.
     #[arg(value_name = "TEST")]
     pub tests: Vec<String>,
     /// The same as the positional TEST arguments.
@@ -35,12 +36,13 @@ pub struct RunArgs {
     /// Seconds each test runs, replacing every test's default (10, 30 or 60 s).
     #[arg(short, long, value_name = "SECS", value_parser = parse_duration)]
     pub duration: Option<f64>,
-    /// A first look in about a minute: 1 pass, 2 s per test, no settle pauses. Numbers are
-    /// noisier than a default run; the report says which profile ran.
+    /// A first look in about two minutes: 1 pass, 2 s per test, no settle pauses before the
+    /// passes (the file tests keep fstime's own pauses). Numbers are noisier than a default
+    /// run; the report says which profile ran.
     #[arg(long)]
     pub quick: bool,
-    /// Skip UnixBench's `sync; sleep 1; sync; sleep 2` before every pass and the file tests'
-    /// internal settle pauses.
+    /// Skip UnixBench's `sync; sleep 1; sync; sleep 2` before every pass. (The file tests
+    /// still make fstime's own pauses between their phases, as UnixBench's program always does.)
     #[arg(long)]
     pub no_settle: bool,
     /// Adaptive passes: keep adding passes of each test (at least 3) until the 95% confidence
@@ -82,6 +84,17 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         Ok(t) => t,
         Err(msg) => return usage(msg),
     };
+    let (tests, skipped) = runner::tools::split(tests);
+    if tests.is_empty() {
+        let why: Vec<String> = skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.test, s.reason))
+            .collect();
+        return usage(format!(
+            "no selected test can run here ({})",
+            why.join("; ")
+        ));
+    }
     let copies = if args.copies.is_empty() {
         let cpus = crate::sysinfo::online_cpus();
         if cpus > 1 {
@@ -96,9 +109,12 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // Tests that write there are refused a full or unusable one up front, before a run is
     // opened in the store.
     let given = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let writes_files = tests
-        .iter()
-        .any(|t| matches!(t.params, Params::FileCopy(_) | Params::Shell { .. }));
+    let writes_files = tests.iter().any(|t| {
+        matches!(
+            t.params,
+            Params::FileCopy(..) | Params::Shell { .. } | Params::Looper { .. }
+        )
+    });
     let dir = if writes_files {
         crate::args::check_work_dir(&given)?.0
     } else {
@@ -138,6 +154,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         dir,
         precision: args.precision,
         max_time: args.max_time,
+        skipped,
     })
 }
 
@@ -198,6 +215,9 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     sinks.started(&record)?;
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
+    for s in &plan.skipped {
+        progress.line(&format!("patchbench: skipping {}: {}", s.test, s.reason));
+    }
     let outcome = runner::run(
         &plan,
         &worker,

@@ -348,6 +348,10 @@ fn build(rows: &[Row], side: usize, label: &str, partial: &BTreeMap<u32, bool>) 
                     samples: 0,
                     index,
                     precision_pct: None,
+                    divisor: None,
+                    overlap: None,
+                    stderr: None,
+                    warnings: Vec::new(),
                 });
             }
         }

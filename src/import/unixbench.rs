@@ -13,7 +13,10 @@ use super::{field_count, field_number, imported_record, line_error, LineError, R
 use crate::record::domain::Domain;
 use crate::record::{Direction, Kind, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
-use crate::unixbench::catalog::TESTS;
+use crate::unixbench::catalog::{Category, TESTS};
+
+/// The category name of UnixBench's non-index tests, whose index grep and sysexec make.
+const MISC_CATEGORY: &str = Category::Misc.name();
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -61,6 +64,8 @@ struct Block {
     open_table: Option<usize>,
     /// The System Benchmarks Index Score and its line.
     index: Option<(f64, usize)>,
+    /// The Non-Index Benchmarks Index Score (grep's and sysexec's baselines) and its line.
+    misc_index: Option<(f64, usize)>,
     tables: usize,
 }
 
@@ -149,8 +154,13 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
             if block.open_table.take().is_none() {
                 return line_error(n, "an Index Score line without its table");
             }
-            if &c[1] == "System Benchmarks" {
-                block.index = Some((field_number(n, "Index Score", &c[3], Domain::Positive)?, n));
+            let slot = match &c[1] {
+                "System Benchmarks" => Some(&mut block.index),
+                MISC_CATEGORY => Some(&mut block.misc_index),
+                _ => None,
+            };
+            if let Some(slot) = slot {
+                *slot = Some((field_number(n, "Index Score", &c[3], Domain::Positive)?, n));
             }
         } else if block.open_table.is_some() && INDEX_ROW.is_match(line) {
             let c = INDEX_ROW.captures(line).expect("matched");
@@ -322,6 +332,10 @@ fn build(
                     .and_then(|r| r.2)
                     .or(baseline.map(|bl| 10.0 * score / bl)),
                 precision_pct: None,
+                divisor: None,
+                overlap: None,
+                stderr: None,
+                warnings: Vec::new(),
             });
         }
         if let Some((index, line)) = b.index {
@@ -329,6 +343,22 @@ fn build(
                 "unixbench.index",
                 &[("copies", b.copies.to_string())],
                 "System Benchmarks Index Score",
+                "index",
+                Direction::HigherIsBetter,
+                index,
+                Vec::new(),
+            );
+            metrics.add(metric, line)?;
+        }
+        // As a run records it (`unixbench.index` {copies, category}).
+        if let Some((index, line)) = b.misc_index {
+            let metric = Metric::new(
+                "unixbench.index",
+                &[
+                    ("copies", b.copies.to_string()),
+                    ("category", MISC_CATEGORY.to_string()),
+                ],
+                format!("{MISC_CATEGORY} Index Score"),
                 "index",
                 Direction::HigherIsBetter,
                 index,
@@ -345,4 +375,54 @@ fn build(
     let mut record = imported_record(Kind::Unixbench, system, config, metrics.into_vec());
     record.tests = tests;
     Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    /// One block of `patchbench run grep,sysexec,hanoi,pipe` as it printed it: a System
+    /// Benchmarks index and a Non-Index Benchmarks one, each imported as the run records it.
+    #[test]
+    fn a_non_index_benchmarks_index_is_imported_with_its_category() {
+        let text = "\
+------------------------------------------------------------------------
+Benchmark Run: Wed Dec 02 2026 01:02:05 - 01:02:08
+2 CPUs in system; running 1 parallel copy of tests
+
+Exec System Call Overhead                       206.4 lps   (0.5 s, 1 samples)
+Grep a large file (system's grep)              7191.8 lpm   (0.5 s, 1 samples)
+Pipe Throughput                              703112.9 lps   (0.5 s, 1 samples)
+Recursion Test -- Tower of Hanoi              81420.6 lps   (0.5 s, 1 samples)
+
+System Benchmarks Partial Index              BASELINE       RESULT    INDEX
+Pipe Throughput                               12440.0     703112.9    565.2
+                                                                   ========
+System Benchmarks Index Score (Partial Only)                          565.2
+
+Non-Index Benchmarks Index Values            BASELINE       RESULT    INDEX
+Exec System Call Overhead                        25.0        206.4     82.6
+Grep a large file (system's grep)                 1.0       7191.8  71918.0
+Recursion Test -- Tower of Hanoi                  ---      81420.6      ---
+                                                                   ========
+Non-Index Benchmarks Index Score                                     2436.6
+
+------------------------------------------------------------------------
+Benchmark Run: Wed Dec 02 2026 01:02:08 - 01:02:10
+2 CPUs in system; running 2 parallel copies of tests
+";
+        let record = super::parse(text).unwrap();
+        let index: Vec<(String, Option<&String>, f64)> = record
+            .metrics
+            .iter()
+            .filter(|m| m.name == "unixbench.index")
+            .map(|m| (m.key(), m.params.get("category"), m.value))
+            .collect();
+        assert_eq!(index.len(), 2, "{index:?}");
+        assert_eq!(index[0].1, None);
+        assert_eq!(index[0].2, 565.2);
+        assert_eq!(index[1].1.map(String::as_str), Some("Non-Index Benchmarks"));
+        assert_eq!(index[1].2, 2436.6);
+        assert_eq!(record.tests.len(), 4);
+        let grep = record.tests.iter().find(|t| t.test == "grep").unwrap();
+        assert_eq!((grep.baseline, grep.index), (Some(1.0), Some(71918.0)));
+    }
 }

@@ -165,6 +165,10 @@ impl TestResult {
         if let Some(p) = self.precision_pct {
             non_negative(&what("precision"), p)?;
         }
+        if let Some(o) = self.overlap {
+            non_negative(&what("overlap span"), o.span_seconds)?;
+            check(&what("overlap"), o.overlap, Domain::Range(0.0, 1.0))?;
+        }
         for p in &self.passes {
             p.validate(&what(&format!("pass {}", p.pass)))?;
         }
@@ -177,6 +181,12 @@ impl PassResult {
         non_negative(&format!("{what} count"), self.count)?;
         non_negative(&format!("{what} time"), self.time)?;
         non_negative(&format!("{what} rate"), self.rate)?;
+        if let Some(span) = self.span_seconds {
+            non_negative(&format!("{what} span"), span)?;
+        }
+        if let Some(o) = self.overlap {
+            check(&format!("{what} overlap"), o, Domain::Range(0.0, 1.0))?;
+        }
         for c in &self.copies {
             let w = format!("{what} copy {}", c.copy);
             for (f, v) in [
@@ -186,6 +196,9 @@ impl PassResult {
                 ("rate", c.rate),
             ] {
                 non_negative(&format!("{w} {f}"), v)?;
+            }
+            if let Some(window) = &c.window {
+                all_finite(&format!("{w} window"), window)?;
             }
         }
         Ok(())
@@ -362,5 +375,32 @@ mod tests {
         assert!(m.validate().is_ok());
         m.samples = vec![-1.0];
         assert!(m.validate().unwrap_err().contains("sample 1"));
+    }
+
+    #[test]
+    fn overlaps_lie_in_zero_to_one_and_windows_are_finite() {
+        let mut r: TestResult = serde_json::from_value(serde_json::json!({
+            "test": "pipe", "name": "Pipe Throughput", "unit": "lps", "timebase": 1,
+            "copies": 2, "baseline": 12440.0, "duration": 2.0, "score": 10.0, "time": 2.0,
+            "samples": 1, "index": null,
+            "overlap": {"span_seconds": 2.5, "overlap": 0.8},
+            "passes": [{"pass": 1, "count": 20.0, "time": 2.0, "rate": 10.0, "kept": true,
+                        "span_seconds": 2.5, "overlap": 0.8,
+                        "copies": [{"copy": 1, "count": 10.0, "seconds": 2.0,
+                                    "wall_seconds": 2.0, "rate": 5.0, "window": [0.0, 2.0]}]}]
+        }))
+        .unwrap();
+        assert_eq!(r.validate(), Ok(()));
+        r.passes[0].overlap = Some(1.5);
+        assert!(r.validate().unwrap_err().contains("pass 1 overlap"));
+        r.passes[0].overlap = Some(0.8);
+        r.overlap = Some(crate::record::Overlap {
+            span_seconds: -1.0,
+            overlap: 0.8,
+        });
+        assert!(r.validate().unwrap_err().contains("overlap span"));
+        r.overlap = None;
+        r.passes[0].copies[0].window = Some([0.0, f64::NAN]);
+        assert!(r.validate().unwrap_err().contains("window"));
     }
 }

@@ -21,7 +21,9 @@ pub mod sink;
 pub mod unixbench;
 pub mod will_it_scale;
 
-pub use unixbench::{Block, CopySample, IndexScore, PassResult, TestResult};
+pub use unixbench::{
+    Block, CopySample, IndexScore, Overlap, PassResult, StderrSample, TestResult, TimeSource,
+};
 
 use crate::sysinfo::SystemInfo;
 use serde::{Deserialize, Serialize};

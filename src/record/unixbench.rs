@@ -3,6 +3,53 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Which clock a test's count is divided by (unixbench.md §4, "time divisor"), as UnixBench
+/// divides that test. In JSON: `"wall"` or `"own-time"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimeSource {
+    /// Wall time of the copy. UnixBench: Run's `elapsed`, from just before it forks the copy
+    /// to EOF of the program's output (exec, start-up, exit and lingering children included).
+    /// patchbench: from the copy's release at the start gate (its start-up excluded) to the
+    /// end of its work with its children reaped.
+    Wall,
+    /// The time the program measured for its own timed section (its `TIME` line): the scored
+    /// phase of fstime, Whetstone's summed section times.
+    #[serde(rename = "own-time")]
+    SelfReported,
+}
+
+impl TimeSource {
+    /// The short name `patchbench list` prints.
+    pub fn label(self) -> &'static str {
+        match self {
+            TimeSource::Wall => "wall",
+            TimeSource::SelfReported => "own time",
+        }
+    }
+}
+
+/// How the copies' timed windows lay against each other, over a test's passes.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Overlap {
+    /// The longest span of a pass, from the first copy's window start to the last one's end.
+    pub span_seconds: f64,
+    /// The lowest overlap of a pass: the time every copy was inside its window over the span.
+    pub overlap: f64,
+}
+
+/// What a test's copies wrote on stderr (UnixBench's Run aborts the run on such output; here
+/// the score is kept and the output recorded).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StderrSample {
+    /// Bytes written, over every copy and pass.
+    pub bytes: u64,
+    /// How many copies (over all passes) wrote anything.
+    pub copies: u32,
+    /// The beginning of the first such copy's output.
+    pub text: String,
+}
+
 /// The result of one UnixBench test at one copy count.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
@@ -32,6 +79,18 @@ pub struct TestResult {
     /// With `run --precision`: the 95% CI half-width of the mean pass rate reached, in %.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_pct: Option<f64>,
+    /// Which clock the passes' times (the divisor) came from; None in imported results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub divisor: Option<TimeSource>,
+    /// The copies' windows: the longest span and the lowest overlap over the passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<Overlap>,
+    /// What the copies wrote on stderr, if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<StderrSample>,
+    /// Warnings about how far this result can be trusted (e.g. copies that barely overlapped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// One pass of one test: all copies started together from one barrier.
@@ -46,6 +105,12 @@ pub struct PassResult {
     pub rate: f64,
     /// False when the pass was among the lowest third dropped by UnixBench's rule.
     pub kept: bool,
+    /// From the first copy's window start to the last copy's window end, in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span_seconds: Option<f64>,
+    /// The time every copy was inside its window, over the span (1 when they coincide).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<f64>,
     pub copies: Vec<CopySample>,
 }
 
@@ -61,6 +126,17 @@ pub struct CopySample {
     pub wall_seconds: f64,
     /// This copy's own rate, for per-copy spread.
     pub rate: f64,
+    /// Its timed window (the span its count was made in: release to end of work, or the
+    /// program's own timed section), in seconds after the pass's release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<[f64; 2]>,
+    /// Bytes it wrote on stderr.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stderr_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// An index score of one category at one copy count.

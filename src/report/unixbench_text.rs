@@ -1,8 +1,13 @@
 //! The UnixBench 6.0.0 text report, byte for byte in the formats of unixbench.md §7.1, so the
 //! log parsers people already have keep working: the header, then per copy count a block with
-//! one line per test (sorted by report name) and the index section.
+//! one line per test (sorted by report name) and an index section per category with a
+//! baseline among the results (System Benchmarks, then Non-Index Benchmarks). patchbench's own
+//! notes (precision reached, warnings) sit between the two, in lines no UnixBench parser takes
+//! for results.
 
 use crate::record::{IndexScore, RunRecord, TestResult};
+use crate::unixbench::catalog::INDEX_CATEGORIES;
+use crate::unixbench::runner::scoring;
 use std::fmt::Write;
 
 /// The version whose report format (and test semantics) patchbench reproduces.
@@ -180,15 +185,35 @@ fn block(record: &RunRecord, copies: u32) -> String {
         }
         let _ = writeln!(out);
     }
-    // Imported reports may carry no index scores: compute them from the tests.
-    let computed = crate::unixbench::runner::scoring::index_score(&tests, copies);
-    let index = record
-        .indexes
-        .iter()
-        .find(|i| i.copies == copies)
-        .or(computed.as_ref());
-    if let Some(index) = index {
-        out.push_str(&index_section(&tests, index));
+    if tests.iter().any(|t| !t.warnings.is_empty()) {
+        // Not UnixBench lines either, and none of them ends like a result or index line.
+        let _ = writeln!(
+            out,
+            "Warnings (patchbench's, not part of UnixBench's report):"
+        );
+        for t in &tests {
+            for w in &t.warnings {
+                let _ = writeln!(out, "  {}: {w}.", t.name);
+            }
+        }
+        let _ = writeln!(out);
+    }
+    for category in INDEX_CATEGORIES {
+        let members: Vec<&TestResult> = tests
+            .iter()
+            .copied()
+            .filter(|t| scoring::category_of(t) == category)
+            .collect();
+        // Imported reports may carry no index scores: compute them from the tests.
+        let computed = scoring::index_score(&members, copies, category);
+        let index = record
+            .indexes
+            .iter()
+            .find(|i| i.copies == copies && i.category == category.name())
+            .or(computed.as_ref());
+        if let Some(index) = index {
+            out.push_str(&index_section(&members, index));
+        }
     }
     out
 }
@@ -196,7 +221,7 @@ fn block(record: &RunRecord, copies: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::unixbench::catalog::find;
+    use crate::unixbench::catalog::{find, Category};
     use crate::unixbench::runner::scoring::{combine_copies, combine_passes, index_score};
 
     fn result(id: &str, score: f64, time: f64, samples: usize) -> TestResult {
@@ -266,8 +291,44 @@ System Benchmarks Index Score                                        1534.7
             .collect();
         results.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         let refs: Vec<&TestResult> = results.iter().collect();
-        let index = index_score(&refs, 1).unwrap();
+        let index = index_score(&refs, 1, Category::System).unwrap();
         assert_eq!(index_section(&refs, &index), expected);
+    }
+
+    /// A block with a Non-Index Benchmarks index and a warning: the warning sits between the
+    /// test lines and the index sections, which follow UnixBench's format.
+    #[test]
+    fn a_non_index_section_and_warnings_in_a_block() {
+        let mut record = crate::record::RunRecord::new(
+            crate::record::Kind::Unixbench,
+            crate::sysinfo::SystemInfo::default(),
+            &(),
+        );
+        let mut grep = result("grep", 2.0, 30.0, 2);
+        grep.warnings = vec!["the 2 copies' timed windows overlapped only 50.0%".into()];
+        record.tests = vec![
+            result("hanoi", 1000.0, 20.0, 2),
+            grep,
+            result("pipe", 12440.0, 10.0, 7),
+        ];
+        let text = render(&record);
+        let warning = text.find("Warnings (patchbench's").unwrap();
+        let system = text.find("System Benchmarks Partial Index").unwrap();
+        let misc = text.find("Non-Index Benchmarks Partial Index").unwrap();
+        assert!(text.find("Recursion Test").unwrap() < warning && warning < system);
+        assert!(system < misc);
+        assert!(text.contains(
+            "  Grep a large file (system's grep): the 2 copies' timed windows overlapped only 50.0%.\n"
+        ));
+        assert!(text.contains(
+            "Recursion Test -- Tower of Hanoi                  ---       1000.0      ---\n"
+        ));
+        assert!(text.contains(&format!(
+            "{:<66} {:>8.1}",
+            "Non-Index Benchmarks Index Score (Partial Only)", 20.0
+        )));
+        // The System section lists only System tests.
+        assert!(!text[system..misc].contains("Grep"));
     }
 
     #[test]
@@ -275,7 +336,7 @@ System Benchmarks Index Score                                        1534.7
         let a = result("pipe", 12440.0, 10.0, 7);
         let b = result("shell16", 100.0, 60.0, 2);
         let refs = vec![&a, &b];
-        let index = index_score(&refs, 1).unwrap();
+        let index = index_score(&refs, 1, Category::System).unwrap();
         let text = index_section(&refs, &index);
         assert!(text.starts_with("System Benchmarks Partial Index "));
         assert!(text.contains(

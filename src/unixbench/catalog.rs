@@ -1,19 +1,14 @@
 //! The catalogue of UnixBench tests patchbench runs: ids, report names, units, baselines,
-//! default durations and pass schemes (unixbench.md §3.2, §3.6 and §4), and the aliases that
-//! select groups of them. Adding a test is its workload file plus one entry here: the entry
-//! names the workload's `prepare`, its constants and what it installs.
+//! categories, default durations and pass schemes (unixbench.md §3.2, §3.6, §4 and §5), and
+//! the aliases that select groups of them, as UnixBench's `Run` defines them (graphics tests
+//! excepted). Adding a test is its workload file plus one entry here: the entry names the
+//! workload's `prepare`, its constants, what it installs and which programs it needs.
 
-use super::workloads::file_copy::Geometry;
-use super::workloads::{self, shell_scripts, Install, Params, Prepare};
-
-/// Which clock a test's rate is divided by (unixbench.md §4, "time divisor").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeSource {
-    /// The copy's own wall time, from barrier release to the end of its work (Run's `elapsed`).
-    Wall,
-    /// The time the workload measured for its timed section (fstime's copy phase, Whetstone).
-    SelfReported,
-}
+use super::workloads::arithmetic::Datum;
+use super::workloads::file_copy::{Geometry, Mode};
+use super::workloads::whetstone::Variant;
+use super::workloads::{self, c_compiler, dc, grep_file, shell_scripts, Install, Params, Prepare};
+pub use crate::record::TimeSource;
 
 /// UnixBench's pass scheme: "long" tests run 10 passes, "short" tests 3 (unixbench.md §3.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +17,34 @@ pub enum Repeat {
     Short,
 }
 
-/// Index category of a test. Only `System Benchmarks` exists among the tests patchbench runs.
+/// A test's category in UnixBench's `Run` (`$testCats`); each category with a baseline among
+/// the results gets its own index section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// `system`: the index tests and their relatives.
+    System,
+    /// `misc`: the non-index tests; grep and sysexec have baselines "for convenience".
+    Misc,
+    /// patchbench's own variants, outside UnixBench: no baseline, in no alias, not in `all`.
+    Extra,
+}
+
+impl Category {
+    /// The name UnixBench prints in the index section's title.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Category::System => SYSTEM_CATEGORY,
+            Category::Misc => "Non-Index Benchmarks",
+            Category::Extra => "patchbench Extras",
+        }
+    }
+}
+
+/// The categories that have baselines, in the order their index sections are printed
+/// (UnixBench's order is Perl's hash order, i.e. unspecified).
+pub const INDEX_CATEGORIES: [Category; 2] = [Category::System, Category::Misc];
+
+/// The System Benchmarks category's name.
 pub const SYSTEM_CATEGORY: &str = "System Benchmarks";
 
 /// One test of the catalogue: its UnixBench constants and how it runs.
@@ -36,11 +58,12 @@ pub struct TestSpec {
     pub unit: &'static str,
     /// 0: the count is already a rate; 1: per second; 60: per minute.
     pub timebase: u32,
-    /// Index baseline (SPARCstation 20-61 "George"), if the test is indexed.
+    /// Index baseline (SPARCstation 20-61 "George"), if `index.base` has one.
     pub baseline: Option<f64>,
     /// UnixBench's default run length in seconds.
     pub duration: f64,
     pub repeat: Repeat,
+    pub category: Category,
     pub time_source: TimeSource,
     /// How many processes one copy uses at most (for the process-limit check).
     pub procs_per_copy: u32,
@@ -50,215 +73,439 @@ pub struct TestSpec {
     pub params: Params,
     /// What the run's private directory needs before any copy starts.
     pub install: Option<Install>,
+    /// Programs the test runs (names looked up in PATH, or absolute paths): without one of
+    /// them the test is skipped with one line, not the run.
+    pub tools: &'static [&'static str],
     /// One line for `patchbench list`.
     pub description: &'static str,
 }
 
-/// Every test patchbench can run, in UnixBench's `index` execution order, then the extras.
-pub const TESTS: &[TestSpec] = &[
+/// A test of one process that counts loops over its wall time: the common case.
+const fn simple(
+    id: &'static str,
+    name: &'static str,
+    duration: f64,
+    repeat: Repeat,
+    prepare: Prepare,
+    description: &'static str,
+) -> TestSpec {
     TestSpec {
-        id: "dhry2reg",
-        name: "Dhrystone 2 using register variables",
+        id,
+        name,
         unit: "lps",
         timebase: 1,
-        baseline: Some(116700.0),
-        duration: 10.0,
-        repeat: Repeat::Long,
+        baseline: None,
+        duration,
+        repeat,
+        category: Category::System,
         time_source: TimeSource::Wall,
         procs_per_copy: 1,
-        prepare: workloads::dhrystone,
+        prepare,
         params: Params::None,
         install: None,
-        description: "Dhrystone 2.1 integer and string loop, loops per second",
+        tools: &[],
+        description,
+    }
+}
+
+/// One of fstime's nine tests (30 s, short, KiB/s over the scored phase's own time).
+const fn file(
+    id: &'static str,
+    name: &'static str,
+    bufsize: usize,
+    maxblocks: usize,
+    mode: Mode,
+    baseline: Option<f64>,
+    description: &'static str,
+) -> TestSpec {
+    TestSpec {
+        unit: "KBps",
+        timebase: 0,
+        baseline,
+        time_source: TimeSource::SelfReported,
+        params: Params::FileCopy(Geometry { bufsize, maxblocks }, mode),
+        ..simple(
+            id,
+            name,
+            30.0,
+            Repeat::Short,
+            workloads::file_copy,
+            description,
+        )
+    }
+}
+
+/// One of arith.c's six builds (`<name> 10`, short, category misc).
+const fn arith(
+    id: &'static str,
+    name: &'static str,
+    datum: Datum,
+    description: &'static str,
+) -> TestSpec {
+    TestSpec {
+        category: Category::Misc,
+        params: Params::Arith(datum),
+        ..simple(
+            id,
+            name,
+            10.0,
+            Repeat::Short,
+            workloads::arithmetic,
+            description,
+        )
+    }
+}
+
+/// A shell test: the looper over `multi.sh N` for 60 s, loops per minute.
+const fn shell(
+    id: &'static str,
+    name: &'static str,
+    concurrency: u32,
+    baseline: Option<f64>,
+    description: &'static str,
+) -> TestSpec {
+    TestSpec {
+        unit: "lpm",
+        timebase: 60,
+        baseline,
+        procs_per_copy: concurrency * 6 + 2,
+        params: Params::Shell { concurrency },
+        install: Some(shell_scripts::install),
+        tools: shell_scripts::TOOLS,
+        ..simple(id, name, 60.0, Repeat::Short, workloads::shell, description)
+    }
+}
+
+/// A looper test of category misc: `looper SECS argv… [< stdin]`, loops per minute; the
+/// copy is the looper and one command.
+const fn looper(
+    id: &'static str,
+    name: &'static str,
+    duration: f64,
+    argv: &'static [&'static str],
+    stdin: Option<&'static str>,
+    install: Install,
+    description: &'static str,
+) -> TestSpec {
+    TestSpec {
+        unit: "lpm",
+        timebase: 60,
+        category: Category::Misc,
+        procs_per_copy: 2,
+        params: Params::Looper { argv, stdin },
+        install: Some(install),
+        tools: match argv {
+            [program, ..] => std::slice::from_ref(program),
+            [] => &[],
+        },
+        ..simple(
+            id,
+            name,
+            duration,
+            Repeat::Short,
+            workloads::looper,
+            description,
+        )
+    }
+}
+
+/// Every test patchbench can run: UnixBench's `index` tests in its execution order, the rest
+/// of its non-graphics tests, then patchbench's own variants.
+pub const TESTS: &[TestSpec] = &[
+    TestSpec {
+        baseline: Some(116700.0),
+        ..simple(
+            "dhry2reg",
+            "Dhrystone 2 using register variables",
+            10.0,
+            Repeat::Long,
+            workloads::dhrystone,
+            "Dhrystone 2.1 integer and string loop, loops per second",
+        )
     },
     TestSpec {
-        id: "whetstone-double",
-        name: "Double-Precision Whetstone",
         unit: "MWIPS",
         timebase: 0,
         baseline: Some(55.0),
-        duration: 10.0,
-        repeat: Repeat::Long,
         time_source: TimeSource::SelfReported,
-        procs_per_copy: 1,
-        prepare: workloads::whetstone,
-        params: Params::None,
-        install: None,
-        description: "Longbottom's double-precision Whetstone, calibrated to the duration",
+        params: Params::Whetstone(Variant::Gcc),
+        ..simple(
+            "whetstone-double",
+            "Double-Precision Whetstone",
+            10.0,
+            Repeat::Long,
+            workloads::whetstone,
+            "Longbottom's double-precision Whetstone, calibrated to the duration (gcc's work)",
+        )
     },
     TestSpec {
-        id: "execl",
-        name: "Execl Throughput",
-        unit: "lps",
-        timebase: 1,
         baseline: Some(43.0),
-        duration: 30.0,
-        repeat: Repeat::Short,
-        time_source: TimeSource::Wall,
-        procs_per_copy: 1,
-        prepare: workloads::execl,
-        params: Params::None,
-        install: None,
-        description: "a small program that execs itself, execs per second",
+        ..simple(
+            "execl",
+            "Execl Throughput",
+            30.0,
+            Repeat::Short,
+            workloads::execl,
+            "a small program that execs itself, execs per second",
+        )
     },
+    file(
+        "fstime",
+        "File Copy 1024 bufsize 2000 maxblocks",
+        1024,
+        2000,
+        Mode::Copy,
+        Some(3960.0),
+        "read/write copy of a 2,048,000-byte file with 1024-byte buffers, KiB/s",
+    ),
+    file(
+        "fsbuffer",
+        "File Copy 256 bufsize 500 maxblocks",
+        256,
+        500,
+        Mode::Copy,
+        Some(1655.0),
+        "read/write copy of a 512,000-byte file with 256-byte buffers, KiB/s",
+    ),
+    file(
+        "fsdisk",
+        "File Copy 4096 bufsize 8000 maxblocks",
+        4096,
+        8000,
+        Mode::Copy,
+        Some(5800.0),
+        "read/write copy of an 8,192,000-byte file with 4096-byte buffers, KiB/s",
+    ),
     TestSpec {
-        id: "fstime",
-        name: "File Copy 1024 bufsize 2000 maxblocks",
-        unit: "KBps",
-        timebase: 0,
-        baseline: Some(3960.0),
-        duration: 30.0,
-        repeat: Repeat::Short,
-        time_source: TimeSource::SelfReported,
-        procs_per_copy: 1,
-        prepare: workloads::file_copy,
-        params: Params::FileCopy(Geometry {
-            bufsize: 1024,
-            maxblocks: 2000,
-        }),
-        install: None,
-        description: "read/write copy of a 2,048,000-byte file with 1024-byte buffers, KiB/s",
-    },
-    TestSpec {
-        id: "fsbuffer",
-        name: "File Copy 256 bufsize 500 maxblocks",
-        unit: "KBps",
-        timebase: 0,
-        baseline: Some(1655.0),
-        duration: 30.0,
-        repeat: Repeat::Short,
-        time_source: TimeSource::SelfReported,
-        procs_per_copy: 1,
-        prepare: workloads::file_copy,
-        params: Params::FileCopy(Geometry {
-            bufsize: 256,
-            maxblocks: 500,
-        }),
-        install: None,
-        description: "read/write copy of a 512,000-byte file with 256-byte buffers, KiB/s",
-    },
-    TestSpec {
-        id: "fsdisk",
-        name: "File Copy 4096 bufsize 8000 maxblocks",
-        unit: "KBps",
-        timebase: 0,
-        baseline: Some(5800.0),
-        duration: 30.0,
-        repeat: Repeat::Short,
-        time_source: TimeSource::SelfReported,
-        procs_per_copy: 1,
-        prepare: workloads::file_copy,
-        params: Params::FileCopy(Geometry {
-            bufsize: 4096,
-            maxblocks: 8000,
-        }),
-        install: None,
-        description: "read/write copy of an 8,192,000-byte file with 4096-byte buffers, KiB/s",
-    },
-    TestSpec {
-        id: "pipe",
-        name: "Pipe Throughput",
-        unit: "lps",
-        timebase: 1,
         baseline: Some(12440.0),
-        duration: 10.0,
-        repeat: Repeat::Long,
-        time_source: TimeSource::Wall,
-        procs_per_copy: 1,
-        prepare: workloads::pipe,
-        params: Params::None,
-        install: None,
-        description: "512-byte write then read on one pipe in one process, pairs per second",
+        ..simple(
+            "pipe",
+            "Pipe Throughput",
+            10.0,
+            Repeat::Long,
+            workloads::pipe,
+            "512-byte write then read on one pipe in one process, pairs per second",
+        )
     },
     TestSpec {
-        id: "context1",
-        name: "Pipe-based Context Switching",
-        unit: "lps",
-        timebase: 1,
         baseline: Some(4000.0),
-        duration: 10.0,
-        repeat: Repeat::Long,
-        time_source: TimeSource::Wall,
         procs_per_copy: 2,
-        prepare: workloads::context1,
-        params: Params::None,
-        install: None,
-        description: "parent and child echo a counter over two pipes, round trips per second",
+        ..simple(
+            "context1",
+            "Pipe-based Context Switching",
+            10.0,
+            Repeat::Long,
+            workloads::context1,
+            "parent and child echo a counter over two pipes, round trips per second",
+        )
     },
     TestSpec {
-        id: "spawn",
-        name: "Process Creation",
-        unit: "lps",
-        timebase: 1,
         baseline: Some(126.0),
-        duration: 30.0,
-        repeat: Repeat::Short,
-        time_source: TimeSource::Wall,
         procs_per_copy: 2,
-        prepare: workloads::spawn,
-        params: Params::None,
-        install: None,
-        description: "fork, child exits at once, parent waits; cycles per second",
+        ..simple(
+            "spawn",
+            "Process Creation",
+            30.0,
+            Repeat::Short,
+            workloads::spawn,
+            "fork, child exits at once, parent waits; cycles per second",
+        )
     },
     TestSpec {
-        id: "syscall",
-        name: "System Call Overhead",
-        unit: "lps",
-        timebase: 1,
         baseline: Some(15000.0),
-        duration: 10.0,
-        repeat: Repeat::Long,
-        time_source: TimeSource::Wall,
-        procs_per_copy: 1,
-        prepare: workloads::syscall,
-        params: Params::None,
-        install: None,
-        description: "close(dup()), getpid, getuid, umask: loops of five system calls per second",
+        ..simple(
+            "syscall",
+            "System Call Overhead",
+            10.0,
+            Repeat::Long,
+            workloads::syscall,
+            "close(dup()), getpid, getuid, umask: loops of five system calls per second",
+        )
+    },
+    shell(
+        "shell1",
+        "Shell Scripts (1 concurrent)",
+        1,
+        Some(42.4),
+        "one sort/od/grep/tee/wc pipeline script under /bin/sh, loops per minute",
+    ),
+    shell(
+        "shell8",
+        "Shell Scripts (8 concurrent)",
+        8,
+        Some(6.0),
+        "eight concurrent pipeline scripts under /bin/sh, loops per minute",
+    ),
+    shell(
+        "shell16",
+        "Shell Scripts (16 concurrent)",
+        16,
+        None,
+        "sixteen concurrent pipeline scripts (not indexed)",
+    ),
+    file(
+        "fstime-w",
+        "File Write 1024 bufsize 2000 maxblocks",
+        1024,
+        2000,
+        Mode::Write,
+        None,
+        "writes of a 2,048,000-byte file with 1024-byte buffers, KiB/s",
+    ),
+    file(
+        "fstime-r",
+        "File Read 1024 bufsize 2000 maxblocks",
+        1024,
+        2000,
+        Mode::Read,
+        None,
+        "reads of a 2,048,000-byte file with 1024-byte buffers, KiB/s",
+    ),
+    file(
+        "fsbuffer-w",
+        "File Write 256 bufsize 500 maxblocks",
+        256,
+        500,
+        Mode::Write,
+        None,
+        "writes of a 512,000-byte file with 256-byte buffers, KiB/s",
+    ),
+    file(
+        "fsbuffer-r",
+        "File Read 256 bufsize 500 maxblocks",
+        256,
+        500,
+        Mode::Read,
+        None,
+        "reads of a 512,000-byte file with 256-byte buffers, KiB/s",
+    ),
+    file(
+        "fsdisk-w",
+        "File Write 4096 bufsize 8000 maxblocks",
+        4096,
+        8000,
+        Mode::Write,
+        None,
+        "writes of an 8,192,000-byte file with 4096-byte buffers, KiB/s",
+    ),
+    file(
+        "fsdisk-r",
+        "File Read 4096 bufsize 8000 maxblocks",
+        4096,
+        8000,
+        Mode::Read,
+        None,
+        "reads of an 8,192,000-byte file with 4096-byte buffers, KiB/s",
+    ),
+    arith(
+        "arithoh",
+        "Arithoh",
+        Datum::None,
+        "arith.c's loop overhead: calls of an empty function, per second",
+    ),
+    arith(
+        "short",
+        "Arithmetic Test (short)",
+        Datum::Short,
+        "arith.c on short (gcc's work: see `arithmetic`), calls per second",
+    ),
+    arith(
+        "int",
+        "Arithmetic Test (int)",
+        Datum::Int,
+        "arith.c on int (gcc's work), calls per second",
+    ),
+    arith(
+        "long",
+        "Arithmetic Test (long)",
+        Datum::Long,
+        "arith.c on long (gcc's work), calls per second",
+    ),
+    arith(
+        "float",
+        "Arithmetic Test (float)",
+        Datum::Float,
+        "arith.c on float (gcc's work), calls per second",
+    ),
+    arith(
+        "double",
+        "Arithmetic Test (double)",
+        Datum::Double,
+        "arith.c on double (gcc's work), calls per second",
+    ),
+    TestSpec {
+        category: Category::Misc,
+        ..simple(
+            "hanoi",
+            "Recursion Test -- Tower of Hanoi",
+            20.0,
+            Repeat::Short,
+            workloads::hanoi,
+            "recursive Towers of Hanoi with 10 disks, solutions per second",
+        )
     },
     TestSpec {
-        id: "shell1",
-        name: "Shell Scripts (1 concurrent)",
-        unit: "lpm",
-        timebase: 60,
-        baseline: Some(42.4),
-        duration: 60.0,
-        repeat: Repeat::Short,
-        time_source: TimeSource::Wall,
-        procs_per_copy: 8,
-        prepare: workloads::shell,
-        params: Params::Shell { concurrency: 1 },
-        install: Some(shell_scripts::install),
-        description: "one sort/od/grep/tee/wc pipeline script under /bin/sh, loops per minute",
+        // The looper, gcc, and at most three of cc1, as, collect2, ld at a time.
+        procs_per_copy: 5,
+        ..looper(
+            "C",
+            "C Compiler Throughput (gcc)",
+            60.0,
+            c_compiler::ARGV,
+            None,
+            c_compiler::install,
+            "gcc compiles and links a 156-line C file, loops per minute (needs gcc)",
+        )
+    },
+    looper(
+        "dc",
+        "Dc: sqrt(2) to 99 decimal places",
+        30.0,
+        dc::ARGV,
+        Some(dc::INPUT),
+        dc::install,
+        "dc with dc.dat on its stdin, loops per minute (needs dc)",
+    ),
+    TestSpec {
+        baseline: Some(1.0),
+        ..looper(
+            "grep",
+            "Grep a large file (system's grep)",
+            30.0,
+            grep_file::ARGV,
+            None,
+            grep_file::install,
+            "grep -c gimp in a 10,000-line file, loops per minute",
+        )
     },
     TestSpec {
-        id: "shell8",
-        name: "Shell Scripts (8 concurrent)",
-        unit: "lpm",
-        timebase: 60,
-        baseline: Some(6.0),
-        duration: 60.0,
-        repeat: Repeat::Short,
-        time_source: TimeSource::Wall,
-        procs_per_copy: 8 * 6 + 2,
-        prepare: workloads::shell,
-        params: Params::Shell { concurrency: 8 },
-        install: Some(shell_scripts::install),
-        description: "eight concurrent pipeline scripts under /bin/sh, loops per minute",
+        baseline: Some(25.0),
+        category: Category::Misc,
+        procs_per_copy: 2,
+        tools: &["/bin/true"],
+        ..simple(
+            "sysexec",
+            "Exec System Call Overhead",
+            10.0,
+            Repeat::Long,
+            workloads::sysexec,
+            "fork, child execs /bin/true, parent waits; cycles per second",
+        )
     },
     TestSpec {
-        id: "shell16",
-        name: "Shell Scripts (16 concurrent)",
-        unit: "lpm",
-        timebase: 60,
-        baseline: None,
-        duration: 60.0,
-        repeat: Repeat::Short,
-        time_source: TimeSource::Wall,
-        procs_per_copy: 16 * 6 + 2,
-        prepare: workloads::shell,
-        params: Params::Shell { concurrency: 16 },
-        install: Some(shell_scripts::install),
-        description: "sixteen concurrent pipeline scripts (not indexed)",
+        unit: "MWIPS",
+        timebase: 0,
+        category: Category::Extra,
+        time_source: TimeSource::SelfReported,
+        params: Params::Whetstone(Variant::Strict),
+        ..simple(
+            "whetstone-strict",
+            "Double-Precision Whetstone (strict)",
+            10.0,
+            Repeat::Long,
+            workloads::whetstone,
+            "Whetstone as written, no section folded (patchbench's; not UnixBench's)",
+        )
     },
 ];
 
@@ -278,30 +525,67 @@ pub const INDEX: &[&str] = &[
     "shell8",
 ];
 
-/// Aliases of unixbench.md §3.2, restricted to the tests patchbench implements.
-const ALIASES: &[(&str, &[&str])] = &[
-    ("index", INDEX),
-    (
-        "system",
-        &[
-            "execl", "fstime", "fsbuffer", "fsdisk", "pipe", "context1", "spawn", "syscall",
-            "shell1", "shell8", "shell16",
-        ],
-    ),
-    (
-        "oldsystem",
-        &[
-            "execl", "fstime", "fsbuffer", "fsdisk", "pipe", "context1", "spawn", "syscall",
-        ],
-    ),
-    ("fs", &["fstime", "fsbuffer", "fsdisk"]),
-    ("shell", &["shell1", "shell8", "shell16"]),
-    ("load", &["shell1", "shell8", "shell16"]),
-    ("dhry", &["dhry2reg"]),
-    ("dhrystone", &["dhry2reg"]),
-    ("whets", &["whetstone-double"]),
-    ("whetstone", &["whetstone-double"]),
-    ("arithmetic", &["whetstone-double"]),
+const OLDSYSTEM: &[&str] = &[
+    "execl", "fstime", "fsbuffer", "fsdisk", "pipe", "context1", "spawn", "syscall",
+];
+const ARITHMETIC: &[&str] = &[
+    "arithoh",
+    "short",
+    "int",
+    "long",
+    "float",
+    "double",
+    "whetstone-double",
+];
+const SHELL: &[&str] = &["shell1", "shell8", "shell16"];
+const FS: &[&str] = &[
+    "fstime-w",
+    "fstime-r",
+    "fstime",
+    "fsbuffer-w",
+    "fsbuffer-r",
+    "fsbuffer",
+    "fsdisk-w",
+    "fsdisk-r",
+    "fsdisk",
+];
+
+/// UnixBench's aliases (`$testList` in `Run`, unixbench.md §3.2), graphics excepted, each the
+/// concatenation of its lists as there (`system` is `[ @$oldsystem, "shell1", "shell8",
+/// "shell16" ]`, `speed` `[ @$arithmetic, @$system ]`). `load` is
+/// `["shell"]` there, an alias of an alias, which UnixBench expands only one level and then
+/// refuses (`unknown benchmark "shell"`); here it runs what it names, the shell tests.
+const ALIASES: &[(&str, &[&[&str]])] = &[
+    ("index", &[INDEX]),
+    ("system", &[OLDSYSTEM, SHELL]),
+    ("oldsystem", &[OLDSYSTEM]),
+    ("arithmetic", &[ARITHMETIC]),
+    ("fs", &[FS]),
+    ("shell", &[SHELL]),
+    ("load", &[SHELL]),
+    ("misc", &[&["C", "dc", "hanoi"]]),
+    ("speed", &[ARITHMETIC, OLDSYSTEM, SHELL]),
+    ("dhry", &[&["dhry2reg"]]),
+    ("dhrystone", &[&["dhry2reg"]]),
+    ("whets", &[&["whetstone-double"]]),
+    ("whetstone", &[&["whetstone-double"]]),
+];
+
+/// UnixBench's graphics tests and the aliases made of them, which patchbench does not run.
+const GRAPHICS: &[&str] = &[
+    "graphics",
+    "gindex",
+    "2d-rects",
+    "2d-lines",
+    "2d-circle",
+    "2d-ellipse",
+    "2d-shapes",
+    "2d-aashapes",
+    "2d-polys",
+    "2d-text",
+    "2d-blit",
+    "2d-window",
+    "ubgears",
 ];
 
 /// Looks a test up by id.
@@ -319,11 +603,20 @@ pub fn select(selection: &str) -> Result<Vec<&'static TestSpec>, String> {
         .filter(|w| !w.is_empty())
     {
         let ids: Vec<&str> = if word == "all" {
-            TESTS.iter().map(|t| t.id).collect()
-        } else if let Some((_, ids)) = ALIASES.iter().find(|(a, _)| *a == word) {
-            ids.to_vec()
+            TESTS
+                .iter()
+                .filter(|t| t.category != Category::Extra)
+                .map(|t| t.id)
+                .collect()
+        } else if let Some((_, lists)) = ALIASES.iter().find(|(a, _)| *a == word) {
+            lists.concat()
         } else if find(word).is_some() {
             vec![word]
+        } else if GRAPHICS.contains(&word) {
+            return Err(format!(
+                "{word:?} is one of UnixBench's graphics tests, which patchbench does not run; \
+                 `patchbench list` shows the tests it runs"
+            ));
         } else {
             return Err(format!(
                 "unknown test {word:?}; `patchbench list` shows the tests and aliases"
@@ -344,8 +637,8 @@ pub fn select(selection: &str) -> Result<Vec<&'static TestSpec>, String> {
 }
 
 /// Alias names and what they expand to, for `patchbench list`.
-pub fn aliases() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
-    ALIASES.iter().copied()
+pub fn aliases() -> impl Iterator<Item = (&'static str, Vec<&'static str>)> {
+    ALIASES.iter().map(|(a, lists)| (*a, lists.concat()))
 }
 
 /// Passes UnixBench runs for a test given `-i n` (None = defaults 10 long / 3 short).
@@ -383,6 +676,183 @@ mod tests {
             .unwrap_err()
             .contains("unknown test \"nosuch\""));
         assert!(select(" , ").is_err());
+    }
+
+    fn ids(selection: &str) -> Vec<&'static str> {
+        select(selection).unwrap().iter().map(|t| t.id).collect()
+    }
+
+    /// Every alias against unixbench.md §3.2 (and `Run`'s `$testList`), word for word.
+    #[test]
+    fn aliases_are_unixbenchs() {
+        let oldsystem = [
+            "execl", "fstime", "fsbuffer", "fsdisk", "pipe", "context1", "spawn", "syscall",
+        ];
+        let system: Vec<&str> = oldsystem
+            .iter()
+            .copied()
+            .chain(["shell1", "shell8", "shell16"])
+            .collect();
+        let arithmetic = [
+            "arithoh",
+            "short",
+            "int",
+            "long",
+            "float",
+            "double",
+            "whetstone-double",
+        ];
+        let speed: Vec<&str> = arithmetic.iter().copied().chain(system.clone()).collect();
+        let shell = ["shell1", "shell8", "shell16"];
+        assert_eq!(ids("index"), INDEX);
+        assert_eq!(ids("system"), system);
+        assert_eq!(ids("oldsystem"), oldsystem);
+        assert_eq!(ids("arithmetic"), arithmetic);
+        assert_eq!(
+            ids("fs"),
+            [
+                "fstime-w",
+                "fstime-r",
+                "fstime",
+                "fsbuffer-w",
+                "fsbuffer-r",
+                "fsbuffer",
+                "fsdisk-w",
+                "fsdisk-r",
+                "fsdisk"
+            ]
+        );
+        assert_eq!(ids("shell"), shell);
+        assert_eq!(ids("load"), shell);
+        assert_eq!(ids("misc"), ["C", "dc", "hanoi"]);
+        assert_eq!(ids("speed"), speed);
+        for (alias, id) in [
+            ("dhry", "dhry2reg"),
+            ("dhrystone", "dhry2reg"),
+            ("whets", "whetstone-double"),
+            ("whetstone", "whetstone-double"),
+        ] {
+            assert_eq!(ids(alias), [id]);
+        }
+        let names: Vec<&str> = aliases().map(|(a, _)| a).collect();
+        assert_eq!(
+            names,
+            [
+                "index",
+                "system",
+                "oldsystem",
+                "arithmetic",
+                "fs",
+                "shell",
+                "load",
+                "misc",
+                "speed",
+                "dhry",
+                "dhrystone",
+                "whets",
+                "whetstone"
+            ]
+        );
+    }
+
+    /// `all` is UnixBench's every individual test (graphics excepted): the 30 of §4 and §5.
+    #[test]
+    fn all_is_every_unixbench_test_and_nothing_of_patchbenchs() {
+        let mut all = ids("all");
+        all.sort_unstable();
+        let mut expected = vec![
+            "dhry2reg",
+            "whetstone-double",
+            "syscall",
+            "pipe",
+            "context1",
+            "spawn",
+            "execl",
+            "fstime-w",
+            "fstime-r",
+            "fstime",
+            "fsbuffer-w",
+            "fsbuffer-r",
+            "fsbuffer",
+            "fsdisk-w",
+            "fsdisk-r",
+            "fsdisk",
+            "shell1",
+            "shell8",
+            "shell16",
+            "short",
+            "int",
+            "long",
+            "float",
+            "double",
+            "arithoh",
+            "C",
+            "dc",
+            "hanoi",
+            "grep",
+            "sysexec",
+        ];
+        expected.sort_unstable();
+        assert_eq!(all, expected);
+        // patchbench's own variant is selectable only by its id.
+        assert_eq!(ids("whetstone-strict"), ["whetstone-strict"]);
+        assert!(aliases().all(|(_, ids)| !ids.contains(&"whetstone-strict")));
+    }
+
+    #[test]
+    fn graphics_tests_are_refused_by_name() {
+        for word in ["graphics", "gindex", "2d-rects", "ubgears"] {
+            let e = select(word).unwrap_err();
+            assert!(e.contains("graphics tests"), "{e}");
+        }
+    }
+
+    /// Categories and baselines as in `Run` and `index.base` (unixbench.md §3.6, §5).
+    #[test]
+    fn categories_and_baselines_are_unixbenchs() {
+        let t = |id: &str| find(id).unwrap();
+        for id in ids("system") {
+            assert_eq!(t(id).category, Category::System, "{id}");
+        }
+        for id in ["fstime-w", "fsdisk-r", "dhry2reg", "whetstone-double"] {
+            assert_eq!(t(id).category, Category::System, "{id}");
+        }
+        for id in [
+            "arithoh", "short", "int", "long", "float", "double", "hanoi", "C", "dc", "grep",
+            "sysexec",
+        ] {
+            assert_eq!(t(id).category, Category::Misc, "{id}");
+        }
+        assert_eq!(t("grep").baseline, Some(1.0));
+        assert_eq!(t("sysexec").baseline, Some(25.0));
+        let with_baseline: Vec<&str> = TESTS
+            .iter()
+            .filter(|t| t.baseline.is_some())
+            .map(|t| t.id)
+            .collect();
+        let mut expected: Vec<&str> = INDEX.to_vec();
+        expected.extend(["grep", "sysexec"]);
+        assert_eq!(with_baseline, expected);
+        // Units, durations and pass schemes of §5.
+        for (id, unit, secs, repeat) in [
+            ("arithoh", "lps", 10.0, Repeat::Short),
+            ("hanoi", "lps", 20.0, Repeat::Short),
+            ("C", "lpm", 60.0, Repeat::Short),
+            ("dc", "lpm", 30.0, Repeat::Short),
+            ("grep", "lpm", 30.0, Repeat::Short),
+            ("sysexec", "lps", 10.0, Repeat::Long),
+            ("fstime-w", "KBps", 30.0, Repeat::Short),
+        ] {
+            assert_eq!(
+                (t(id).unit, t(id).duration, t(id).repeat),
+                (unit, secs, repeat)
+            );
+        }
+        for id in ["fstime-r", "fsbuffer-w", "whetstone-double", "fsdisk"] {
+            assert_eq!(t(id).time_source, TimeSource::SelfReported, "{id}");
+        }
+        assert_eq!(t("C").tools, ["gcc"]);
+        assert_eq!(t("dc").tools, ["dc"]);
     }
 
     #[test]

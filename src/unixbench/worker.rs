@@ -13,16 +13,20 @@ pub fn main(args: Vec<OsString>) -> i32 {
         .into_iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    // SAFETY: prctl with PR_SET_PDEATHSIG only changes this process's own attribute.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    let (test, seconds, settle) = match args.as_slice() {
-        [_, test, secs, settle] => match secs.parse::<f64>() {
-            Ok(s) if s > 0.0 => (test.clone(), s, settle == "1"),
+    // SAFETY: prctl with PR_SET_PDEATHSIG and signal() only change this process's own
+    // attributes. Rust's runtime ignores SIGPIPE before main; UnixBench's programs keep the
+    // default, and every process a workload forks or execs (the shell tests' pipelines,
+    // patchbench-execl, patchbench-spawn) inherits this process's choice.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    let (test, seconds) = match args.as_slice() {
+        [_, test, secs] => match secs.parse::<f64>() {
+            Ok(s) if s > 0.0 => (test.clone(), s),
             _ => return fail(&format!("bad duration {secs:?}")),
         },
-        _ => {
-            return fail("usage: patchbench-worker TEST SECONDS SETTLE (started by patchbench run)")
-        }
+        _ => return fail("usage: patchbench-worker TEST SECONDS (started by patchbench run)"),
     };
     let Some(spec) = catalog::find(&test) else {
         return fail(&format!("unknown test {test:?}"));
@@ -34,10 +38,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let job = Job {
         spec,
         duration: Duration::from_secs_f64(seconds),
-        settle,
         dir: &dir,
     };
-    // Setup that must not be timed happens before READY.
+    // Setup that must not be timed happens before READY. (`spawn`'s prepare hands the copy
+    // over to `patchbench-spawn`, which speaks the protocol from here on.)
     let timed = match (spec.prepare)(&job) {
         Ok(t) => t,
         Err(e) => return fail(&format!("{test}: {e}")),
@@ -45,16 +49,23 @@ pub fn main(args: Vec<OsString>) -> i32 {
     if let Err(e) = wait_for_release() {
         return fail(&format!("start barrier: {e}"));
     }
-    let started = Instant::now();
+    let (started, started_ns) = (Instant::now(), crate::clock::monotonic_ns());
     let outcome = timed();
     let wall = started.elapsed().as_secs_f64();
+    let stopped_ns = crate::clock::monotonic_ns();
     match outcome {
         Ok(o) => {
-            let mut out = protocol::count_line(o.count, spec.timebase, spec.unit);
+            let mut out = String::new();
+            if let Some(p) = &o.pauses {
+                out.push_str(&protocol::pauses_line(p));
+            }
+            out.push_str(&protocol::count_line(o.count, spec.timebase, spec.unit));
             if let Some(t) = o.time {
                 out.push_str(&protocol::time_line(t));
             }
             out.push_str(&protocol::wall_line(wall));
+            let (a, b) = o.window.unwrap_or((started_ns, stopped_ns));
+            out.push_str(&protocol::window_line(a, b));
             emit(&out)
         }
         Err(e) => fail(&format!("{test}: {e}")),

@@ -54,7 +54,7 @@ pub fn render(c: &Comparison, color: bool) -> String {
             .rows
             .iter()
             .filter(of_block)
-            .find(|r| r.name == "unixbench.index");
+            .find(|r| r.name == "unixbench.index" && !r.params.contains_key("category"));
         if let Some(t) = total {
             shown.insert(t.key.clone());
             rows.push(cells(
@@ -111,8 +111,13 @@ pub fn render(c: &Comparison, color: bool) -> String {
     out
 }
 
+/// The baseline of a System Benchmarks test (grep's and sysexec's, of Non-Index Benchmarks,
+/// stay out of this table).
 fn baseline_of(r: &Row) -> Option<f64> {
-    catalog::find(r.params.get("test")?)?.baseline
+    let t = catalog::find(r.params.get("test")?)?;
+    (t.category == catalog::Category::System)
+        .then_some(t.baseline)
+        .flatten()
 }
 
 fn header(title: &str, c: &Comparison, repeats: bool) -> Vec<String> {

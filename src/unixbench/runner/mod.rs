@@ -10,6 +10,7 @@ pub mod adaptive;
 pub mod pass;
 pub mod record;
 pub mod scoring;
+pub mod tools;
 
 use crate::error::{usage, Interrupted};
 use crate::proc::signals::Signals;
@@ -37,6 +38,15 @@ pub struct Plan {
     /// Adaptive passes: the target 95% CI half-width in %, and the time cap per test.
     pub precision: Option<f64>,
     pub max_time: Option<f64>,
+    /// Selected tests left out because a program they need is missing (see `tools`).
+    pub skipped: Vec<Skipped>,
+}
+
+/// A selected test that does not run, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Skipped {
+    pub test: &'static str,
+    pub reason: String,
 }
 
 impl Plan {
@@ -116,6 +126,7 @@ fn run_all(
                 passes = MAX_ADAPTIVE_PASSES;
             }
             let mut results = Vec::with_capacity(passes as usize);
+            let mut stderr = None;
             let mut reached = None;
             let test_started = std::time::Instant::now();
             for pass in 1..=passes {
@@ -128,22 +139,30 @@ fn run_all(
                     pass,
                     passes,
                     duration,
-                    settle: plan.settle,
                     worker,
                     workdir,
                 };
-                let samples = run_pass(&p, signals, &mut |elapsed| {
+                let outcome = run_pass(&p, signals, &mut |elapsed| {
                     progress.show(&format!(
-                        "{} · {} cop{} · pass {}/{} · {:.0} s left",
+                        "{} · {} cop{} · pass {}/{} · {}",
                         spec.name,
                         copies,
                         if copies == 1 { "y" } else { "ies" },
                         pass,
                         passes,
-                        (duration - elapsed).max(0.0)
+                        if elapsed < duration {
+                            format!("{duration} s")
+                        } else {
+                            "finishing".to_string()
+                        }
                     ))
                 })?;
-                results.push(scoring::combine_copies(pass, samples, spec.timebase));
+                stderr = stderr.or(outcome.stderr);
+                results.push(scoring::combine_copies(
+                    pass,
+                    outcome.samples,
+                    spec.timebase,
+                ));
                 if let Some(target) = plan.precision {
                     let rates: Vec<f64> = results.iter().map(|p| p.rate).collect();
                     reached = crate::stats::mean_ci_half_width_pct(&rates, 0.95);
@@ -156,6 +175,15 @@ fn run_all(
             }
             let mut result = scoring::combine_passes(spec, copies, duration, results);
             result.precision_pct = reached;
+            result.stderr = scoring::stderr_sample(&result.passes, stderr);
+            result.warnings = scoring::warnings(&result);
+            for w in &result.warnings {
+                progress.line(&format!(
+                    "{} ({copies} cop{}): warning: {w}",
+                    spec.name,
+                    if copies == 1 { "y" } else { "ies" }
+                ));
+            }
             record::add_test(record, result);
             sinks.progress(record);
         }

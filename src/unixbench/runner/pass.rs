@@ -28,12 +28,13 @@ pub struct PassPlan<'a> {
     pub pass: u32,
     pub passes: u32,
     pub duration: f64,
-    pub settle: bool,
     pub worker: &'a Path,
     pub workdir: &'a Path,
 }
 
-/// Called about four times a second while the pass runs, with the seconds since release.
+/// Called with the seconds since release: once at the release, then whenever a copy's output
+/// arrives (its result or its end). Never in between: the runner sleeps through the copies'
+/// timed window.
 pub type Tick<'a> = &'a mut dyn FnMut(f64);
 
 /// One running worker's pipes and what it has printed so far.
@@ -42,6 +43,8 @@ struct Copy {
     stderr: ChildStderr,
     out: Vec<u8>,
     err: Vec<u8>,
+    /// Bytes read from stderr, including any not kept in `err`.
+    err_bytes: u64,
     out_open: bool,
     err_open: bool,
 }
@@ -70,8 +73,9 @@ fn pump(copies: &mut [Copy], signals: &Signals, timeout: Duration) -> anyhow::Re
             map.push((i, false));
         }
     }
-    let ms = timeout.as_millis().min(10_000) as u16;
-    match poll(&mut fds, PollTimeout::from(ms)) {
+    let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
+    let timeout = PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX);
+    match poll(&mut fds, timeout) {
         Ok(_) | Err(nix::errno::Errno::EINTR) => {}
         Err(e) => return Err(e.into()),
     }
@@ -100,6 +104,9 @@ fn pump(copies: &mut [Copy], signals: &Signals, timeout: Duration) -> anyhow::Re
                 }
             }
             Ok(n) => {
+                if !is_out {
+                    c.err_bytes += n as u64;
+                }
                 let dst = if is_out { &mut c.out } else { &mut c.err };
                 // A worker that floods stderr is not allowed to grow memory without bound.
                 if dst.len() < 1 << 20 {
@@ -120,7 +127,6 @@ fn spawn(
     let mut cmd = Command::new(plan.worker);
     cmd.arg(plan.spec.id)
         .arg(format!("{}", plan.duration))
-        .arg(if plan.settle { "1" } else { "0" })
         .current_dir(plan.workdir)
         .env("LANG", "en_US.utf8")
         .env("UB_BINDIR", plan.workdir.join("pgms"))
@@ -138,8 +144,18 @@ fn spawn(
     Ok((child.id() as i32, out, err))
 }
 
+/// What a pass measured: each copy's sample, and the first copy's stderr output, if any copy
+/// wrote some.
+pub struct PassOutcome {
+    pub samples: Vec<CopySample>,
+    pub stderr: Option<String>,
+}
+
+/// The most of a copy's stderr output a pass hands on.
+const STDERR_KEPT: usize = 4096;
+
 /// Runs one pass and returns each copy's sample.
-pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Result<Vec<CopySample>> {
+pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Result<PassOutcome> {
     let what = format!(
         "{} (pass {} of {}, {} cop{})",
         plan.spec.id,
@@ -161,6 +177,7 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
                     stderr,
                     out: Vec::new(),
                     err: Vec::new(),
+                    err_bytes: 0,
                     out_open: true,
                     err_open: true,
                 });
@@ -201,12 +218,16 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
     }
 
     // Release everyone at once.
+    // The release time is taken just before the gate opens, so no copy's window starts
+    // before it.
+    let (released, released_ns) = (Instant::now(), crate::clock::monotonic_ns());
     gate.open();
-    let released = Instant::now();
     let watchdog = Duration::from_secs_f64(plan.duration * 2.0 + 120.0);
+    tick(0.0);
     while copies.iter().any(|c| c.out_open || c.err_open) {
         signals.check()?;
-        if released.elapsed() > watchdog {
+        let watchdog_left = watchdog.saturating_sub(released.elapsed());
+        if watchdog_left.is_zero() {
             return Err(RunFailed(format!(
                 "{what}: workers still running {:.0} s after release; killed them",
                 watchdog.as_secs_f64()
@@ -223,7 +244,12 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
                 RunFailed(failure_message(&what, plan.workdir, i, &copies[i], status)).into(),
             );
         }
-        pump(&mut copies, signals, Duration::from_millis(250))?;
+        // Sleep until something happens: a signal, a worker's output or its exit wakes the
+        // poll at once, and nothing else needs the runner while the copies work. A runner
+        // waking four times a second changes how the scheduler places a lone context1 pair
+        // (see context_switch); the file tests' and Whetstone's timed sections start later
+        // than the release, so no fixed window would cover them.
+        pump(&mut copies, signals, watchdog_left)?;
         tick(released.elapsed().as_secs_f64());
     }
 
@@ -240,12 +266,17 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             TimeSource::SelfReported => report.time.unwrap_or(wall),
             TimeSource::Wall => wall,
         };
+        let since_release = |ns: u64| (ns as f64 - released_ns as f64) / 1e9;
         samples.push(CopySample {
             copy: i as u32 + 1,
             count,
             seconds,
             wall_seconds: wall,
             rate: super::scoring::rate(count, seconds, plan.spec.timebase),
+            window: report
+                .window
+                .map(|(a, b)| [since_release(a), since_release(b)]),
+            stderr_bytes: c.err_bytes,
         });
     }
     // The shell scripts ignore a failed write (as UnixBench's do), so a file or shell pass
@@ -259,7 +290,15 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         let dir = plan.workdir.parent().unwrap_or(plan.workdir);
         return Err(RunFailed(format!("{what}: {}", full_dir_message(dir))).into());
     }
-    Ok(samples)
+    let stderr = copies.iter().find(|c| !c.err.is_empty()).map(|c| {
+        let text = String::from_utf8_lossy(&c.err);
+        let mut end = text.len().min(STDERR_KEPT);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text[..end].to_string()
+    });
+    Ok(PassOutcome { samples, stderr })
 }
 
 /// Whether the filesystem of `dir` has no free block left.

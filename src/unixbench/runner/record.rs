@@ -1,10 +1,11 @@
 //! Building the run's [`RunRecord`] as tests finish: configuration, per-copy-count blocks with
 //! their times, test results, index scores, and the flat metrics `compare` reads.
 
-use super::{scoring, Plan};
+use super::{scoring, Plan, Skipped};
 use crate::clock::now_rfc3339;
 use crate::record::{Block, Direction, Kind, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
+use crate::unixbench::catalog::SYSTEM_CATEGORY;
 use serde::Serialize;
 
 /// The settings a UnixBench run records.
@@ -21,6 +22,9 @@ pub struct Config {
     pub dir: String,
     pub dir_fstype: String,
     pub dir_mount: String,
+    /// Selected tests left out because a program they need is missing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
 }
 
 /// A record for a run that is about to start, with the fingerprint the command took.
@@ -38,6 +42,7 @@ pub fn new_record(plan: &Plan, label: Option<String>, mut system: SystemInfo) ->
         dir: plan.dir.display().to_string(),
         dir_fstype: fs.fs_type.clone(),
         dir_mount: fs.summary(),
+        skipped: plan.skipped.clone(),
     };
     system.lang = "en_US.utf8".into();
     RunRecord {
@@ -70,7 +75,7 @@ pub fn add_test(record: &mut RunRecord, result: TestResult) {
     let refs: Vec<&TestResult> = record.tests.iter().collect();
     record.indexes = copies
         .iter()
-        .filter_map(|&c| scoring::index_score(&refs, c))
+        .flat_map(|&c| scoring::index_scores(&refs, c))
         .collect();
     record.metrics = metrics(record);
     record.finished_at = now_rfc3339();
@@ -88,7 +93,8 @@ pub fn finish(record: &mut RunRecord) {
 }
 
 /// The flat metrics of a UnixBench record: `unixbench.score` per test and copy count (samples:
-/// the kept passes' rates) and `unixbench.index` per copy count.
+/// the kept passes' rates) and `unixbench.index` per copy count (and, for a category other
+/// than System Benchmarks, per category).
 pub fn metrics(record: &RunRecord) -> Vec<Metric> {
     let mut out = Vec::new();
     for t in &record.tests {
@@ -103,9 +109,13 @@ pub fn metrics(record: &RunRecord) -> Vec<Metric> {
         ));
     }
     for i in &record.indexes {
+        let mut params = vec![("copies", i.copies.to_string())];
+        if i.category != SYSTEM_CATEGORY {
+            params.push(("category", i.category.clone()));
+        }
         out.push(Metric::new(
             "unixbench.index",
-            &[("copies", i.copies.to_string())],
+            &params,
             format!("{} Index Score", i.category),
             "index",
             Direction::HigherIsBetter,

@@ -1,9 +1,13 @@
 //! UnixBench's arithmetic (unixbench.md §3.5 and §3.6): combining copies into a pass, passes
 //! into a score (drop the lowest third by raw count, geometric mean of the kept rates), and
-//! scores into index values.
+//! scores into index values per category. Also what UnixBench does not compute: how far the
+//! copies' timed windows overlapped, and what they wrote on stderr.
 
-use crate::record::{CopySample, IndexScore, PassResult, TestResult};
-use crate::unixbench::catalog::{TestSpec, SYSTEM_CATEGORY, TESTS};
+use crate::record::{CopySample, IndexScore, Overlap, PassResult, StderrSample, TestResult};
+use crate::unixbench::catalog::{self, Category, TestSpec, TESTS};
+
+/// Below this overlap of the copies' windows a test's result carries a warning.
+pub const MIN_OVERLAP: f64 = 0.95;
 
 /// The rate of a pass or copy: `count / (time / timebase)`, or `count` itself when the
 /// timebase is 0 (already a rate) or the time is not positive.
@@ -15,7 +19,24 @@ pub fn rate(count: f64, time: f64, timebase: u32) -> f64 {
     }
 }
 
-/// Combines the copies of one pass: counts are summed, times averaged (§3.5 step 4).
+/// The span of a set of windows (first start to last end) and their overlap: the time all of
+/// them were open together, over the span (1 when they coincide, 0 when some two are apart).
+pub fn span_and_overlap(windows: &[[f64; 2]]) -> Option<(f64, f64)> {
+    let first = windows.iter().map(|w| w[0]).reduce(f64::min)?;
+    let last = windows.iter().map(|w| w[1]).reduce(f64::max)?;
+    let latest_start = windows.iter().map(|w| w[0]).reduce(f64::max)?;
+    let earliest_end = windows.iter().map(|w| w[1]).reduce(f64::min)?;
+    let span = last - first;
+    let overlap = if span > 0.0 {
+        ((earliest_end - latest_start) / span).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    Some((span, overlap))
+}
+
+/// Combines the copies of one pass: counts are summed, times averaged (§3.5 step 4); and the
+/// span and overlap of their windows, when every copy reported one.
 pub fn combine_copies(pass: u32, copies: Vec<CopySample>, timebase: u32) -> PassResult {
     let count: f64 = copies.iter().map(|c| c.count).sum();
     let time = if copies.is_empty() {
@@ -23,14 +44,68 @@ pub fn combine_copies(pass: u32, copies: Vec<CopySample>, timebase: u32) -> Pass
     } else {
         copies.iter().map(|c| c.seconds).sum::<f64>() / copies.len() as f64
     };
+    let windows: Option<Vec<[f64; 2]>> = copies.iter().map(|c| c.window).collect();
+    let so = windows.as_deref().and_then(span_and_overlap);
     PassResult {
         pass,
         count,
         time,
         rate: rate(count, time, timebase),
         kept: true,
+        span_seconds: so.map(|(s, _)| s),
+        overlap: so.map(|(_, o)| o),
         copies,
     }
+}
+
+/// The longest span and lowest overlap over a test's passes, if the passes have them.
+fn overlap_of(passes: &[PassResult]) -> Option<Overlap> {
+    let spans: Vec<f64> = passes.iter().filter_map(|p| p.span_seconds).collect();
+    let overlaps: Vec<f64> = passes.iter().filter_map(|p| p.overlap).collect();
+    Some(Overlap {
+        span_seconds: spans.into_iter().reduce(f64::max)?,
+        overlap: overlaps.into_iter().reduce(f64::min)?,
+    })
+}
+
+/// What the copies of a test wrote on stderr, with `text` the first copy's output.
+pub fn stderr_sample(passes: &[PassResult], text: Option<String>) -> Option<StderrSample> {
+    let copies = passes.iter().flat_map(|p| &p.copies);
+    let bytes: u64 = copies.clone().map(|c| c.stderr_bytes).sum();
+    let writers = copies.filter(|c| c.stderr_bytes > 0).count() as u32;
+    (bytes > 0).then(|| StderrSample {
+        bytes,
+        copies: writers,
+        text: text.unwrap_or_default(),
+    })
+}
+
+/// The warnings a result carries: copies whose windows overlapped less than [`MIN_OVERLAP`],
+/// and output on stderr.
+pub fn warnings(result: &TestResult) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(o) = result.overlap {
+        if result.copies > 1 && o.overlap < MIN_OVERLAP {
+            out.push(format!(
+                "the {} copies' timed windows overlapped only {:.1}% (span {:.2} s): the \
+                 summed rate counts work that did not run at the same time, so it overstates \
+                 the throughput",
+                result.copies,
+                o.overlap * 100.0,
+                o.span_seconds
+            ));
+        }
+    }
+    if let Some(e) = &result.stderr {
+        out.push(format!(
+            "{} cop{} wrote {} bytes on stderr, where UnixBench's Run would have stopped the \
+             whole run; the score is kept and the output recorded (JSON `stderr`)",
+            e.copies,
+            if e.copies == 1 { "y" } else { "ies" },
+            e.bytes
+        ));
+    }
+    out
 }
 
 /// Combines passes into a test result (§3.5 step 5): passes are ranked by raw summed count,
@@ -64,6 +139,7 @@ pub fn combine_passes(
         ((log_sum / n as f64).exp(), time)
     };
     let index = spec.baseline.map(|b| 10.0 * score / b);
+    let overlap = overlap_of(&passes);
     TestResult {
         test: spec.id.to_string(),
         name: spec.name.to_string(),
@@ -78,16 +154,26 @@ pub fn combine_passes(
         samples: n,
         index,
         precision_pct: None,
+        divisor: Some(spec.time_source),
+        overlap,
+        stderr: None,
+        warnings: Vec::new(),
     }
 }
 
-/// The System Benchmarks index of the results at one copy count (§3.6): 10 × the geometric
+/// The category of a result, by its test id (results of unknown tests count as System).
+pub fn category_of(result: &TestResult) -> Category {
+    catalog::find(&result.test).map_or(Category::System, |t| t.category)
+}
+
+/// The index of one category for the results at one copy count (§3.6): 10 × the geometric
 /// mean of result/baseline; ratios ≤ 1e-6 are left out of the log-sum but still counted.
-/// Returns None when no result has a baseline.
-pub fn index_score(results: &[&TestResult], copies: u32) -> Option<IndexScore> {
+/// "Full" when every test of the category with a baseline has a result. Returns None when no
+/// result of the category has a baseline.
+pub fn index_score(results: &[&TestResult], copies: u32, category: Category) -> Option<IndexScore> {
     let indexed: Vec<&&TestResult> = results
         .iter()
-        .filter(|r| r.copies == copies && r.baseline.is_some())
+        .filter(|r| r.copies == copies && r.baseline.is_some() && category_of(r) == category)
         .collect();
     if indexed.is_empty() {
         return None;
@@ -102,15 +188,23 @@ pub fn index_score(results: &[&TestResult], copies: u32) -> Option<IndexScore> {
     let n = indexed.len();
     let full = TESTS
         .iter()
-        .filter(|t| t.baseline.is_some())
+        .filter(|t| t.baseline.is_some() && t.category == category)
         .all(|t| indexed.iter().any(|r| r.test == t.id));
     Some(IndexScore {
         copies,
-        category: SYSTEM_CATEGORY.to_string(),
+        category: category.name().to_string(),
         score: 10.0 * (log_sum / n as f64).exp(),
         full,
         tests: n,
     })
+}
+
+/// The index of every category that has one, at one copy count, in report order.
+pub fn index_scores(results: &[&TestResult], copies: u32) -> Vec<IndexScore> {
+    catalog::INDEX_CATEGORIES
+        .iter()
+        .filter_map(|&c| index_score(results, copies, c))
+        .collect()
 }
 
 #[cfg(test)]
@@ -125,6 +219,8 @@ mod tests {
             seconds,
             wall_seconds: seconds,
             rate: count / seconds,
+            window: None,
+            stderr_bytes: 0,
         }
     }
 
@@ -221,20 +317,80 @@ mod tests {
             assert!((r.index.unwrap() - idx).abs() <= 0.1 + 1e-9, "{}", r.test);
         }
         let refs: Vec<&TestResult> = results.iter().collect();
-        let idx = index_score(&refs, 1).unwrap();
+        let idx = index_score(&refs, 1, Category::System).unwrap();
         assert_eq!(format!("{:.1}", idx.score), "1534.7");
         assert!(idx.full);
         assert_eq!(idx.tests, 12);
-        let partial = index_score(&refs[..3], 1).unwrap();
+        let partial = index_score(&refs[..3], 1, Category::System).unwrap();
         assert!(!partial.full);
-        assert!(index_score(&refs, 2).is_none());
+        assert!(index_score(&refs, 2, Category::System).is_none());
+        assert!(index_score(&refs, 1, Category::Misc).is_none());
+    }
+
+    #[test]
+    fn span_and_overlap_of_windows() {
+        // Hand computed: span 0..3 = 3 s; all three open together from 1.0 to 2.0: 1/3.
+        let (span, overlap) = span_and_overlap(&[[0.0, 2.0], [0.5, 2.5], [1.0, 3.0]]).unwrap();
+        assert!((span - 3.0).abs() < 1e-12 && (overlap - 1.0 / 3.0).abs() < 1e-12);
+        // Two that never meet overlap 0; one window overlaps itself fully.
+        assert_eq!(
+            span_and_overlap(&[[0.0, 1.0], [2.0, 3.0]]),
+            Some((3.0, 0.0))
+        );
+        assert_eq!(span_and_overlap(&[[5.0, 7.0]]), Some((2.0, 1.0)));
+        assert_eq!(span_and_overlap(&[]), None);
+    }
+
+    #[test]
+    fn a_pass_of_staggered_copies_warns_and_keeps_unixbenchs_score() {
+        let spec = find("pipe").unwrap();
+        let staggered = |i: u32, start: f64| CopySample {
+            copy: i,
+            window: Some([start, start + 2.0]),
+            ..copy(1000.0, 2.0)
+        };
+        let pass = combine_copies(1, vec![staggered(1, 0.0), staggered(2, 1.0)], 1);
+        assert_eq!(
+            (pass.span_seconds, pass.overlap),
+            (Some(3.0), Some(1.0 / 3.0))
+        );
+        // UnixBench's score: the summed count over the mean time.
+        assert_eq!(pass.rate, 2000.0 / 2.0);
+        let mut r = combine_passes(spec, 2, 2.0, vec![pass]);
+        assert_eq!(r.divisor, Some(crate::record::TimeSource::Wall));
+        assert_eq!(r.overlap.unwrap().overlap, 1.0 / 3.0);
+        r.warnings = warnings(&r);
+        assert_eq!(r.warnings.len(), 1);
+        assert!(r.warnings[0].contains("overlapped only 33.3% (span 3.00 s)"));
+        // The same windows at one copy are not a warning (one copy always overlaps itself).
+        let one = combine_passes(
+            spec,
+            1,
+            2.0,
+            vec![combine_copies(1, vec![staggered(1, 0.0)], 1)],
+        );
+        assert!(warnings(&one).is_empty());
+    }
+
+    #[test]
+    fn grep_and_sysexec_make_a_non_index_benchmarks_index() {
+        let grep = result("grep", 2.0); // ratio 2
+        let sysexec = result("sysexec", 50.0); // ratio 2
+        let hanoi = result("hanoi", 1e6); // no baseline
+        let refs = [&grep, &sysexec, &hanoi];
+        let idx = index_score(&refs, 1, Category::Misc).unwrap();
+        assert_eq!(idx.category, "Non-Index Benchmarks");
+        assert!(idx.full && idx.tests == 2);
+        assert!((idx.score - 20.0).abs() < 1e-9);
+        assert!(index_score(&refs, 1, Category::System).is_none());
+        assert!(!index_score(&refs[..1], 1, Category::Misc).unwrap().full);
     }
 
     #[test]
     fn zero_ratio_counts_in_the_divisor_only() {
         let a = result("pipe", 12440.0); // ratio 1
         let b = result("syscall", 0.0); // ratio 0: left out of the log-sum
-        let idx = index_score(&[&a, &b], 1).unwrap();
+        let idx = index_score(&[&a, &b], 1, Category::System).unwrap();
         assert!((idx.score - 10.0).abs() < 1e-12);
     }
 }

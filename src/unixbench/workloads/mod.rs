@@ -8,10 +8,18 @@
 //! before the worker reports READY and returns the timed part, which runs after the start gate
 //! opens.
 
+pub mod arithmetic;
+pub mod c_compiler;
+pub mod companion;
 pub mod context_switch;
+pub mod dc;
 pub mod dhrystone;
+pub mod exec_overhead;
 pub mod execl_throughput;
 pub mod file_copy;
+pub mod grep_file;
+pub mod hanoi;
+pub mod looper;
 pub mod pipe_throughput;
 pub mod process_creation;
 pub mod shell_scripts;
@@ -28,18 +36,21 @@ use std::time::Duration;
 pub struct Job<'a> {
     pub spec: &'static TestSpec,
     pub duration: Duration,
-    /// The file tests' internal settle pauses.
-    pub settle: bool,
     /// The run's private directory (the worker's working directory).
     pub dir: &'a Path,
 }
 
 /// What a workload reports.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     pub count: f64,
-    /// Self-reported time (fstime's copy phase, Whetstone), if the test has one.
+    /// Self-reported time (fstime's scored phase, Whetstone), if the test has one.
     pub time: Option<f64>,
+    /// The span that self-reported time covers (CLOCK_MONOTONIC ns); None: from the release
+    /// to the end of the work.
+    pub window: Option<(u64, u64)>,
+    /// The internal pauses it made, in seconds (the file tests), for the `PAUSES` line.
+    pub pauses: Option<Vec<u64>>,
 }
 
 impl Outcome {
@@ -48,6 +59,8 @@ impl Outcome {
         Outcome {
             count: n as f64,
             time: None,
+            window: None,
+            pauses: None,
         }
     }
 }
@@ -63,11 +76,20 @@ pub type Install = fn(&Path) -> io::Result<()>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Params {
     None,
-    /// The file copy's buffer size and file size.
-    FileCopy(file_copy::Geometry),
+    /// Which work Whetstone does.
+    Whetstone(whetstone::Variant),
+    /// The file test's buffer size, file size and which of fstime's tests it is.
+    FileCopy(file_copy::Geometry, file_copy::Mode),
     /// The shell tests' number of concurrent pipelines.
     Shell {
         concurrency: u32,
+    },
+    /// The type arith.c was built with.
+    Arith(arithmetic::Datum),
+    /// A command under UnixBench's looper, and the file on its standard input.
+    Looper {
+        argv: &'static [&'static str],
+        stdin: Option<&'static str>,
     },
 }
 
@@ -96,14 +118,20 @@ pub fn dhrystone(job: &Job) -> io::Result<Timed> {
     }))
 }
 
-/// `whetstone-double`: calibrates itself to the duration and times itself.
+/// `whetstone-double` (and `whetstone-strict`): calibrates itself to the duration and times
+/// itself.
 pub fn whetstone(job: &Job) -> io::Result<Timed> {
+    let Params::Whetstone(variant) = job.spec.params else {
+        return Err(wrong_params(job));
+    };
     let d = job.duration;
     Ok(Box::new(move || {
-        let r = whetstone::run(d.as_secs_f64(), &mut io::sink())?;
+        let r = whetstone::run(d.as_secs_f64(), variant, &mut io::sink())?;
         Ok(Outcome {
             count: r.mwips,
             time: Some(r.time_used),
+            window: Some(r.window),
+            pauses: None,
         })
     }))
 }
@@ -113,23 +141,27 @@ pub fn execl(job: &Job) -> io::Result<Timed> {
     let program = execl_throughput::program()?;
     let d = job.duration;
     Ok(Box::new(move || {
-        let now = crate::clock::monotonic_ns();
-        let deadline = now + d.as_nanos() as u64;
-        Err(execl_throughput::start(&program, now, deadline))
+        Err(execl_throughput::start(
+            &program,
+            crate::clock::monotonic_ns(),
+            d,
+        ))
     }))
 }
 
-/// `fstime`, `fsbuffer`, `fsdisk`: the copy phase's rate over its own time.
+/// The nine file tests: the scored phase's rate over its own time.
 pub fn file_copy(job: &Job) -> io::Result<Timed> {
-    let Params::FileCopy(g) = job.spec.params else {
+    let Params::FileCopy(g, mode) = job.spec.params else {
         return Err(wrong_params(job));
     };
-    let (d, settle) = (job.duration, job.settle);
+    let (d, dir) = (job.duration, job.dir.to_path_buf());
     Ok(Box::new(move || {
-        let r = file_copy::run(g, d, settle)?;
+        let r = file_copy::run(&dir, g, mode, d)?;
         Ok(Outcome {
-            count: r.copy_kbps as f64,
-            time: Some(r.seconds),
+            count: r.scored.kbps as f64,
+            time: Some(r.scored.seconds),
+            window: Some(r.scored.window),
+            pauses: Some(r.pauses),
         })
     }))
 }
@@ -144,9 +176,15 @@ pub fn context1(job: &Job) -> io::Result<Timed> {
     timed_loops(job, context_switch::run)
 }
 
-/// `spawn`.
+/// `spawn`: hands the copy over to `patchbench-spawn` before READY (it does the gate and the
+/// loop itself); returns only if that fails.
 pub fn spawn(job: &Job) -> io::Result<Timed> {
-    timed_loops(job, process_creation::run)
+    Err(process_creation::start(job.duration.as_secs_f64()))
+}
+
+/// `sysexec`: hands the copy over to `patchbench-spawn`'s exec mode before READY.
+pub fn sysexec(job: &Job) -> io::Result<Timed> {
+    Err(exec_overhead::start(job.duration.as_secs_f64()))
 }
 
 /// `syscall`.
@@ -160,9 +198,45 @@ pub fn shell(job: &Job) -> io::Result<Timed> {
         return Err(wrong_params(job));
     };
     let script = job.dir.join("pgms/multi.sh").to_string_lossy().into_owned();
+    let cmd = looper::Command::new(&[&script, &concurrency.to_string()], None)?;
     let d = job.duration;
     Ok(Box::new(move || {
         timer::arm(d)?;
-        shell_scripts::run(&script, concurrency).map(Outcome::loops)
+        looper::run(&cmd).map(Outcome::loops)
+    }))
+}
+
+/// `C`, `dc`, `grep`: the looper over a command, in the private directory.
+pub fn looper(job: &Job) -> io::Result<Timed> {
+    let Params::Looper { argv, stdin } = job.spec.params else {
+        return Err(wrong_params(job));
+    };
+    let stdin = stdin.map(|f| job.dir.join(f));
+    let cmd = looper::Command::new(argv, stdin.as_deref())?;
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        looper::run(&cmd).map(Outcome::loops)
+    }))
+}
+
+/// `arithoh`, `short`, `int`, `long`, `float`, `double`.
+pub fn arithmetic(job: &Job) -> io::Result<Timed> {
+    let Params::Arith(datum) = job.spec.params else {
+        return Err(wrong_params(job));
+    };
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        Ok(Outcome::loops(arithmetic::run(datum)))
+    }))
+}
+
+/// `hanoi`.
+pub fn hanoi(job: &Job) -> io::Result<Timed> {
+    let d = job.duration;
+    Ok(Box::new(move || {
+        timer::arm(d)?;
+        Ok(Outcome::loops(hanoi::run()))
     }))
 }
