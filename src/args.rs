@@ -241,7 +241,84 @@ pub fn check_output(what: &str, path: &Path) -> anyhow::Result<()> {
             path.display()
         ));
     }
+    // access() answers for root from the mode bits alone; a read-only mount or a filesystem
+    // that takes no new files (/proc, /sys) says no only when a file is made there. So make
+    // a file there once, as the writer will for its temporary file, and remove it at once.
+    let probe = parent.join(format!(".patchbench-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+        }
+        // Another patchbench of this pid's number left one: the directory takes files.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return usage(format!(
+                "{what} {}: cannot create a file in {} ({e}); write elsewhere",
+                path.display(),
+                parent.display()
+            ))
+        }
+    }
     Ok(())
+}
+
+/// Kernel interface filesystems: no storage, nowhere to put a workload's files.
+const VIRTUAL_FS: &[&str] = &[
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "pstore",
+    "bpf",
+    "configfs",
+    "efivarfs",
+    "selinuxfs",
+    "fusectl",
+    "binfmt_misc",
+    "devpts",
+    "mqueue",
+];
+
+/// Rejects a --dir that is unusable: missing, itself a symlink, read-only, a kernel interface
+/// such as /proc, or full. Returns the real directory to work in (links among its parents
+/// resolved) and its filesystem.
+pub fn check_work_dir(dir: &Path) -> anyhow::Result<(PathBuf, crate::fsinfo::FsInfo)> {
+    let dir = check_real_dir(dir)?;
+    let info = crate::fsinfo::collect(&dir);
+    if VIRTUAL_FS.contains(&info.fs_type.as_str()) {
+        return usage(format!(
+            "--dir {}: this is a {} filesystem, the kernel's interface, not storage for files; \
+             choose a directory on a disk or tmpfs with --dir",
+            dir.display(),
+            info.fs_type
+        ));
+    }
+    if info.read_only {
+        return usage(format!(
+            "--dir {}: the filesystem is mounted read-only; choose a writable directory",
+            dir.display()
+        ));
+    }
+    let dir = check_dir(&dir)?;
+    if let Ok(v) = nix::sys::statvfs::statvfs(&dir) {
+        // A filesystem without a size (ramfs) never runs out; only a sized one can be full.
+        let no_inodes = v.files() > 0 && v.files_available() == 0;
+        if (v.blocks() > 0 && v.blocks_available() == 0) || no_inodes {
+            return usage(format!(
+                "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
+                dir.display(),
+                if no_inodes { "inodes" } else { "blocks" }
+            ));
+        }
+    }
+    Ok((dir, info))
 }
 
 #[cfg(test)]

@@ -1,11 +1,14 @@
 //! The command line: the clap definition of every subcommand and the dispatch to the command
 //! that implements it. Nothing else: each command's arguments live with the command in
-//! `crate::commands`, and nothing imports from this module but `main.rs`.
+//! `crate::commands`, and nothing imports from this module but `main.rs`. The completion
+//! scripts and man pages are generated from this definition (`patchbench completions`,
+//! `patchbench man`).
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use patchbench::commands::{
-    aim7, check, compare, debug_writer, import, list, model, run, scale, store,
+    aim7, check, compare, completions, debug_writer, import, list, model, run, scale, store,
 };
+use patchbench::report::color::{self, ColorChoice};
 
 /// patchbench: did my change make the operating system faster or slower, and is that real?
 ///
@@ -15,6 +18,16 @@ use patchbench::commands::{
 #[derive(Debug, Parser)]
 #[command(name = "patchbench", version, about, long_about = None, max_term_width = 100)]
 pub struct Cli {
+    /// Colour the verdicts on a terminal: auto (when standard output is a terminal and
+    /// NO_COLOR is not set), always, never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    pub color: ColorChoice,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -47,6 +60,10 @@ pub enum Command {
     /// Compare base with patched, per metric: runs, means, spreads, the interval of the change,
     /// p and q, a verdict, and the runs needed to see 1 % and 2 %.
     Compare(compare::CompareArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (or write one per command with --dir).
+    Man(completions::ManArgs),
     /// Testing aid (hidden): saves a synthetic run slowly through the run sink.
     #[command(hide = true, name = "debug-slow-writer")]
     DebugSlowWriter(debug_writer::DebugArgs),
@@ -57,6 +74,7 @@ pub enum Command {
 
 /// Runs the parsed command; returns the process exit status.
 pub fn execute(cli: Cli) -> anyhow::Result<i32> {
+    color::init(cli.color);
     match cli.command {
         Command::Run(a) => run::execute(&a),
         Command::List(a) => list::execute(&a),
@@ -70,7 +88,79 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Rm(a) => store::rm(&a),
         Command::Import(a) => import::execute(&a),
         Command::Compare(a) => compare::execute(&a),
+        Command::Completions(a) => completions::completions(&a, Cli::command()),
+        Command::Man(a) => completions::man(&a, Cli::command()),
         Command::DebugSlowWriter(a) => debug_writer::slow_writer(&a),
         Command::DebugHoldLock(a) => debug_writer::hold_lock(&a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every visible subcommand, at every depth, by its path (`run`, `help`, …).
+    fn subcommands(cmd: &clap::Command, out: &mut Vec<String>) {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            out.push(sub.get_name().to_string());
+            subcommands(sub, out);
+        }
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_bash_script_mentions_every_subcommand() {
+        let mut cmd = Cli::command();
+        let mut names = Vec::new();
+        subcommands(&cmd, &mut names);
+        assert!(names.len() >= 14, "{names:?}");
+        let mut script = Vec::new();
+        clap_complete::generate(
+            clap_complete::Shell::Bash,
+            &mut cmd,
+            "patchbench",
+            &mut script,
+        );
+        let script = String::from_utf8(script).unwrap();
+        // The top level offers each name as a word of its `opts` list.
+        let top = script
+            .lines()
+            .find(|l| l.trim_start().starts_with("opts=\"") && l.contains(" run "))
+            .expect("the top-level word list");
+        for name in &names {
+            assert!(
+                top.split(['"', ' ']).any(|w| w == name),
+                "{name} is not offered at the top level: {top}"
+            );
+        }
+        for shell in [clap_complete::Shell::Zsh, clap_complete::Shell::Fish] {
+            let mut s = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "patchbench", &mut s);
+            let s = String::from_utf8(s).unwrap();
+            for name in &names {
+                assert!(s.contains(name.as_str()), "{shell}: {name} missing");
+            }
+        }
+    }
+
+    #[test]
+    fn the_man_page_lists_every_visible_subcommand() {
+        let mut page = Vec::new();
+        clap_mangen::Man::new(Cli::command())
+            .render(&mut page)
+            .unwrap();
+        let page = String::from_utf8(page).unwrap();
+        let mut names = Vec::new();
+        subcommands(&Cli::command(), &mut names);
+        for name in names {
+            assert!(
+                page.contains(&format!("patchbench\\-{}", name.replace('-', "\\-"))),
+                "{name}"
+            );
+        }
     }
 }

@@ -703,3 +703,104 @@ fn unknown_label_is_a_clear_error() {
         .stderr(predicates::str::contains("no runs labelled \"nosuch\""))
         .stderr(predicates::str::contains("labels there: base, patched"));
 }
+
+/// A run of `pipe` whose fingerprint holds a noise check with the given warnings (source,
+/// value).
+fn noisy_pipe_run(label: &str, value: f64, warnings: &[(&str, &str)]) -> RunRecord {
+    use patchbench::noise::{Finding, Kind as NoiseKind, NoiseReport, SCHEMA};
+    let mut r = run("h", "k", label, &[("pipe", 1, value, vec![])]);
+    let mut findings = vec![Finding::ok(
+        "smt",
+        "SMT (hyper-threads)",
+        NoiseKind::Setting,
+        "off",
+    )];
+    findings.extend(
+        warnings
+            .iter()
+            .map(|(source, value)| Finding::warn("x", source, NoiseKind::Activity, *value, "fix")),
+    );
+    r.system.noise = Some(NoiseReport {
+        schema: SCHEMA.into(),
+        sample_secs: 0.25,
+        dir: "/tmp".into(),
+        findings,
+        activity: None,
+    });
+    r
+}
+
+#[test]
+fn a_side_that_ran_with_noise_check_warnings_is_named_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = side_files(
+        dir.path(),
+        "b",
+        &[
+            noisy_pipe_run("base", 100.0, &[("cpufreq governor", "powersave")]),
+            noisy_pipe_run(
+                "base",
+                101.0,
+                &[
+                    ("cpufreq governor", "powersave"),
+                    ("hypervisor steal", "4.0% of CPU time"),
+                ],
+            ),
+            noisy_pipe_run("base", 99.0, &[]),
+        ],
+    );
+    let patched = side_files(
+        dir.path(),
+        "p",
+        &[
+            noisy_pipe_run("patched", 100.0, &[]),
+            noisy_pipe_run("patched", 100.5, &[]),
+        ],
+    );
+    let store = dir.path().join("none.db");
+    let text = stdout(patchbench(&store).args(["compare", "--format", "inline", &base, &patched]));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("warning: noise: "))
+        .unwrap_or_else(|| panic!("no noise warning: {text}"));
+    assert!(
+        line.contains(
+            ": 2 of 3 runs ran with noise-check warnings: cpufreq governor: powersave (runs "
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains("hypervisor steal: 4.0% of CPU time (run "),
+        "{line}"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("warning: noise: "))
+            .count(),
+        1,
+        "the quiet side has no warning: {text}"
+    );
+    // JSON carries them per side with each run's value; csv and json say them on stderr.
+    let out = patchbench(&store)
+        .args(["compare", "--format", "json", &base, &patched])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: noise: "));
+    let v = json(&String::from_utf8_lossy(&out.stdout));
+    let noise = &v["noise"][0];
+    assert_eq!(noise["runs"], 3);
+    assert_eq!(noise["checked"], 3);
+    assert_eq!(noise["warned"], 2);
+    assert_eq!(noise["warnings"][0]["source"], "cpufreq governor");
+    assert_eq!(
+        noise["warnings"][0]["values"],
+        serde_json::json!(["powersave", "powersave"])
+    );
+    assert_eq!(noise["warnings"][1]["runs"].as_array().unwrap().len(), 1);
+    assert!(noise["line"].as_str().unwrap().contains("2 of 3 runs"));
+    assert_eq!(v["noise"][1]["warned"], 0);
+    assert!(v["noise"][1]["line"].is_null());
+    let html = stdout(patchbench(&store).args(["compare", "--format", "html", &base, &patched]));
+    assert!(html.contains("warning: noise: "), "the page's warnings");
+    assert!(html.contains("<li>run ") && html.contains("4.0% of CPU time"));
+}

@@ -473,15 +473,6 @@ fn a_symbolic_link_given_as_dir_is_refused_with_or_without_a_trailing_slash() {
     );
 }
 
-/// The children of process `pid`.
-fn children(pid: u32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
 #[test]
 fn a_killed_will_it_scale_task_is_reported_with_testcase_and_task_count() {
     let d = tempfile::tempdir().unwrap();
@@ -503,10 +494,10 @@ fn a_killed_will_it_scale_task_is_reported_with_testcase_and_task_count() {
         .spawn()
         .unwrap();
     let start = std::time::Instant::now();
-    while children(child.id()).len() < 2 && start.elapsed() < Duration::from_secs(30) {
+    while common::children(child.id()).len() < 2 && start.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let tasks = children(child.id());
+    let tasks = common::children(child.id());
     assert_eq!(tasks.len(), 2, "the tasks did not start");
     // SAFETY: killing a task process this test's command started.
     unsafe { libc::kill(tasks[1], libc::SIGKILL) };
@@ -571,6 +562,26 @@ fn a_full_dir_during_file_and_shell_tests_names_the_directory_and_the_fix() {
         &run_bounded(&mut run("shell1", "1"), Duration::from_secs(60)),
         "shell1 full",
     );
+    // Refused before a run is opened: nothing, not even an incomplete run, reaches the store.
+    let store = tempfile::tempdir().unwrap();
+    let db = store.path().join("s.db");
+    let mut c = patchbench_with_store(&db);
+    c.args([
+        "run",
+        "shell1",
+        "-d",
+        "1",
+        "-i",
+        "1",
+        "--no-settle",
+        "--dir",
+    ])
+    .arg(&fs.path);
+    wants(
+        &run_bounded(&mut c, Duration::from_secs(60)),
+        "shell1 full, stored",
+    );
+    assert!(!db.exists(), "a refused run left a store behind");
     std::fs::remove_file(fs.path.join("filler")).unwrap();
     // Full while shell1 runs: its scripts ignore failed writes, so the pass must notice.
     let mut c = run("shell1", "3");

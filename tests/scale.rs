@@ -47,6 +47,9 @@ fn idle_testcases(tests: &[String], parent: Option<&Path>, secs: &str) -> Vec<St
     patchbench()
         .args(["scale", &tests.join(",")])
         .args(["--tasks", "1", "--mode", "both", "--no-store"])
+        // Unpinned, so the two halves that run side by side use both cores (pinned, each
+        // would put its one task on the first core).
+        .arg("--no-pin")
         .args(sampling(secs))
         .arg("--dir")
         .arg(work.path())

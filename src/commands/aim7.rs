@@ -11,7 +11,7 @@ use crate::record::aim7::Aim7Details;
 use crate::record::{Kind, RunRecord};
 use crate::report::terminal::TerminalSink;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 const AFTER_HELP: &str = "\
@@ -84,6 +84,9 @@ pub struct Aim7Args {
     /// Write every sample, the figures and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreOpts,
 }
@@ -98,61 +101,6 @@ fn parse_jobs(s: &str) -> Result<u32, String> {
     }
 }
 
-/// Kernel interface filesystems: no storage, nowhere to put AIM7's files.
-const VIRTUAL_FS: &[&str] = &[
-    "proc",
-    "sysfs",
-    "cgroup",
-    "cgroup2",
-    "debugfs",
-    "tracefs",
-    "securityfs",
-    "pstore",
-    "bpf",
-    "configfs",
-    "efivarfs",
-    "selinuxfs",
-    "fusectl",
-    "binfmt_misc",
-    "devpts",
-    "mqueue",
-];
-
-/// Rejects a --dir that is unusable: missing, itself a symlink, read-only, a kernel interface
-/// such as /proc, or full. Returns the real directory to work in (links among its parents
-/// resolved) and its filesystem.
-pub fn check_work_dir(dir: &Path) -> anyhow::Result<(PathBuf, crate::fsinfo::FsInfo)> {
-    let dir = crate::args::check_real_dir(dir)?;
-    let info = crate::fsinfo::collect(&dir);
-    if VIRTUAL_FS.contains(&info.fs_type.as_str()) {
-        return usage(format!(
-            "--dir {}: this is a {} filesystem, the kernel's interface, not storage for files; \
-             choose a directory on a disk or tmpfs with --dir",
-            dir.display(),
-            info.fs_type
-        ));
-    }
-    if info.read_only {
-        return usage(format!(
-            "--dir {}: the filesystem is mounted read-only; choose a writable directory",
-            dir.display()
-        ));
-    }
-    let dir = crate::args::check_dir(&dir)?;
-    if let Ok(v) = nix::sys::statvfs::statvfs(&dir) {
-        // A filesystem without a size (ramfs) never runs out; only a sized one can be full.
-        let no_inodes = v.files() > 0 && v.files_available() == 0;
-        if (v.blocks() > 0 && v.blocks_available() == 0) || no_inodes {
-            return usage(format!(
-                "--dir {}: the filesystem is full (no free {}); free some space or choose another --dir",
-                dir.display(),
-                if no_inodes { "inodes" } else { "blocks" }
-            ));
-        }
-    }
-    Ok((dir, info))
-}
-
 /// Runs `patchbench aim7`; returns the exit status.
 pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     let mixes = aim7::resolve_mixes(args.workfile.as_deref(), &args.tests)?;
@@ -163,12 +111,15 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     };
     let (dirs, fs): (Vec<PathBuf>, Vec<_>) = given
         .iter()
-        .map(|d| check_work_dir(d))
+        .map(|d| crate::args::check_work_dir(d))
         .collect::<anyhow::Result<Vec<_>>>()?
         .into_iter()
         .unzip();
     if let Some(path) = &args.json {
         crate::args::check_output("--json", path)?;
+    }
+    if let Some(path) = &args.html {
+        crate::args::check_output("--html", path)?;
     }
     // One workfile, or tests without sizes of their own: the first mix's sizes are the run's.
     let filesize = args.filesize.or(mixes.iter().find_map(|m| m.filesize));
@@ -202,7 +153,13 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
 
     let mut table = crate::report::aim7::LiveTable::new();
     let terminal = TerminalSink::new(Some(Box::new(move |r| table.render(r))), None);
-    let mut sinks = shared::sinks(&args.store, args.json.as_deref(), false, vec![], terminal)?;
+    let mut sinks = shared::sinks(
+        &args.store,
+        args.json.as_deref(),
+        false,
+        shared::html_sinks(args.html.as_deref()),
+        terminal,
+    )?;
     let mut system = shared::system_at_start(&plan.dirs[0]);
     for (i, f) in fs.iter().enumerate() {
         system.extra.insert(

@@ -43,7 +43,7 @@ pub fn execute(args: &CheckArgs) -> anyhow::Result<i32> {
     }
     let report = crate::noise::snapshot(&dir, Duration::from_secs_f64(args.sample));
     let text = match args.format {
-        CheckFormat::Text => crate::report::check::render(&report),
+        CheckFormat::Text => crate::report::check::render(&report, crate::report::color::enabled()),
         CheckFormat::Json => format!("{}\n", serde_json::to_string_pretty(&report)?),
     };
     crate::report::print(&text)?;

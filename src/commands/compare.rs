@@ -210,11 +210,12 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             Format::Lkp
         });
     if !format::shows_warnings(fmt) {
-        for w in &c.warnings {
-            eprintln!("warning: not comparable: {w}");
+        for w in format::warning_lines(&c) {
+            eprintln!("{w}");
         }
     }
-    crate::report::print(&format::render(&c, fmt)?)?;
+    let color = crate::report::color::enabled();
+    crate::report::print(&format::render(&c, fmt, color)?)?;
     if let Some(limit) = a.fail_on_regression {
         let unjudged = c
             .rows

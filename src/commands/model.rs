@@ -1,7 +1,7 @@
 //! `patchbench model`: runs one of the user-space models (`model-setbit`, `model-isize`) on
 //! the shared-memory counter harness and keeps every point.
 
-use super::shared::{self, HarnessOpts, ModeChoice};
+use super::shared::{self, HarnessOpts, ModeChoice, PlacementOpts};
 use crate::error::usage;
 use crate::model::{isize, pick_variants, setbit, Request, DEFAULT_DURATION, DEFAULT_WARMUP};
 use crate::progress::Progress;
@@ -32,6 +32,8 @@ pub struct ModelArgs {
     /// Tasks as threads (default), processes sharing one mapping, or both.
     #[arg(short, long, value_enum, default_value_t = ModeChoice::Thread)]
     pub mode: ModeChoice,
+    #[command(flatten)]
+    pub place: PlacementOpts,
     /// For model-isize, --tasks counts the reader tasks (one writer runs besides them);
     /// its default is one reader per CPU but one.
     #[command(flatten)]
@@ -70,7 +72,7 @@ fn start(
         &args.opts.store,
         args.opts.json.as_deref(),
         true,
-        vec![],
+        shared::html_sinks(args.opts.html.as_deref()),
         terminal,
     )?;
     let record = RunRecord {
@@ -84,14 +86,19 @@ fn start(
 
 fn run_setbit(args: &ModelArgs) -> Result<i32> {
     let variants = pick_variants(&args.variants, setbit::CHOICES, setbit::DEFAULT)?;
+    // Before any work: nothing done before the re-exec would survive it.
+    let aslr = args.place.fix_layout();
     let tasks = args.opts.task_counts();
     let modes = args.mode.modes();
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
+    let placement = args.place.placement();
     let config = setbit::Config {
         model: "model-setbit",
         tasks: tasks.clone(),
         modes: modes.iter().map(|m| m.plural()).collect(),
-        pin: args.opts.pin,
+        pin: placement.is_pinned(),
+        placement: placement.clone(),
+        aslr: aslr.clone(),
         read_mix: args.read_mix,
         variants: variants.iter().map(|v| v.name()).collect(),
     };
@@ -103,12 +110,17 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
         if args.read_mix { "on" } else { "off" },
         plan.describe()
     );
+    eprintln!(
+        "patchbench model-setbit: {}; {}",
+        placement.describe(),
+        aslr.describe()
+    );
     let req = Request {
         variants: &variants,
         tasks: &tasks,
         modes: &modes,
         plan,
-        pin: args.opts.pin,
+        placement: &placement,
         counters: args.opts.counters,
     };
     let mut progress = Progress::new();
@@ -128,6 +140,8 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
 
 fn run_isize(args: &ModelArgs) -> Result<i32> {
     let variants = pick_variants(&args.variants, isize::CHOICES, isize::DEFAULT)?;
+    // Before any work: nothing done before the re-exec would survive it.
+    let aslr = args.place.fix_layout();
     let readers = match &args.opts.tasks {
         Some(t) => t.0.clone(),
         None => vec![(crate::sysinfo::online_cpus() as usize)
@@ -136,11 +150,14 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
     };
     let modes = args.mode.modes();
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
+    let placement = args.place.placement();
     let config = isize::Config {
         model: "model-isize",
         tasks: readers.clone(),
         modes: modes.iter().map(|m| m.plural()).collect(),
-        pin: args.opts.pin,
+        pin: placement.is_pinned(),
+        placement: placement.clone(),
+        aslr: aslr.clone(),
         min_reads: args.reads,
         variants: variants.iter().map(|v| v.name()).collect(),
     };
@@ -155,12 +172,17 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
         args.reads,
         plan.warmup
     );
+    eprintln!(
+        "patchbench model-isize: {}; {}",
+        placement.describe(),
+        aslr.describe()
+    );
     let req = Request {
         variants: &variants,
         tasks: &readers,
         modes: &modes,
         plan,
-        pin: args.opts.pin,
+        placement: &placement,
         counters: args.opts.counters,
     };
     let mut progress = Progress::new();

@@ -10,6 +10,7 @@ use crate::record::sink::FileSink;
 use crate::report::terminal::TerminalSink;
 use crate::unixbench::catalog;
 use crate::unixbench::runner::{self, Plan};
+use crate::unixbench::workloads::Params;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -59,6 +60,9 @@ pub struct RunArgs {
     /// Write every sample, the scores and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Write UnixBench's CSV (one row of scores per copy count) to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -89,7 +93,17 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         args.copies.clone()
     };
     // The real directory (links among its parents resolved): what the run works in and names.
-    let dir = check_dir(&args.dir.clone().unwrap_or_else(std::env::temp_dir))?;
+    // Tests that write there are refused a full or unusable one up front, before a run is
+    // opened in the store.
+    let given = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let writes_files = tests
+        .iter()
+        .any(|t| matches!(t.params, Params::FileCopy(_) | Params::Shell { .. }));
+    let dir = if writes_files {
+        crate::args::check_work_dir(&given)?.0
+    } else {
+        check_dir(&given)?
+    };
     let (mut passes, mut duration, mut settle, mut profile) =
         (None, None, !args.no_settle, "unixbench");
     if args.quick {
@@ -133,6 +147,9 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(json) = &args.json {
         crate::args::check_output("--json", json)?;
     }
+    if let Some(html) = &args.html {
+        crate::args::check_output("--html", html)?;
+    }
     if let Some(csv) = &args.csv {
         crate::args::check_output("--csv", csv)?;
     }
@@ -164,6 +181,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             Box::new(|r| Ok(Some(crate::report::unixbench_csv::render(r).into_bytes()))),
         ));
     }
+    files.extend(shared::html_sinks(args.html.as_deref()));
     let terminal = TerminalSink::new(
         None,
         Some(Box::new(|r| {

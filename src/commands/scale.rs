@@ -3,9 +3,13 @@
 //! will-it-scale's own CSV and title files (read unchanged by its `postprocess.py` and LKP's
 //! parser), an SVG plot, and a run record whose metrics carry LKP's names with every sample.
 //! `--csv FILE` takes one testcase; `--csv DIR` gets `<test>.csv` and `<test>.title` for each,
-//! as will-it-scale's `runalltests` leaves them for `postprocess.py`.
+//! as will-it-scale's `runalltests` leaves them for `postprocess.py`. As will-it-scale runs,
+//! tasks are pinned (task i on core i mod cores; `--smt` for hardware threads, `--no-pin` for
+//! none) and the address-space layout is fixed (the command re-execs itself with
+//! `ADDR_NO_RANDOMIZE` first, as runtest.py runs every binary under `setarch -R`; `--aslr`
+//! keeps randomisation).
 
-use super::shared::{self, HarnessOpts, ModeChoice};
+use super::shared::{self, HarnessOpts, ModeChoice, PlacementOpts};
 use crate::error::usage;
 use crate::progress::Progress;
 use crate::record::sink::{FileSink, Render};
@@ -38,6 +42,8 @@ pub struct ScaleArgs {
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     #[command(flatten)]
+    pub place: PlacementOpts,
+    #[command(flatten)]
     pub opts: HarnessOpts,
 }
 
@@ -47,6 +53,8 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         crate::report::print(&crate::report::list::testcases())?;
         return Ok(0);
     }
+    // First, before any work: nothing done before the re-exec would survive it.
+    let aslr = args.place.fix_layout();
     let tests = resolve(&args.tests)?;
     let tasks = args.opts.task_counts();
     let modes = args.mode.modes();
@@ -59,6 +67,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
     let outputs: Vec<&Path> = args.svg.iter().map(|p| p.as_path()).collect();
     let dir = args.opts.check(needed, &outputs)?;
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
+    let placement = args.place.placement();
 
     let mut files = csv.map(|c| c.sinks(&tests)).unwrap_or_default();
     if let Some(path) = &args.svg {
@@ -70,6 +79,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
             Box::new(crate::report::scale_svg::svg_of),
         ));
     }
+    files.extend(shared::html_sinks(args.opts.html.as_deref()));
     let terminal = TerminalSink::new(None, Some(Box::new(crate::report::scale::summary_of)));
     let mut sinks = shared::sinks(
         &args.opts.store,
@@ -85,7 +95,9 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         sample_seconds: plan.interval.as_secs_f64(),
         warmup_samples: plan.warmup,
         samples: plan.samples,
-        pin: args.opts.pin,
+        pin: placement.is_pinned(),
+        placement: placement.clone(),
+        aslr: aslr.clone(),
         counters: args.opts.counters,
     };
     let mut record = RunRecord {
@@ -107,12 +119,17 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         crate::counter_harness::Mode::join(&modes),
         plan.describe(),
     );
+    eprintln!(
+        "patchbench scale: {}; {}",
+        placement.describe(),
+        aslr.describe()
+    );
     let req = Request {
         tests: &tests,
         tasks: &tasks,
         modes: &modes,
         plan,
-        pin: args.opts.pin,
+        placement: &placement,
         counters: args.opts.counters,
     };
     let mut progress = Progress::new();

@@ -4,6 +4,8 @@
 //! the way a run ends (the run's own failure wins over a sink's; a closed stdout is quiet).
 
 use crate::args::{parse_duration, parse_duration_or_zero, parse_task_list, TaskList};
+use crate::counter_harness::aslr::{self, Aslr};
+use crate::counter_harness::placement::{Pinning, Placement};
 use crate::counter_harness::Mode;
 use crate::record::sink::{FileSink, Sinks};
 use crate::record::RunRecord;
@@ -75,6 +77,23 @@ pub fn sinks(
     Ok(sinks)
 }
 
+/// The `--html FILE` page of a measuring command (none without one): the run's report
+/// (`crate::report::html::run`), written atomically when the run ends, also after a failure
+/// or a signal (then marked incomplete).
+pub fn html_sinks(path: Option<&Path>) -> Vec<FileSink> {
+    path.map(|p| {
+        FileSink::new(
+            "--html",
+            p,
+            false,
+            true,
+            Box::new(|r| Ok(Some(crate::report::html::run(None, r).into_bytes()))),
+        )
+    })
+    .into_iter()
+    .collect()
+}
+
 /// Ends a run: marks it incomplete (with the error) after a failure or signal, lets every sink
 /// keep the final record, and returns the run's own failure before a sink's.
 pub fn conclude(
@@ -100,6 +119,52 @@ pub fn conclude(
     }
 }
 
+/// Where the tasks of a harness-driven command (`scale`, `model`) run and with which
+/// address-space layout. The defaults are will-it-scale's: task i bound to core i mod
+/// (number of cores), ASLR off as under runtest.py's `setarch -R`.
+#[derive(Debug, Clone, Args)]
+pub struct PlacementOpts {
+    /// Leave the tasks unbound. By default task i is bound to core i mod (number of cores),
+    /// cores in socket order within the CPUs patchbench may use, as will-it-scale binds them.
+    #[arg(long, conflicts_with_all = ["pin", "smt"])]
+    pub no_pin: bool,
+    /// Bind task i to hardware thread i mod (number of hardware threads) instead of to a
+    /// whole core (will-it-scale's -m).
+    #[arg(long)]
+    pub smt: bool,
+    /// Pin as by default (kept for older scripts).
+    #[arg(long, hide = true)]
+    pub pin: bool,
+    /// Keep address-space randomisation. By default patchbench re-execs itself with ASLR off
+    /// for the run, as will-it-scale's runtest.py runs every test under `setarch -R`.
+    #[arg(long)]
+    pub aslr: bool,
+}
+
+impl PlacementOpts {
+    /// The layout of this run's tasks. Without `--aslr` this re-execs the process with
+    /// `ADDR_NO_RANDOMIZE` when it is randomised, so call it first, before any work: nothing
+    /// done before the re-exec survives it.
+    pub fn fix_layout(&self) -> Aslr {
+        if self.aslr {
+            aslr::kept()
+        } else {
+            aslr::disable_by_reexec()
+        }
+    }
+
+    /// Where each task runs.
+    pub fn placement(&self) -> Placement {
+        Placement::plan(if self.no_pin {
+            Pinning::None
+        } else if self.smt {
+            Pinning::HwThreads
+        } else {
+            Pinning::Cores
+        })
+    }
+}
+
 /// Options of every harness-driven command (`scale`, `model`).
 #[derive(Debug, Clone, Args)]
 pub struct HarnessOpts {
@@ -116,9 +181,6 @@ pub struct HarnessOpts {
     /// Seconds per sample (1 as in will-it-scale; shorter for tests).
     #[arg(long, value_name = "SECS", value_parser = parse_duration, default_value = "1", hide = true)]
     pub sample_interval: f64,
-    /// Bind task i to allowed CPU number i mod (number of allowed CPUs).
-    #[arg(long)]
-    pub pin: bool,
     /// Per-operation performance counters (perf_event_open) where the kernel allows them.
     #[arg(long)]
     pub counters: bool,
@@ -129,6 +191,9 @@ pub struct HarnessOpts {
     /// Write every sample, the results and the system fingerprint to FILE as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreOpts,
 }
@@ -162,6 +227,9 @@ impl HarnessOpts {
         let dir = crate::args::check_dir(&self.dir.clone().unwrap_or_else(std::env::temp_dir))?;
         if let Some(j) = &self.json {
             crate::args::check_output("--json", j)?;
+        }
+        if let Some(h) = &self.html {
+            crate::args::check_output("--html", h)?;
         }
         for o in outputs {
             crate::args::check_output("output", o)?;

@@ -1,4 +1,5 @@
 //! The store commands: `runs`, `show`, `export` and `rm`. Errors are returned (exit 2).
+//! `runs` and `show` print text, or JSON for scripts; `show` also one HTML page.
 
 use super::shared::StoreArg;
 use crate::error::usage;
@@ -7,11 +8,31 @@ use crate::store::db::Store;
 use clap::Args;
 use std::path::PathBuf;
 
+/// The formats of a listing: the table, or JSON on standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    Text,
+    Json,
+}
+
+/// The formats of `show`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    Text,
+    /// Schema patchbench.show/1 (docs/json.md).
+    Json,
+    /// One self-contained page: noise check, metrics with their samples, curves, fingerprint.
+    Html,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunsArgs {
     /// Only runs with this label.
     #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
+    /// Output format: the table, or JSON (schema patchbench.runs/1, docs/json.md).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextOrJson,
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -22,8 +43,11 @@ pub struct ShowArgs {
     #[arg(value_name = "RUN")]
     pub run: String,
     /// For a UnixBench run: print its UnixBench text report instead.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "format")]
     pub report: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ShowFormat,
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -80,7 +104,11 @@ pub fn get_run(store: &Store, s: &str) -> anyhow::Result<RunRecord> {
 pub fn runs(a: &RunsArgs) -> anyhow::Result<i32> {
     let store = a.store.open(false)?;
     let list = store.list(a.label.as_deref())?;
-    crate::report::print(&crate::report::store::runs(&list))?;
+    let text = match a.format {
+        TextOrJson::Text => crate::report::store::runs(&list),
+        TextOrJson::Json => crate::report::store::runs_json(store.path(), &list)?,
+    };
+    crate::report::print(&text)?;
     Ok(0)
 }
 
@@ -98,7 +126,12 @@ pub fn show(a: &ShowArgs) -> anyhow::Result<i32> {
         crate::report::print(&crate::report::unixbench_text::render(&r))?;
         return Ok(0);
     }
-    crate::report::print(&crate::report::store::show(id, &r))?;
+    let text = match a.format {
+        ShowFormat::Text => crate::report::store::show(id, &r),
+        ShowFormat::Json => crate::report::store::show_json(run_id(id)?, &r)?,
+        ShowFormat::Html => crate::report::html::run(Some(id), &r),
+    };
+    crate::report::print(&text)?;
     Ok(0)
 }
 

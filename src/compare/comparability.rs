@@ -1,36 +1,160 @@
 //! What differs between the two sides besides the kernel: every system-fingerprint field
 //! (CPU model and count, memory, patchbench version and build, shell, libc, governor, the
 //! filesystems of the directories used, …) and every configuration setting (durations,
-//! passes, copies, profile, directories). Each difference becomes one warning line.
+//! passes, copies, profile, directories). Each difference becomes one warning line; the whole
+//! table of attributes, side by side, is [`fingerprint`]. [`noise`] lists the noise-check
+//! warnings each side's runs were measured with (`SystemInfo::noise_warnings`).
 
 use super::Side;
+use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Fingerprint fields that are expected to differ between base and patched (`noise` holds
-/// measured activity, different on every run; its warnings are listed on their own).
-const IGNORED_SYSTEM: &[&str] = &["kernel_release", "kernel_version", "noise"];
+/// Fingerprint fields that are expected to differ between base and patched: the kernel.
+const EXPECTED: &[&str] = &["system.kernel_release", "system.kernel_version"];
 
-/// One warning per attribute whose set of values differs between the sides.
-pub fn differences(base: &Side, patched: &Side) -> Vec<String> {
+/// `noise` holds measured activity, different on every run; its warnings are listed on their
+/// own ([`noise`]).
+const IGNORED_SYSTEM: &[&str] = &["noise"];
+
+/// One attribute of the fingerprint, with what each side's runs had for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Attribute {
+    /// `system.cpu_model`, `config.duration`, `kind`, …
+    pub name: String,
+    /// The base runs' values, joined by ` / ` (`(not recorded)`, `(unknown)` when empty).
+    pub base: String,
+    pub patched: String,
+    /// The sides' values differ.
+    pub differs: bool,
+    /// A difference here is expected (the kernel) and not warned about.
+    pub expected: bool,
+}
+
+/// Every attribute of either side, sorted by name, side by side.
+pub fn fingerprint(base: &Side, patched: &Side) -> Vec<Attribute> {
     let b = attributes(base);
     let p = attributes(patched);
     let keys: BTreeSet<&String> = b.keys().chain(p.keys()).collect();
-    let mut out = Vec::new();
     let empty = BTreeSet::new();
-    for k in keys {
-        let bv = b.get(k).unwrap_or(&empty);
-        let pv = p.get(k).unwrap_or(&empty);
-        if bv != pv {
-            out.push(format!(
-                "{k} differs: {} {} vs {} {}",
-                base.name,
-                show(bv),
-                patched.name,
-                show(pv)
-            ));
+    keys.into_iter()
+        .map(|k| {
+            let bv = b.get(k).unwrap_or(&empty);
+            let pv = p.get(k).unwrap_or(&empty);
+            Attribute {
+                name: k.clone(),
+                base: show(bv),
+                patched: show(pv),
+                differs: bv != pv,
+                expected: EXPECTED.contains(&k.as_str()),
+            }
+        })
+        .collect()
+}
+
+/// One warning per attribute whose set of values differs between the sides (the kernel
+/// aside).
+pub fn differences(base: &Side, patched: &Side) -> Vec<String> {
+    fingerprint(base, patched)
+        .into_iter()
+        .filter(|a| a.differs && !a.expected)
+        .map(|a| {
+            format!(
+                "{} differs: {} {} vs {} {}",
+                a.name, base.name, a.base, patched.name, a.patched
+            )
+        })
+        .collect()
+}
+
+/// The noise-check warnings one side's runs were measured with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SideNoise {
+    pub side: String,
+    pub runs: usize,
+    /// Runs that stored a noise check (older files and imports have none).
+    pub checked: usize,
+    /// Runs with at least one warning.
+    pub warned: usize,
+    /// Each noise source that warned, with the runs it warned in, in order of first sight.
+    pub warnings: Vec<NoiseWarning>,
+    /// The one-line warning `compare` prints, when a run warned.
+    pub line: Option<String>,
+}
+
+/// One noise source that warned, and in which runs with what value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoiseWarning {
+    /// What `patchbench check` calls it (`cpufreq governor`).
+    pub source: String,
+    pub runs: Vec<String>,
+    /// The value measured in each of those runs.
+    pub values: Vec<String>,
+}
+
+impl NoiseWarning {
+    /// `source: value` when every run had the same value, else the source alone.
+    fn summary(&self) -> String {
+        match self.values.split_first() {
+            Some((first, rest)) if rest.iter().all(|v| v == first) => {
+                format!("{}: {first}", self.source)
+            }
+            _ => self.source.clone(),
         }
     }
-    out
+}
+
+/// What the noise checks stored with the side's runs warned about (the warnings of
+/// `SystemInfo::noise_warnings`, grouped by source).
+pub fn noise(side: &Side) -> SideNoise {
+    let mut warnings: Vec<NoiseWarning> = Vec::new();
+    let (mut checked, mut warned) = (0, 0);
+    for (id, run) in &side.runs {
+        let Some(report) = &run.system.noise else {
+            continue;
+        };
+        checked += 1;
+        warned += usize::from(!run.system.noise_warnings().is_empty());
+        for f in report.warnings() {
+            let w = match warnings.iter_mut().find(|x| x.source == f.source) {
+                Some(w) => w,
+                None => {
+                    warnings.push(NoiseWarning {
+                        source: f.source.clone(),
+                        runs: Vec::new(),
+                        values: Vec::new(),
+                    });
+                    warnings.last_mut().expect("just pushed")
+                }
+            };
+            w.runs.push(id.clone());
+            w.values.push(f.value.clone());
+        }
+    }
+    let runs = side.runs.len();
+    let line = (warned > 0).then(|| {
+        let listed: Vec<String> = warnings
+            .iter()
+            .map(|w| {
+                let s = if w.runs.len() == 1 { "" } else { "s" };
+                format!("{} (run{s} {})", w.summary(), w.runs.join(", "))
+            })
+            .collect();
+        format!(
+            "{}: {warned} of {runs} run{} ran with noise-check warnings: {} (each run's values: \
+             --format json or html)",
+            side.name,
+            if runs == 1 { "" } else { "s" },
+            listed.join("; ")
+        )
+    });
+    SideNoise {
+        side: side.name.clone(),
+        runs,
+        checked,
+        warned,
+        warnings,
+        line,
+    }
 }
 
 fn show(values: &BTreeSet<String>) -> String {
@@ -92,5 +216,48 @@ fn plain(v: &serde_json::Value) -> String {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Null => String::new(),
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Kind, RunRecord};
+    use crate::sysinfo::SystemInfo;
+
+    fn side(name: &str, kernel: &str, cpu: &str) -> Side {
+        let system = SystemInfo {
+            kernel_release: kernel.into(),
+            cpu_model: cpu.into(),
+            ..SystemInfo::default()
+        };
+        Side::new(
+            name,
+            vec![("1".into(), RunRecord::new(Kind::Unixbench, system, &()))],
+        )
+    }
+
+    #[test]
+    fn the_kernel_differs_as_expected_and_anything_else_is_warned_about() {
+        let (b, p) = (side("base", "6.1", "EPYC"), side("patched", "6.2", "Xeon"));
+        let table = fingerprint(&b, &p);
+        let kernel = table
+            .iter()
+            .find(|a| a.name == "system.kernel_release")
+            .unwrap();
+        assert!(kernel.differs && kernel.expected);
+        assert_eq!(
+            (kernel.base.as_str(), kernel.patched.as_str()),
+            ("6.1", "6.2")
+        );
+        let cpu = table.iter().find(|a| a.name == "system.cpu_model").unwrap();
+        assert!(cpu.differs && !cpu.expected);
+        assert!(table.iter().all(|a| a.name != "system.noise"));
+        assert_eq!(
+            differences(&b, &p),
+            vec!["system.cpu_model differs: base EPYC vs patched Xeon"]
+        );
+        assert!(noise(&b).line.is_none(), "no stored check, no warning");
+        assert_eq!(noise(&b).checked, 0);
     }
 }

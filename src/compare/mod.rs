@@ -5,7 +5,9 @@
 //! value per metric ([`model`]: runs are the unit, samples inside a run are within-run
 //! spread only). [`verdict`] labels the rows with the table correction; [`shape`] spots rows
 //! whose runs are bimodal or drift; [`plan`] gives the minimum detectable effect and the runs
-//! needed; [`comparability`] lists what differs between the sides. The formats in
+//! needed; [`comparability`] lists what differs between the sides (the whole fingerprint
+//! side by side, and the noise-check warnings each side ran with); [`curves`] gathers the
+//! will-it-scale and AIM7 points a chart draws. The formats in
 //! `crate::report::compare` only print what is computed here.
 //!
 //! UnixBench index rows: a full index (all 12 index tests) and a partial one never share a
@@ -13,6 +15,7 @@
 //! Score is the primary row of a UnixBench comparison; the test rows explain it.
 
 pub mod comparability;
+pub mod curves;
 pub mod model;
 pub mod plan;
 pub mod shape;
@@ -169,7 +172,14 @@ pub struct Comparison {
     pub base_runs: Vec<String>,
     pub patched_runs: Vec<String>,
     pub settings: Settings,
+    /// What differs between the sides besides the kernel, one line each ("not comparable").
     pub warnings: Vec<String>,
+    /// The noise-check warnings each side's runs were measured with (base, then patched).
+    pub noise: Vec<comparability::SideNoise>,
+    /// Every fingerprint and settings attribute, side by side.
+    pub fingerprint: Vec<comparability::Attribute>,
+    /// will-it-scale and AIM7 curves of the sides' runs (empty for other kinds).
+    pub curves: Vec<curves::Curve>,
     /// Notes about how the verdicts were reached (runs left out, profiles used, one run a side).
     pub notes: Vec<String>,
     pub family: Family,
@@ -189,6 +199,14 @@ impl Comparison {
                     .as_ref()
                     .is_some_and(|e| verdict::gate_fails(e, r.direction, pct, alpha))
             })
+            .collect()
+    }
+
+    /// The noise-check warning lines of the sides (none when no run warned).
+    pub fn noise_lines(&self) -> Vec<&str> {
+        self.noise
+            .iter()
+            .filter_map(|n| n.line.as_deref())
             .collect()
     }
 
@@ -293,6 +311,12 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         patched_runs: patched.runs.iter().map(|r| r.0.clone()).collect(),
         settings: settings.clone(),
         warnings: comparability::differences(base, patched),
+        noise: vec![comparability::noise(base), comparability::noise(patched)],
+        fingerprint: comparability::fingerprint(base, patched),
+        curves: curves::of(&[
+            (base.name.as_str(), base.runs.as_slice()),
+            (patched.name.as_str(), patched.runs.as_slice()),
+        ]),
         notes: notes(base, patched, &rows),
         family,
         rows,

@@ -5,12 +5,18 @@
 //! slot of one shared mapping, written only by its task and read only by the driver; all tasks
 //! wait on the read end of one pipe and are released together when the driver writes a byte;
 //! the driver sleeps one interval, reads every counter and keeps the deltas, discarding the
-//! warm-up samples. Differences: the driver never creates threads, so it may fork at any time
-//! (thread mode forks one host process that then spawns the threads); every task asks the kernel
-//! to kill it when its parent dies (`PR_SET_PDEATHSIG`), and the driver kills and reaps all
-//! tasks when a run ends, fails or is interrupted.
+//! warm-up samples. Tasks are bound as the run's [`Placement`] says (will-it-scale's default:
+//! task i on core i mod cores), by their creator binding itself before it creates them.
+//! Between samples the driver sleeps in one `poll` of the signal self-pipe, which SIGCHLD also
+//! wakes, so it makes a few system calls per sample whatever the number of tasks, and still
+//! sees a signal or a dead task at once. Differences: the driver never creates threads, so it
+//! may fork at any time (thread mode forks one host process that then spawns the threads);
+//! every task asks the kernel to kill it when its parent dies (`PR_SET_PDEATHSIG`), and the
+//! driver kills and reaps all tasks when a run ends, fails or is interrupted.
 
+pub mod aslr;
 pub mod perf_counters;
+pub mod placement;
 pub mod session;
 
 use crate::error::RunFailed;
@@ -20,6 +26,7 @@ use crate::proc::TaskGroup;
 use anyhow::{Context, Result};
 use nix::unistd::{fork, ForkResult, Pid};
 use perf_counters::{self as counters, CounterSet, CounterValues};
+use placement::{Binder, Placement};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -31,8 +38,8 @@ pub const SLOT_BYTES: usize = 256;
 /// How long the driver waits for every task to reach the start gate.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// How often the driver looks for signals and dead tasks while it waits.
-const POLL_STEP: Duration = Duration::from_millis(20);
+/// How often the driver counts the tasks at the start gate while they start.
+const READY_STEP: Duration = Duration::from_millis(1);
 
 /// Whether tasks are processes or threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,7 +250,8 @@ pub type StopRule = dyn Fn(&[u64]) -> bool;
 pub struct RunSpec<'a> {
     pub tasks: usize,
     pub mode: Mode,
-    pub pin: bool,
+    /// Where each task runs.
+    pub placement: &'a Placement,
     pub interval: Duration,
     /// Samples discarded before measuring.
     pub warmup: usize,
@@ -288,8 +296,12 @@ pub struct Outcome {
     pub measured: Vec<Sample>,
     /// How much each task's second counter grew during the measured window.
     pub aux: Vec<u64>,
-    /// Idle and iowait share of all CPUs during the measured window (from /proc/stat).
+    /// Idle and iowait share of all CPUs over the whole run of the point, from before the
+    /// testcase's set-up to after its clean-up (what will-it-scale's runtest.py reports); set
+    /// by [`session::Session::run`], which brackets all of it.
     pub idle_percent: Option<f64>,
+    /// The same over the measured window only.
+    pub measured_idle_percent: Option<f64>,
     /// Performance counter deltas over the measured window, summed over tasks.
     pub counters: Option<CounterValues>,
 }
@@ -346,16 +358,12 @@ pub fn run(
     let slots = SharedMap::new((n + 1) * SLOT_BYTES)?;
     let shared = SharedMap::new(work.shared_bytes())?;
     let gate = Gate::new().context("cannot create the start gate")?;
-    let cpus = allowed_cpus();
     let driver = nix::unistd::getpid();
     let mut tasks = TaskGroup::new();
-    let (pin, mode) = (spec.pin, spec.mode);
+    let mode = spec.mode;
 
     let task_body = |nr: usize| -> Result<()> {
         let slot = slots.slot(nr + 1);
-        if pin && !cpus.is_empty() {
-            pin_to(cpus[nr % cpus.len()]);
-        }
         // SAFETY: gettid has no preconditions.
         slot.tid.store(unsafe { libc::gettid() } as u64, Relaxed);
         slots.slot(0).ops.fetch_add(1, Relaxed);
@@ -376,7 +384,13 @@ pub fn run(
     let keep_out = [interrupt.raw_fds()[0], interrupt.raw_fds()[1]];
     match spec.mode {
         Mode::Process => {
+            // The driver binds itself to each task's CPUs before forking it, as will-it-scale
+            // does, and gets its own CPUs back when `binder` drops.
+            let binder = Binder::new(spec.placement);
             for nr in 0..n {
+                binder
+                    .before_task(nr)
+                    .map_err(|e| RunFailed(format!("{e:#}")))?;
                 // SAFETY: the driver is single-threaded.
                 match unsafe { fork() } {
                     Ok(ForkResult::Child) => {
@@ -396,7 +410,15 @@ pub fn run(
                 Ok(ForkResult::Child) => in_child(driver, 0, &keep_out, || {
                     gate.close_write_in_child();
                     std::thread::scope(|s| {
+                        // The host binds itself to each task's CPUs before spawning its thread.
+                        let binder = Binder::new(spec.placement);
                         for nr in 0..n {
+                            if let Err(e) = binder.before_task(nr) {
+                                eprintln!("patchbench: {e:#}");
+                                // SAFETY: ends the whole host process (its threads wait on
+                                // the gate, so the scope could not end them).
+                                unsafe { libc::_exit(1) }
+                            }
                             let started = std::thread::Builder::new().spawn_scoped(s, move || {
                                 // A failed task ends the host (and so every thread) at once:
                                 // the driver sees it die instead of waiting on the others.
@@ -419,6 +441,7 @@ pub fn run(
                                 unsafe { libc::_exit(THREAD_START_FAILED) }
                             }
                         }
+                        drop(binder);
                     });
                     Ok(())
                 }),
@@ -440,7 +463,7 @@ pub fn run(
         if started.elapsed() > READY_TIMEOUT {
             return Err(RunFailed("the tasks did not reach the start gate in 60 s".into()).into());
         }
-        std::thread::sleep(Duration::from_millis(1));
+        interrupt.wait(READY_STEP)?;
     }
 
     let mut perf: Option<CounterSet> = if spec.counters {
@@ -463,6 +486,7 @@ pub fn run(
         measured: Vec::new(),
         aux: Vec::new(),
         idle_percent: None,
+        measured_idle_percent: None,
         counters: None,
     };
     let read_aux = || -> Vec<u64> { (0..n).map(|i| slots.slot(i + 1).aux()).collect() };
@@ -488,15 +512,19 @@ pub fn run(
         }
         k += 1;
         let deadline = t0 + spec.interval.mul_f64(k as f64);
+        // One poll until the sample is due; only SIGCHLD (a task died) or a handled signal
+        // wakes it earlier.
         loop {
-            interrupt.check()?;
-            check_alive(&mut tasks)?;
             let now = Instant::now();
             if now >= deadline {
                 break;
             }
-            std::thread::sleep((deadline - now).min(POLL_STEP));
+            if interrupt.wait(deadline - now)? {
+                check_alive(&mut tasks)?;
+            }
         }
+        // Once a sample too, in case a death's SIGCHLD was not routed to the self-pipe.
+        check_alive(&mut tasks)?;
         let ops = read_ops();
         aux_now = read_aux();
         let now = Instant::now();
@@ -530,7 +558,7 @@ pub fn run(
         .collect();
     tasks.stop();
     if let (Some(a), Some(b)) = (stat_start, stat_end) {
-        outcome.idle_percent = idle_percent(&a, &b);
+        outcome.measured_idle_percent = idle_percent(&a, &b);
     }
     if let (Some(a), Some(b)) = (perf_start, perf_end) {
         outcome.counters = Some(b.minus(&a));
@@ -580,32 +608,15 @@ pub(crate) fn in_child(
     crate::proc::child::run_and_exit("task", f)
 }
 
-/// The CPUs this process may run on, in order.
-fn allowed_cpus() -> Vec<usize> {
-    match nix::sched::sched_getaffinity(Pid::from_raw(0)) {
-        Ok(set) => (0..nix::sched::CpuSet::count())
-            .filter(|c| set.is_set(*c).unwrap_or(false))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Binds the calling thread to one CPU (best effort: a refused binding runs unbound).
-fn pin_to(cpu: usize) {
-    let mut set = nix::sched::CpuSet::new();
-    if set.set(cpu).is_ok() {
-        let _ = nix::sched::sched_setaffinity(Pid::from_raw(0), &set);
-    }
-}
-
-/// The aggregate "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal.
-fn cpu_times() -> Option<Vec<u64>> {
+/// The aggregate "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal
+/// guest guest_nice (the ten fields runtest.py adds up, guest time counted twice as it does).
+pub fn cpu_times() -> Option<Vec<u64>> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
     Some(
         line.split_whitespace()
             .skip(1)
-            .take(8)
+            .take(10)
             .filter_map(|v| v.parse().ok())
             .collect(),
     )

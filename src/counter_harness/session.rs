@@ -1,6 +1,9 @@
 //! What `scale` and `model` share around the harness: the sampling plan of a point, and the
 //! session (the private working directory and the signal handlers) that every point runs in.
+//! A point's idle share is taken around all of it, set-up to clean-up, as will-it-scale's
+//! runtest.py takes it around the whole test binary.
 
+use crate::counter_harness::placement::Placement;
 use crate::counter_harness::{self as harness, Mode, Outcome, RunSpec, Workload};
 use crate::proc::signals::Signals;
 use anyhow::{Context, Result};
@@ -28,11 +31,17 @@ impl Plan {
     }
 
     /// One point of this plan.
-    pub fn spec(&self, tasks: usize, mode: Mode, pin: bool, counters: bool) -> RunSpec<'static> {
+    pub fn spec<'a>(
+        &self,
+        tasks: usize,
+        mode: Mode,
+        placement: &'a Placement,
+        counters: bool,
+    ) -> RunSpec<'a> {
         RunSpec {
             tasks,
             mode,
-            pin,
+            placement,
             interval: self.interval,
             warmup: self.warmup,
             samples: self.samples,
@@ -63,8 +72,10 @@ impl Session {
     /// Installs the signal handlers and makes the private directory (mode 0700) in `dir`,
     /// which the command has checked.
     pub fn start(dir: &Path) -> Result<Session> {
-        // Handlers first, so a signal from here on still leads to the cleanup.
-        let interrupt = Signals::install().context("cannot install signal handlers")?;
+        // Handlers first, so a signal from here on still leads to the cleanup. SIGCHLD wakes
+        // the driver's sleep too, so a task that dies is seen at once.
+        let interrupt =
+            Signals::install_waking_on_child_exit().context("cannot install signal handlers")?;
         let private = crate::private_dir::PrivateDir::create(dir, "patchbench-")
             .with_context(|| format!("cannot create a working directory in {}", dir.display()))?;
         Ok(Session {
@@ -76,12 +87,17 @@ impl Session {
     /// Runs one point with its files directly in the private directory (so a task's file is
     /// `/tmp/patchbench-XXXXXX/wis-XXXXXX`, one level deeper than will-it-scale's
     /// `/tmp/willitscale.XXXXXX`), and empties the directory afterwards, so 128 MiB test
-    /// files do not pile up across points.
+    /// files do not pile up across points. The outcome's idle share covers all of it.
     pub fn run(&self, work: &dyn Workload, spec: &RunSpec<'_>) -> Result<Outcome> {
+        let before = harness::cpu_times();
         let outcome = harness::run(work, spec, self.dir.path(), &self.interrupt);
         let emptied = self.empty();
-        let outcome = outcome?;
+        let after = harness::cpu_times();
+        let mut outcome = outcome?;
         emptied?;
+        if let (Some(a), Some(b)) = (before, after) {
+            outcome.idle_percent = harness::idle_percent(&a, &b);
+        }
         Ok(outcome)
     }
 

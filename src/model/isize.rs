@@ -182,7 +182,10 @@ pub struct Config {
     /// Reader tasks (one writer runs besides them).
     pub tasks: Vec<usize>,
     pub modes: Vec<&'static str>,
+    /// Whether tasks were bound (the details are in `placement`).
     pub pin: bool,
+    pub placement: crate::counter_harness::placement::Placement,
+    pub aslr: crate::counter_harness::aslr::Aslr,
     pub min_reads: u64,
     pub variants: Vec<&'static str>,
 }
@@ -217,7 +220,7 @@ pub fn run(
                     variant.name(),
                     mode.plural()
                 ));
-                let mut spec = req.plan.spec(r + 1, mode, req.pin, req.counters);
+                let mut spec = req.plan.spec(r + 1, mode, req.placement, req.counters);
                 spec.until = Some(&enough);
                 spec.max_extra = (120.0 / req.plan.interval.as_secs_f64()).ceil() as usize;
                 let outcome = session.run(&ISize { variant }, &spec)?;

@@ -11,6 +11,7 @@
 pub mod isize;
 pub mod setbit;
 
+use crate::counter_harness::placement::Placement;
 use crate::counter_harness::session::Plan;
 use crate::counter_harness::{Mode, Outcome};
 use crate::error::usage;
@@ -27,7 +28,7 @@ pub struct Request<'a, V> {
     pub tasks: &'a [usize],
     pub modes: &'a [Mode],
     pub plan: Plan,
-    pub pin: bool,
+    pub placement: &'a Placement,
     pub counters: bool,
 }
 

@@ -97,7 +97,10 @@ pub struct Config {
     pub model: &'static str,
     pub tasks: Vec<usize>,
     pub modes: Vec<&'static str>,
+    /// Whether tasks were bound (the details are in `placement`).
     pub pin: bool,
+    pub placement: crate::counter_harness::placement::Placement,
+    pub aslr: crate::counter_harness::aslr::Aslr,
     pub read_mix: bool,
     pub variants: Vec<&'static str>,
 }
@@ -129,7 +132,8 @@ pub fn run(
                     mode.plural()
                 ));
                 let work = SetBit { variant, read_mix };
-                let outcome = session.run(&work, &req.plan.spec(n, mode, req.pin, req.counters))?;
+                let outcome =
+                    session.run(&work, &req.plan.spec(n, mode, req.placement, req.counters))?;
                 let rates: Vec<f64> = outcome.total_rates().iter().map(|r| r / n as f64).collect();
                 let value = outcome.average() / n as f64;
                 progress.line(&format!(

@@ -82,6 +82,29 @@ impl Signals {
         while matches!(nix::unistd::read(&self.wake, &mut buf), Ok(n) if n > 0) {}
     }
 
+    /// Sleeps in one `poll` of the self-pipe for at most `d` (rounded up to a millisecond):
+    /// returns `Ok(true)` when the pipe woke it (SIGCHLD, with
+    /// [`Signals::install_waking_on_child_exit`]), `Ok(false)` when the time ran out, and the
+    /// interruption once a handled signal has arrived.
+    pub fn wait(&self, d: Duration) -> Result<bool, Interrupted> {
+        self.check()?;
+        let ms = d.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        let mut fds = [PollFd::new(self.fd(), PollFlags::POLLIN)];
+        let woke = match poll(
+            &mut fds,
+            PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX),
+        ) {
+            Ok(n) => n > 0,
+            // A handler ran during the poll: its byte is in the pipe.
+            Err(e) => e == nix::errno::Errno::EINTR,
+        };
+        if woke {
+            self.drain();
+        }
+        self.check()?;
+        Ok(woke)
+    }
+
     /// Sleeps for `d` unless a handled signal arrives first.
     pub fn sleep(&self, d: Duration) -> Result<(), Interrupted> {
         let end = Instant::now() + d;

@@ -247,6 +247,7 @@ impl ScalePoint {
             ]
             .iter()
             .chain(&self.idle_percent)
+            .chain(&self.measured_idle_percent)
             .chain(&self.samples)
             .chain(&self.warmup_samples)
             .chain(self.counters_per_op.iter().flat_map(|c| c.values())),

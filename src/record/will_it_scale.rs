@@ -23,9 +23,14 @@ pub struct ScalePoint {
     /// Mean over the measured samples of the ops/s summed over tasks.
     pub ops_per_sec: f64,
     pub ops_per_sec_per_task: f64,
-    /// Idle and iowait share of all CPUs during the measured window.
+    /// Idle and iowait share of all CPUs over the whole run of the point (set-up, warm-up,
+    /// measurement and clean-up), as will-it-scale's runtest.py reports it. (Records from
+    /// earlier builds hold the measured window's share here.)
     #[serde(default)]
     pub idle_percent: Option<f64>,
+    /// The same over the measured window only.
+    #[serde(default)]
+    pub measured_idle_percent: Option<f64>,
     pub measured_seconds: f64,
     /// ops/s summed over tasks, per measured sample.
     pub samples: Vec<f64>,

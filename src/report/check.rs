@@ -1,10 +1,12 @@
 //! `patchbench check`'s table: one line per noise source, `status  source  value`, the
 //! columns aligned and the fix of a warning at the end of its line, so `grep ^warn` shows
-//! every problem with its remedy.
+//! every problem with its remedy. With `color`, the word `warn` is yellow (nothing else
+//! changes).
 
-use crate::noise::NoiseReport;
+use crate::noise::{NoiseReport, Status};
+use crate::report::color::{self, Paint};
 
-pub fn render(report: &NoiseReport) -> String {
+pub fn render(report: &NoiseReport, color: bool) -> String {
     let status_w = report
         .findings
         .iter()
@@ -24,9 +26,12 @@ pub fn render(report: &NoiseReport) -> String {
             .as_ref()
             .map(|x| format!("; fix: {x}"))
             .unwrap_or_default();
+        let word = f.status.word();
+        let pad = " ".repeat(status_w - word.len());
+        let paint = (color && f.status == Status::Warn).then_some(Paint::Yellow);
         out.push_str(&format!(
-            "{:status_w$}  {:source_w$}  {}{fix}\n",
-            f.status.word(),
+            "{}{pad}  {:source_w$}  {}{fix}\n",
+            color::paint(word, paint),
             f.source,
             f.value
         ));
@@ -53,7 +58,13 @@ mod tests {
             activity: None,
         };
         assert_eq!(
-            render(&r),
+            color::strip(&render(&r, true)),
+            render(&r, false),
+            "colour changes nothing but the escapes"
+        );
+        assert!(render(&r, true).contains("\x1b[33mwarn\x1b[0m         turbo/boost"));
+        assert_eq!(
+            render(&r, false),
             "\
 ok           ASLR              full randomization (2)
 warn         turbo/boost       on; fix: echo 1 > x

@@ -1,11 +1,14 @@
 //! Every renderer: the UnixBench text report and CSV, the test list, compare's formats, the
-//! will-it-scale tables and plot, AIM7's table, the models' tables, the store's listings, and
-//! the terminal: standard output (closed-pipe safe) and the terminal reporter sink. (The
-//! progress line, which the harnesses draw, is `crate::progress`.)
+//! HTML report (`html`), the will-it-scale tables and plot, AIM7's table, the models' tables,
+//! the store's listings, and the terminal: standard output (closed-pipe safe), the terminal
+//! reporter sink and colour (`color`). (The progress line, which the harnesses draw, is
+//! `crate::progress`.)
 
 pub mod aim7;
 pub mod check;
+pub mod color;
 pub mod compare;
+pub mod html;
 pub mod list;
 pub mod model;
 pub mod scale;

@@ -195,6 +195,7 @@ mod tests {
             ops_per_sec: per_sec,
             ops_per_sec_per_task: per_sec / tasks as f64,
             idle_percent: Some(50.0),
+            measured_idle_percent: None,
             measured_seconds: 1.0,
             samples: vec![per_sec],
             warmup_samples: vec![],

@@ -1,10 +1,131 @@
 //! The store's listings: `patchbench runs` (one line per stored run), `patchbench show` (one
 //! run's system, settings and metrics) and `patchbench export` (the JSON document, or CSV
-//! with one row per metric).
+//! with one row per metric); `runs` and `show` also as JSON for scripts (schemas
+//! `patchbench.runs/1` and `patchbench.show/1`, docs/json.md).
 
-use crate::record::RunRecord;
+use crate::record::{Direction, Metric, RunRecord};
 use crate::store::db::RunSummary;
+use crate::sysinfo::SystemInfo;
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// The `schema` of `runs --format json`.
+pub const RUNS_SCHEMA: &str = "patchbench.runs/1";
+/// The `schema` of `show --format json`.
+pub const SHOW_SCHEMA: &str = "patchbench.show/1";
+
+#[derive(Serialize)]
+struct RunsDoc<'a> {
+    schema: &'static str,
+    store: String,
+    runs: Vec<RunLine<'a>>,
+}
+
+#[derive(Serialize)]
+struct RunLine<'a> {
+    id: i64,
+    label: Option<&'a str>,
+    kind: &'a str,
+    started_at: &'a str,
+    host: &'a str,
+    kernel: &'a str,
+    /// Distinct tests among its metrics (their `test` parameter).
+    tests: usize,
+    metrics: usize,
+    incomplete: bool,
+}
+
+/// The `runs --format json` document: the store's path and one object per run.
+pub fn runs_json(store: &std::path::Path, list: &[RunSummary]) -> anyhow::Result<String> {
+    let doc = RunsDoc {
+        schema: RUNS_SCHEMA,
+        store: store.display().to_string(),
+        runs: list
+            .iter()
+            .map(|r| RunLine {
+                id: r.id,
+                label: r.label.as_deref(),
+                kind: &r.kind,
+                started_at: &r.started_at,
+                host: &r.host,
+                kernel: &r.kernel,
+                tests: r.tests,
+                metrics: r.metrics,
+                incomplete: r.incomplete,
+            })
+            .collect(),
+    };
+    Ok(serde_json::to_string_pretty(&doc)? + "\n")
+}
+
+#[derive(Serialize)]
+struct ShowDoc<'a> {
+    schema: &'static str,
+    id: i64,
+    label: Option<&'a str>,
+    kind: &'a str,
+    source: Option<&'a str>,
+    started_at: &'a str,
+    finished_at: &'a str,
+    incomplete: bool,
+    error: Option<&'a str>,
+    system: &'a SystemInfo,
+    config: &'a BTreeMap<String, serde_json::Value>,
+    /// The noise check's warnings, `source: value` each.
+    noise_warnings: Vec<String>,
+    metrics: Vec<ShowMetric<'a>>,
+}
+
+#[derive(Serialize)]
+struct ShowMetric<'a> {
+    key: String,
+    name: &'a str,
+    params: &'a BTreeMap<String, String>,
+    title: &'a str,
+    unit: &'a str,
+    direction: Direction,
+    value: f64,
+    /// Samples behind the value, and their spread (the text's N and STDDEV).
+    n: usize,
+    stddev_pct: Option<f64>,
+    samples: &'a [f64],
+}
+
+/// The `show --format json` document of run `id`: what the text shows, as fields.
+pub fn show_json(id: i64, r: &RunRecord) -> anyhow::Result<String> {
+    let doc = ShowDoc {
+        schema: SHOW_SCHEMA,
+        id,
+        label: r.label.as_deref(),
+        kind: r.kind.as_str(),
+        source: r.source.as_deref(),
+        started_at: &r.started_at,
+        finished_at: &r.finished_at,
+        incomplete: r.incomplete,
+        error: r.error.as_deref(),
+        system: &r.system,
+        config: &r.config,
+        noise_warnings: r.system.noise_warnings(),
+        metrics: r
+            .metrics
+            .iter()
+            .map(|m| ShowMetric {
+                key: m.key(),
+                name: &m.name,
+                params: &m.params,
+                title: &m.title,
+                unit: &m.unit,
+                direction: m.direction,
+                value: m.value,
+                n: m.samples.len(),
+                stddev_pct: sample_spread_pct(m),
+                samples: &m.samples,
+            })
+            .collect(),
+    };
+    Ok(serde_json::to_string_pretty(&doc)? + "\n")
+}
 
 /// The `runs` table.
 pub fn runs(list: &[RunSummary]) -> String {
@@ -82,10 +203,7 @@ pub fn show(id: &str, r: &RunRecord) -> String {
         "METRIC", "VALUE", "UNIT", "N", "STDDEV"
     );
     for m in &r.metrics {
-        let sd = crate::stats::stddev_pct(
-            crate::stats::stddev(&m.samples),
-            crate::stats::mean(&m.samples),
-        );
+        let sd = sample_spread_pct(m);
         let _ = writeln!(
             out,
             "{:<56} {:>14.2} {:<8} {:>3} {:>8}",
@@ -98,6 +216,15 @@ pub fn show(id: &str, r: &RunRecord) -> String {
         );
     }
     out
+}
+
+/// The spread of a metric's samples inside its run: sample stddev as % of their mean (the
+/// `STDDEV` column of `show`).
+pub fn sample_spread_pct(m: &Metric) -> Option<f64> {
+    crate::stats::stddev_pct(
+        crate::stats::stddev(&m.samples),
+        crate::stats::mean(&m.samples),
+    )
 }
 
 /// The CSV export of run `id`: one row per metric.

@@ -693,6 +693,7 @@ mod tests {
             ops_per_sec: ops,
             ops_per_sec_per_task: ops,
             idle_percent: None,
+            measured_idle_percent: None,
             measured_seconds: 1.0,
             samples: vec![ops],
             warmup_samples: Vec::new(),

@@ -8,6 +8,8 @@
 
 pub mod testcases;
 
+use crate::counter_harness::aslr::Aslr;
+use crate::counter_harness::placement::Placement;
 use crate::counter_harness::session::{Plan, Session};
 use crate::counter_harness::{Mode, Outcome};
 use crate::progress::Progress;
@@ -31,7 +33,14 @@ pub struct Config {
     pub sample_seconds: f64,
     pub warmup_samples: usize,
     pub samples: usize,
+    /// Whether tasks were bound (the details are in `placement`).
     pub pin: bool,
+    /// Where each task ran: `pinned_to` (`cores`, `hw-threads` or `none`), `order` (the CPU
+    /// sets in the order tasks take them: task i gets `order[i % order.len()]`), `allowed`
+    /// (the CPUs patchbench could use) and `topology` (`sysfs`, or `none`).
+    pub placement: Placement,
+    /// Whether the tasks' address-space layout was randomised, and why.
+    pub aslr: Aslr,
     pub counters: bool,
 }
 
@@ -41,7 +50,7 @@ pub struct Request<'a> {
     pub tasks: &'a [usize],
     pub modes: &'a [Mode],
     pub plan: Plan,
-    pub pin: bool,
+    pub placement: &'a Placement,
     pub counters: bool,
 }
 
@@ -57,7 +66,7 @@ pub fn run(
         for &n in req.tasks {
             for &mode in req.modes {
                 progress.show(&format!("{} · {n} {}", test.name, mode.plural()));
-                let spec = req.plan.spec(n, mode, req.pin, req.counters);
+                let spec = req.plan.spec(n, mode, req.placement, req.counters);
                 let outcome = session.run(*test, &spec).map_err(|e| {
                     // Name the point that failed (a signal is not the point's fault).
                     if e.downcast_ref::<crate::error::Interrupted>().is_some() {
@@ -105,6 +114,7 @@ pub fn point(test: &Testcase, mode: Mode, tasks: usize, outcome: &Outcome) -> Sc
         ops_per_sec: outcome.average(),
         ops_per_sec_per_task: outcome.average() / tasks as f64,
         idle_percent: outcome.idle_percent,
+        measured_idle_percent: outcome.measured_idle_percent,
         measured_seconds: outcome.seconds(),
         samples: outcome.total_rates(),
         warmup_samples: outcome.warmup.iter().map(|s| s.total_rate()).collect(),

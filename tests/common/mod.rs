@@ -454,3 +454,12 @@ pub fn fingerprint(store: &Path) -> (Option<Vec<u8>>, bool, bool) {
     };
     (std::fs::read(store).ok(), side("-wal"), side("-shm"))
 }
+
+/// The children of process `pid`, in the order they were forked.
+pub fn children(pid: u32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}

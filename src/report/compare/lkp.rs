@@ -2,10 +2,10 @@
 //! only above 2 %), `%change`, patched mean with its `± N%`, then the metric. After the name
 //! we add what the robot lacks: the interval, p, q and runs, and the label.
 
-use super::{interval, stat_note, verdict};
+use super::{interval, stat_note, verdict, verdict_paint};
 use crate::compare::{Comparison, SideStats};
 
-pub fn render(c: &Comparison) -> String {
+pub fn render(c: &Comparison, color: bool) -> String {
     let mut out = format!(
         "{:<16} {}\n---------------- ---------------------------\n",
         clip(&c.base, 16),
@@ -26,7 +26,7 @@ pub fn render(c: &Comparison) -> String {
             r.key,
             interval(r),
             stat_note(r),
-            verdict(r),
+            crate::report::color::paint(&verdict(r), verdict_paint(r, color)),
         );
     }
     out

@@ -4,7 +4,12 @@
 //! `csv`, `json` for reviews and machines. Every format prints the interval, p, q and n of
 //! each row (criterion's `[-4.1% -3.0% -1.9%]`, benchstat's `(p=0.015 q=0.03 n=5+5)`); the
 //! human formats end with the table's false-flag statement, the primary rows, what each row
-//! could have detected and how many runs would detect 1 % and 2 %.
+//! could have detected and how many runs would detect 1 % and 2 %. `html` is one
+//! self-contained page with the table, a forest plot, the runs, the curves and the
+//! fingerprints (`crate::report::html`).
+//!
+//! With `color` the verdict words of the human formats are coloured (see
+//! `crate::report::color`); nothing else changes, so the uncoloured text is the same bytes.
 
 mod lkp;
 mod plain;
@@ -14,6 +19,7 @@ use crate::compare::model::Level;
 use crate::compare::shape::Shape;
 use crate::compare::verdict::{Rule, Verdict};
 use crate::compare::{Comparison, Row, SideStats};
+use crate::report::color::{self, Paint};
 
 /// Output format of `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -24,30 +30,51 @@ pub enum Format {
     Markdown,
     Csv,
     Json,
+    /// One self-contained HTML page (tables, forest plot, runs, curves, fingerprints).
+    Html,
 }
 
-/// Renders the comparison. Warnings are part of the text for the human formats; csv and json
-/// leave them to the caller (json carries them in a field).
-pub fn render(c: &Comparison, format: Format) -> anyhow::Result<String> {
+/// Renders the comparison, with coloured verdicts when `color`. Warnings are part of the text
+/// for the human formats; csv, json and html leave them to the caller for the terminal (json
+/// and html carry them too).
+pub fn render(c: &Comparison, format: Format, color: bool) -> anyhow::Result<String> {
     Ok(match format {
-        Format::Unixbench => preamble(c) + &unixbench::render(c) + &summary(c, false),
-        Format::Lkp => preamble(c) + &lkp::render(c) + &summary(c, false),
-        Format::Inline => preamble(c) + &plain::inline(c) + &summary(c, false),
-        Format::Markdown => preamble(c) + &plain::markdown(c) + &summary(c, true),
+        Format::Unixbench => preamble(c) + &unixbench::render(c, color) + &summary(c, false),
+        Format::Lkp => preamble(c) + &lkp::render(c, color) + &summary(c, false),
+        Format::Inline => preamble(c) + &plain::inline(c, color) + &summary(c, false),
+        Format::Markdown => preamble(c) + &plain::markdown(c, color) + &summary(c, true),
         Format::Csv => plain::csv(c)?,
         Format::Json => serde_json::to_string_pretty(c)? + "\n",
+        Format::Html => crate::report::html::comparison(c),
     })
 }
 
 /// True when the format's text already contains the warnings.
 pub fn shows_warnings(format: Format) -> bool {
-    !matches!(format, Format::Csv | Format::Json)
+    !matches!(format, Format::Csv | Format::Json | Format::Html)
+}
+
+/// The warning lines of a comparison: what is not comparable, and the noise-check warnings
+/// the sides ran with.
+pub fn warning_lines(c: &Comparison) -> Vec<String> {
+    let mut out: Vec<String> = c
+        .warnings
+        .iter()
+        .map(|w| format!("warning: not comparable: {w}"))
+        .collect();
+    out.extend(
+        c.noise_lines()
+            .iter()
+            .map(|n| format!("warning: noise: {n}")),
+    );
+    out
 }
 
 fn preamble(c: &Comparison) -> String {
     let mut s = String::new();
-    for w in &c.warnings {
-        s += &format!("warning: not comparable: {w}\n");
+    for w in warning_lines(c) {
+        s += &w;
+        s.push('\n');
     }
     s += &format!(
         "{}: {} run(s) [{}]; {}: {} run(s) [{}]\nrule: {}\n",
@@ -89,35 +116,9 @@ pub fn rule_description(c: &Comparison) -> String {
 /// The text after the table: false flags, primary rows, row notes, sensitivity and plan.
 fn summary(c: &Comparison, markdown: bool) -> String {
     let mut s = String::from("\n");
-    let f = &c.family;
-    match &f.lkp {
-        Some(l) => {
-            s += &format!(
-                "False alarms: with identical sides and noise well above {}%, the lkp rule flags \
-                 a row {:.1}% of the time at {}+{} runs, so a table of this size shows at least \
-                 one flag {:.1}% of the time.\n",
-                c.settings.noise_pct,
-                100.0 * l.per_row,
-                l.n_base,
-                l.n_new,
-                100.0 * l.per_table
-            );
-        }
-        None if c.settings.rule == Rule::Lkp => {}
-        None if f.rows == 0 => s += "No row could be judged.\n",
-        None => {
-            s += &format!(
-                "False flags: {} of {} rows flagged at a false discovery rate of {}% \
-                 (Benjamini–Hochberg over the rows): at most {:.2} of them expected to be \
-                 false; with no real change anywhere, a table shows any flag at most {}% of \
-                 the time.\n",
-                f.flagged,
-                f.rows,
-                100.0 * f.alpha,
-                f.expected_false,
-                100.0 * f.alpha
-            );
-        }
+    if let Some(f) = false_flags(c) {
+        s += &f;
+        s.push('\n');
     }
     let primary = c.primary_rows();
     if !primary.is_empty() {
@@ -131,8 +132,42 @@ fn summary(c: &Comparison, markdown: bool) -> String {
     s
 }
 
+/// The table's false-flag statement, one sentence (none for the lkp rule without a rate).
+pub fn false_flags(c: &Comparison) -> Option<String> {
+    let f = &c.family;
+    Some(match &f.lkp {
+        Some(l) => {
+            format!(
+                "False alarms: with identical sides and noise well above {}%, the lkp rule flags \
+                 a row {:.1}% of the time at {}+{} runs, so a table of this size shows at least \
+                 one flag {:.1}% of the time.",
+                c.settings.noise_pct,
+                100.0 * l.per_row,
+                l.n_base,
+                l.n_new,
+                100.0 * l.per_table
+            )
+        }
+        None if c.settings.rule == Rule::Lkp => return None,
+        None if f.rows == 0 => "No row could be judged.".to_string(),
+        None => {
+            format!(
+                "False flags: {} of {} rows flagged at a false discovery rate of {}% \
+                 (Benjamini–Hochberg over the rows): at most {:.2} of them expected to be \
+                 false; with no real change anywhere, a table shows any flag at most {}% of \
+                 the time.",
+                f.flagged,
+                f.rows,
+                100.0 * f.alpha,
+                f.expected_false,
+                100.0 * f.alpha
+            )
+        }
+    })
+}
+
 /// Why rows have no verdict or what else to know, grouped by reason.
-fn row_notes(c: &Comparison) -> String {
+pub(crate) fn row_notes(c: &Comparison) -> String {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for r in &c.rows {
         let Some(text) = row_note(r) else { continue };
@@ -195,13 +230,25 @@ pub(crate) fn row_note(r: &Row) -> Option<String> {
 }
 
 fn sensitivity_table(c: &Comparison, markdown: bool) -> String {
+    let Some((header, cells)) = sensitivity(c) else {
+        return String::new();
+    };
+    let mut s = String::from("\n");
+    s += &grid(&header, &cells, markdown);
+    s += &sensitivity_note(c);
+    s.push('\n');
+    s
+}
+
+/// The spread and sensitivity table: header and cells (None when no row has a spread).
+pub(crate) fn sensitivity(c: &Comparison) -> Option<(Vec<String>, Vec<Vec<String>>)> {
     let rows: Vec<&Row> = c
         .rows
         .iter()
         .filter(|r| r.sensitivity.is_some() || r.spread.within_pct.is_some())
         .collect();
     if rows.is_empty() {
-        return String::new();
+        return None;
     }
     let targets = &c.settings.plan_pct;
     let mut header: Vec<String> = [
@@ -264,17 +311,19 @@ fn sensitivity_table(c: &Comparison, markdown: bool) -> String {
                 row
             })
             .collect();
-    let mut s = String::from("\n");
-    s += &grid(&header, &cells, markdown);
-    s += &format!(
+    Some((header, cells))
+}
+
+/// What the sensitivity table's columns mean.
+pub(crate) fn sensitivity_note(c: &Comparison) -> String {
+    format!(
         "Between runs: sd of ln(run value) within each side, pooled (verdicts rest on it). \
          Within a run: sd of ln(pass) × passes per run, for information only. MDE: the \
          smallest change this comparison flags with 80% power (a change inside the ±{}% band \
          never is). Runs a side: for 80% power at that change; where it is not beyond the \
-         band, the band must be lowered, and the count is for the band shown.\n",
+         band, the band must be lowered, and the count is for the band shown.",
         c.settings.noise_pct
-    );
-    s
+    )
 }
 
 /// `+3.3%`, or `-` when undefined.
@@ -373,6 +422,52 @@ pub(crate) fn spread(s: &Option<SideStats>) -> String {
 /// The verdict column: the label (notes after the table say why).
 pub(crate) fn verdict(r: &Row) -> String {
     r.judgement.verdict.as_str().to_string()
+}
+
+/// The verdict's colour when colouring, else none.
+pub(crate) fn verdict_paint(r: &Row, color: bool) -> Option<Paint> {
+    color
+        .then(|| color::of_verdict(r.judgement.verdict))
+        .flatten()
+}
+
+/// [`grid`] with the last cell of data row i in `paints[i]`; the padding stays as without
+/// colour (the escape sequences go around the word, inside its padding).
+pub(crate) fn painted_grid(
+    header: &[String],
+    rows: &[Vec<String>],
+    markdown: bool,
+    paints: &[Option<Paint>],
+) -> String {
+    let plain = grid(header, rows, markdown);
+    if paints.iter().all(Option::is_none) {
+        return plain;
+    }
+    let skip = if markdown { 2 } else { 1 };
+    let mut out = String::with_capacity(plain.len() + 16 * rows.len());
+    for (i, line) in plain.lines().enumerate() {
+        let row = i.checked_sub(skip);
+        let paint = row.and_then(|r| paints.get(r).copied().flatten());
+        let last = row
+            .and_then(|r| rows.get(r))
+            .and_then(|r| r.get(header.len() - 1));
+        match (paint, last) {
+            (Some(p), Some(cell)) if !cell.is_empty() => match line
+                .strip_suffix(" |")
+                .and_then(|l| l.strip_suffix(cell.as_str()))
+            {
+                Some(head) => {
+                    out += head;
+                    out += &color::paint(cell, Some(p));
+                    out += " |";
+                }
+                None => out += line,
+            },
+            _ => out += line,
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// A table with `|` separators and padded columns, drawn by comfy-table: the first column is

@@ -2,11 +2,13 @@
 //! commit messages), `markdown` (a review-ready table) and `csv` (one row per metric, every
 //! figure the comparison computed).
 
-use super::{ci_header, grid, interval, mean, n, pct, pq, spread, stat_note, verdict};
+use super::{
+    ci_header, interval, mean, n, painted_grid, pct, pq, spread, stat_note, verdict, verdict_paint,
+};
 use crate::compare::model::Level;
 use crate::compare::{Comparison, SideStats};
 
-pub fn inline(c: &Comparison) -> String {
+pub fn inline(c: &Comparison, color: bool) -> String {
     let mut out = String::new();
     for r in &c.rows {
         out += &format!(
@@ -19,13 +21,13 @@ pub fn inline(c: &Comparison) -> String {
             stat_note(r),
             spread(&r.base),
             spread(&r.patched),
-            verdict(r),
+            crate::report::color::paint(&verdict(r), verdict_paint(r, color)),
         );
     }
     out
 }
 
-pub fn markdown(c: &Comparison) -> String {
+pub fn markdown(c: &Comparison, color: bool) -> String {
     let ci = ci_header(c);
     let header: Vec<String> = [
         "metric", "unit", "n", &c.base, "±", "n", &c.patched, "±", "change", &ci, "p, q", "verdict",
@@ -57,7 +59,8 @@ pub fn markdown(c: &Comparison) -> String {
             ]
         })
         .collect();
-    grid(&header, &rows, true)
+    let paints: Vec<_> = c.rows.iter().map(|r| verdict_paint(r, color)).collect();
+    painted_grid(&header, &rows, true, &paints)
 }
 
 pub fn csv(c: &Comparison) -> anyhow::Result<String> {

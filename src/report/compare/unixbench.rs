@@ -4,12 +4,13 @@
 //! what the posts lacked: n, ± (between-run sample stddev %), the interval, p and q, and the
 //! label. With one run a side (a posted table) it keeps the posted layout exactly.
 
-use super::{ci_header, grid, interval, n, pct, pq, spread, verdict};
+use super::{ci_header, interval, n, painted_grid, pct, pq, spread, verdict, verdict_paint};
 use crate::compare::{Comparison, Row, SideStats};
+use crate::report::color::Paint;
 use crate::unixbench::catalog;
 use std::collections::BTreeSet;
 
-pub fn render(c: &Comparison) -> String {
+pub fn render(c: &Comparison, color: bool) -> String {
     let repeats = c.rows.iter().any(|r| {
         r.judgement.estimate.is_some()
             || [&r.base, &r.patched]
@@ -28,6 +29,14 @@ pub fn render(c: &Comparison) -> String {
         let of_block =
             |r: &&Row| r.params.get("copies").map(String::as_str) == Some(&k.to_string());
         let mut rows = Vec::new();
+        let mut paints: Vec<Option<Paint>> = Vec::new();
+        let paint = |r: &Row| {
+            if repeats {
+                verdict_paint(r, color)
+            } else {
+                None
+            }
+        };
         for r in c
             .rows
             .iter()
@@ -39,6 +48,7 @@ pub fn render(c: &Comparison) -> String {
             };
             shown.insert(r.key.clone());
             rows.push(cells(r, &r.title, 10.0 / baseline, repeats));
+            paints.push(paint(r));
         }
         let total = c
             .rows
@@ -53,6 +63,7 @@ pub fn render(c: &Comparison) -> String {
                 1.0,
                 repeats,
             ));
+            paints.push(paint(t));
         }
         if rows.is_empty() {
             continue;
@@ -61,7 +72,7 @@ pub fn render(c: &Comparison) -> String {
             "System Benchmarks Index Values ({k} parallel cop{})",
             if k == 1 { "y" } else { "ies" }
         );
-        out += &grid(&header(&title, c, repeats), &rows, false);
+        out += &painted_grid(&header(&title, c, repeats), &rows, false, &paints);
         out += "\n";
     }
     if !shown.is_empty() {
@@ -74,14 +85,28 @@ pub fn render(c: &Comparison) -> String {
         }
         out += ".\n\n";
     }
-    let rest: Vec<Vec<String>> = c
-        .rows
+    let others: Vec<&Row> = c.rows.iter().filter(|r| !shown.contains(&r.key)).collect();
+    let rest: Vec<Vec<String>> = others
         .iter()
-        .filter(|r| !shown.contains(&r.key))
         .map(|r| cells(r, &r.display_name(), 1.0, repeats))
         .collect();
+    let paints: Vec<Option<Paint>> = others
+        .iter()
+        .map(|r| {
+            if repeats {
+                verdict_paint(r, color)
+            } else {
+                None
+            }
+        })
+        .collect();
     if !rest.is_empty() {
-        out += &grid(&header("Other results (score)", c, repeats), &rest, false);
+        out += &painted_grid(
+            &header("Other results (score)", c, repeats),
+            &rest,
+            false,
+            &paints,
+        );
     }
     out
 }

@@ -6,6 +6,7 @@
 //! Order as UnixBench: for each copy count, every selected test; for each test, its passes;
 //! before each pass, unless settle is off, `sync; sleep 1; sync; sleep 2`.
 
+pub mod adaptive;
 pub mod pass;
 pub mod record;
 pub mod scoring;
