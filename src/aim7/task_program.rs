@@ -210,7 +210,7 @@ pub fn parse(args: &[OsString]) -> Option<Parsed> {
         .map(|_| it.next().map(|d| TaskDir::new(std::path::Path::new(d))))
         .collect::<Option<Vec<_>>>()?;
     let rest: Vec<&OsStr> = it.collect();
-    if rest.is_empty() || rest.len() % 2 != 0 {
+    if rest.is_empty() || !rest.len().is_multiple_of(2) {
         return None;
     }
     let mut plan = TaskPlan {
