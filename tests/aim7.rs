@@ -778,6 +778,72 @@ fn aims_start_delay_is_counted_inside_real_and_every_completion_time() {
     assert_eq!(doc["config"]["aim_start_delay_seconds"], 10);
 }
 
+/// A parked task runs patchbench-aim7-task and holds, besides 0, 1 and 2, only the start
+/// gate, the report pipe and AIM's log (everything else of the driver was close-on-exec).
+fn assert_parked_task_is_the_small_program_with_three_descriptors(pid: i32) {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+    assert!(
+        exe.ends_with("patchbench-aim7-task"),
+        "task {pid} runs {}",
+        exe.display()
+    );
+    let mut held: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<i32>().unwrap() > 2)
+        .map(|e| std::fs::read_link(e.path()).unwrap().display().to_string())
+        .collect();
+    held.sort();
+    assert_eq!(held.len(), 3, "task {pid} holds {held:?}");
+    assert!(held[0].ends_with("/logfile.suite7"), "{held:?}");
+    assert!(held[1..].iter().all(|h| h.starts_with("pipe:")), "{held:?}");
+    assert_ne!(held[1], held[2], "the gate and the report pipe: {held:?}");
+}
+
+#[test]
+fn a_missing_or_unrunnable_task_program_is_one_line_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let missing = dir.path().join("no-such-program");
+    let out = aim7(&["creat-clo", "--load", "2", "--jobs", "1"])
+        .env("PATCHBENCH_AIM7_TASK", &missing)
+        .arg("--dir")
+        .arg(&work)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the AIM7 task program") && stderr.contains("is missing"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    // A file that is there but cannot be exec'd: every child says so, the run stops.
+    let unrunnable = dir.path().join("not-executable");
+    std::fs::write(&unrunnable, "not a program").unwrap();
+    let out = aim7(&["creat-clo", "--load", "5", "--jobs", "1"])
+        .env("PATCHBENCH_AIM7_TASK", &unrunnable)
+        .arg("--dir")
+        .arg(&work)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot run the task program") && stderr.contains("ermission denied"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        members_of_group(group_from_stderr(&stderr)).is_empty(),
+        "tasks left behind"
+    );
+    assert!(entries(&work).is_empty());
+}
+
 #[test]
 fn aims_start_delay_is_the_default_and_said_so_and_an_interrupt_in_it_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
@@ -817,6 +883,11 @@ fn aims_start_delay_is_the_default_and_said_so_and_an_interrupt_in_it_cleans_up(
         "{seen}"
     );
     let pgid = group_from_stderr(&seen);
+    let tasks = members_of_group(pgid);
+    assert_eq!(tasks.len(), 3);
+    for &t in &tasks {
+        assert_parked_task_is_the_small_program_with_three_descriptors(t);
+    }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let rest: Vec<String> = lines.map_while(Result::ok).collect();

@@ -1,8 +1,10 @@
-//! The AIM7 driver for one load point: fork N tasks from this single-threaded process into
-//! one task group (`crate::proc::TaskGroup`), wait until every one is parked at the start gate
-//! (`crate::proc::gate`), take the start mark (then sleep AIM's 10 s unless told not to),
-//! release them all at once by opening the gate, then collect each task's reports and reap
-//! it, until the last one is gone.
+//! The AIM7 driver for one load point: start N tasks into one task group
+//! (`crate::proc::TaskGroup`), each a fork of this single-threaded process that at once execs
+//! the small task program (`super::task_program`; why, in `super::task`), wait until every
+//! one is parked at the start gate (`crate::proc::gate`), take the start mark (then sleep
+//! AIM's 10 s unless told not to), release them all at once by opening the gate, then collect
+//! each task's reports and reap it, until the last one is gone. A child whose exec fails says
+//! so on the report pipe and the load point stops.
 //!
 //! Timing is AIM's: the start mark, each task's completion (taken here when the task is
 //! reaped, as AIM's parent does) and the end are `times()` readings in clock ticks (10 ms at
@@ -15,8 +17,12 @@
 //! that is killed outright.
 
 use super::joblog;
-use super::task::{self, Report, TaskFds, TaskPlan, COUNTS, DONE, FAILED, PARKED, RECORD_BYTES};
+use super::task::{
+    self, Report, TaskPlan, COUNTS, DONE, FAILED, NOT_STARTED, PARKED, RECORD_BYTES,
+};
+use super::task_program::{self, Exec};
 use crate::clock::monotonic_ns;
+use crate::proc::child::become_child;
 use crate::proc::gate::Gate;
 use crate::proc::status::describe_raw;
 use crate::proc::TaskGroup;
@@ -47,6 +53,12 @@ pub enum Stop {
     /// fork() failed after `started` tasks.
     CannotFork {
         started: u32,
+        errno: i32,
+    },
+    /// A forked child could not exec the task program.
+    CannotExec {
+        task: u32,
+        program: String,
         errno: i32,
     },
     Other(anyhow::Error),
@@ -105,6 +117,8 @@ struct Tasks {
     reports: Vec<Option<Report>>,
     lines: Vec<LineCounts>,
     failed: Option<Report>,
+    /// The first child that could not exec the task program.
+    not_started: Option<Report>,
     parked: u32,
     partial: Vec<u8>,
     /// The start mark in clock ticks (None until the tasks are released).
@@ -125,6 +139,17 @@ impl Tasks {
     /// Kills every task still alive and reaps them all (also done when dropped).
     fn kill_and_reap(&mut self) {
         self.group.stop();
+    }
+
+    /// Stops every task if one could not exec the task program.
+    fn not_started(&mut self, exec: &Exec) -> Option<Stop> {
+        let r = self.not_started.take()?;
+        self.kill_and_reap();
+        Some(Stop::CannotExec {
+            task: r.task,
+            program: exec.program().to_string_lossy().into_owned(),
+            errno: r.errno,
+        })
     }
 
     /// Every task's pid, for cleaning up after them.
@@ -163,6 +188,7 @@ impl Tasks {
                         self.reports[t] = Some(r);
                     }
                     FAILED if self.failed.is_none() => self.failed = Some(r),
+                    NOT_STARTED if self.not_started.is_none() => self.not_started = Some(r),
                     _ => {}
                 }
             }
@@ -221,6 +247,7 @@ pub fn run(
         reports: vec![None; tasks as usize],
         lines: vec![LineCounts::default(); plan.jobs.len()],
         failed: None,
+        not_started: None,
         parked: 0,
         partial: Vec::new(),
         start: None,
@@ -249,12 +276,11 @@ fn drive(
 ) -> Result<Outcome, Stop> {
     let gate = Gate::new()?;
     let (report_read, report_write) = pipe()?;
-    let fds = TaskFds {
-        go_read: gate.read_end().as_raw_fd(),
-        report_read: report_read.as_raw_fd(),
-        report_write: report_write.as_raw_fd(),
-        signal_fds: signals.raw_fds(),
-    };
+    let go_fd = gate.read_end().as_raw_fd();
+    let report_fd = report_read.as_raw_fd();
+    let report_write_fd = report_write.as_raw_fd();
+    let [wake_read, wake_write] = signals.raw_fds();
+    let exec = Exec::new(plan, go_fd, report_write_fd);
     nix::fcntl::fcntl(
         &report_read,
         nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
@@ -272,12 +298,30 @@ fn drive(
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
         }
-        // SAFETY: the driver is single-threaded (checked by `run`); the child runs task_main,
-        // which never returns.
+        let argv = exec.argv(i);
+        // SAFETY: the driver is single-threaded (checked by `run`); the child execs the task
+        // program or leaves with `_exit`.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             // SAFETY: we are the freshly forked child.
-            unsafe { task::task_main(plan, i, t.group.pgid(), driver, &gate, &fds) };
+            unsafe {
+                gate.close_write_in_child();
+                become_child(
+                    driver,
+                    t.group.pgid(),
+                    &[report_fd, wake_read, wake_write],
+                    "aim7 task",
+                );
+                let errno = exec.exec(&argv, &[go_fd, report_write_fd, plan.log_fd]);
+                let why = Report {
+                    kind: NOT_STARTED,
+                    task: i,
+                    errno,
+                    ..Report::default()
+                };
+                task::write_report(report_write_fd, &why);
+                libc::_exit(task_program::EXEC_FAILED);
+            }
         }
         if pid < 0 {
             let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
@@ -289,7 +333,7 @@ fn drive(
             progress(&format!("tasks run in process group {pid}"));
         }
         if i % 256 == 255 {
-            t.read_reports(fds.report_read);
+            t.read_reports(report_fd);
         }
     }
     drop(report_write);
@@ -297,12 +341,15 @@ fn drive(
 
     // Park: every task has written PARKED and sits at the start gate.
     while t.parked < tasks {
-        poll_two(fds.report_read, signals.fd().as_raw_fd(), 200);
+        poll_two(report_fd, signals.fd().as_raw_fd(), 200);
         signals.drain();
-        t.read_reports(fds.report_read);
+        t.read_reports(report_fd);
         if let Some(sig) = signals.pending().map(|i| i.signal) {
             t.kill_and_reap();
             return Err(Stop::Interrupted(sig));
+        }
+        if let Some(stop) = t.not_started(&exec) {
+            return Err(stop);
         }
         if let Some((task, status)) = t.reap_ended() {
             t.kill_and_reap();
@@ -341,7 +388,7 @@ fn drive(
             return Err(Stop::Interrupted(sig));
         }
         let bad = t.reap_ended();
-        t.read_reports(fds.report_read);
+        t.read_reports(report_fd);
         if let Some(f) = t.failed.take() {
             t.kill_and_reap();
             return Err(Stop::TaskFailed {
@@ -369,12 +416,12 @@ fn drive(
             next_progress = now + PROGRESS_EVERY_NS;
         }
         if t.reaped() < tasks {
-            poll_two(fds.report_read, signals.fd().as_raw_fd(), 100);
+            poll_two(report_fd, signals.fd().as_raw_fd(), 100);
             signals.drain();
         }
     }
     let (end_ticks, after) = joblog::times();
-    t.read_reports(fds.report_read);
+    t.read_reports(report_fd);
     let secs = |ticks: i64| ticks as f64 / t.hz as f64;
 
     let mut out = Outcome {

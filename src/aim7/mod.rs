@@ -1,14 +1,17 @@
 //! AIM Suite VII: its 56 tests, alone or in AIM's weighted workfile mixes, run by an AIM-style
-//! driver at loads of N forked tasks, reported with AIM's arithmetic (jobs/min, JTI,
-//! jobs/min/task, real, cpu) and LKP's metric names.
+//! driver at loads of N tasks (each a fork of the driver that execs the small task program),
+//! reported with AIM's arithmetic (jobs/min, JTI, jobs/min/task, real, cpu) and LKP's metric
+//! names.
 //!
 //! Layout: `jobs/` (one file per AIM7 test, registered in `jobs/mod.rs`), `workfile` (mixes,
 //! job counts, the per-task schedule), `aim_rand` (AIM's generator), `loads` (`--load` lists
-//! and ranges), `task` (what a forked task runs), `joblog` (AIM's per-job times() calls and
-//! log line), `driver` (fork, start gate, reaping), `metrics` (AIM's formulas), `fixtures` and
-//! `fakeh` (input files), `suite` (the tasks' directory), and here: the run over mixes, loads
-//! and repeats, which adds every finished run of a load point to the record and hands it to
-//! the sinks at once. The command's arguments and checks are in `crate::commands::aim7`.
+//! and ranges), `task` (what a task runs, and why tasks are exec'd), `task_program` (where
+//! the task program is and the command line that carries a task's plan), `joblog` (AIM's
+//! per-job times() calls and log line), `driver` (fork + exec, start gate, reaping), `metrics`
+//! (AIM's formulas), `fixtures` and `fakeh` (input files), `suite` (the tasks' directory), and
+//! here: the run over mixes, loads and repeats, which adds every finished run of a load point
+//! to the record and hands it to the sinks at once. The command's arguments and checks are in
+//! `crate::commands::aim7`.
 
 pub mod aim_rand;
 pub mod driver;
@@ -20,6 +23,7 @@ pub mod loads;
 pub mod metrics;
 pub mod suite;
 pub mod task;
+pub mod task_program;
 pub mod workfile;
 
 use crate::error::{usage, RunFailed, Usage};
@@ -407,6 +411,27 @@ fn stop_error(stop: Stop, mix: &Mix, load: u32, dirs: &[PathBuf]) -> anyhow::Err
             std::io::Error::from_raw_os_error(errno),
             "--load",
         ),
+        Stop::CannotExec {
+            task,
+            program,
+            errno,
+        } => {
+            let err = std::io::Error::from_raw_os_error(errno);
+            if errno == libc::EAGAIN || errno == libc::ENOMEM {
+                crate::proc::start_refused(
+                    &format!("{name} at load {load}"),
+                    task as usize,
+                    load as usize,
+                    err,
+                    "--load",
+                )
+            } else {
+                RunFailed(format!(
+                    "{name} at load {load}: task {task} cannot run the task program {program}: {err}"
+                ))
+                .into()
+            }
+        }
         Stop::Other(e) => e,
     }
 }
@@ -424,6 +449,7 @@ fn memory_line(o: &Outcome) -> String {
 
 /// The plan every task of one load point runs.
 fn task_plan(
+    program: &CString,
     mix: &Mix,
     counts: &[u32],
     dirs: &[TaskDir],
@@ -432,6 +458,7 @@ fn task_plan(
     suite: &suite::Suite,
 ) -> task::TaskPlan {
     task::TaskPlan {
+        program: program.clone(),
         jobs: mix.lines.iter().map(|l| l.job).collect(),
         names: mix
             .lines
@@ -463,8 +490,8 @@ pub fn run(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    // AIM fills num_fcns.c's tables in the parent; the tasks inherit them.
-    jobs::num_fcns::prepare();
+    let program = task_program::locate()?;
+    // Also writes num_fcns.c's tables, which AIM fills in the parent, for the tasks to map.
     let suite = suite::Suite::create(plan.log)?;
     let private: Vec<crate::private_dir::PrivateDir> = plan
         .dirs
@@ -497,7 +524,15 @@ pub fn run(
                 .points
                 .push(new_point(mix, load, jobs_per_task, disk_blocks));
             sinks.progress(record);
-            let tasks = task_plan(mix, &counts, &task_dirs, disk_blocks, load, &suite);
+            let tasks = task_plan(
+                &program,
+                mix,
+                &counts,
+                &task_dirs,
+                disk_blocks,
+                load,
+                &suite,
+            );
             for n in 1..=plan.runs as usize {
                 // AIM's sync;sync;sync before each load point.
                 fixtures::sync_disks();

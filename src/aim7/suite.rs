@@ -7,7 +7,9 @@
 //!   as AIM's users add `.`;
 //! - `logfile.suite7`: opened once by the driver with O_APPEND before forking, so every task
 //!   shares one open file description and appends one line after every job, as AIM's tasks do
-//!   (and the driver one per reaped task).
+//!   (and the driver one per reaped task);
+//! - `num_fcns.tables`: num_fcns.c's tables of values, which every task maps (shared pages, as
+//!   AIM's tasks share the parent's copy).
 
 use super::jobs::shell_rtns_1::{SCRIPTS, SCRIPT_TEXT};
 use super::jobs::Job;
@@ -22,6 +24,8 @@ use std::path::Path;
 const TRUE_SCRIPT: &str = "#!/bin/sh\n";
 /// AIM's log file.
 pub const LOG_FILE: &str = "logfile.suite7";
+/// num_fcns.c's tables, for the tasks to map.
+pub const TABLES_FILE: &str = "num_fcns.tables";
 /// PATH for tasks when the driver has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
@@ -67,6 +71,8 @@ impl Suite {
         for s in SCRIPTS {
             write_script(&path, s, SCRIPT_TEXT)?;
         }
+        super::jobs::num_fcns::write_file(&path.join(TABLES_FILE))
+            .context("cannot write num_fcns's tables for the tasks")?;
         let log = if log {
             let f = std::fs::OpenOptions::new()
                 .append(true)

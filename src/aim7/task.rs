@@ -1,26 +1,46 @@
-//! One AIM7 task: the code a forked child runs. It becomes a child of the driver as every
-//! harness child does (`crate::proc::child`: default signals, death with the driver, the
-//! tasks' process group, a panic reported as one line), moves to the suite directory (AIM's
-//! tasks run in theirs) with it appended to PATH, reports "parked", and waits at the start
-//! gate until the driver opens it. Then, as AIM's task: it takes its first `DISKS` directory
-//! from `aim_rand2() % dirs` (both generators seeded with the task index), runs its J jobs in
-//! the order AIM's generator picks from the workfile's counts, each between AIM's `times()`
-//! calls and followed by its log line, and reports each test's op counters and then its
-//! memory, in fixed-size records on the report pipe (one write below PIPE_BUF each, so records
-//! never interleave). It closes its copy of the log and leaves with `_exit`, never returning
-//! into the driver's code; the driver takes its completion time when it reaps it.
+//! One AIM7 task: what the task program `patchbench-aim7-task` runs
+//! (src/bin/patchbench-aim7-task.rs calls [`main`]).
+//!
+//! Design: AIM's `multitask` forks its tasks from itself, a small C program, so a task (and
+//! every child that fork_test, exec_test and the shell tests fork from it) is a copy of a small
+//! process. patchbench is large (clap, SQLite, the renderers), so its driver does not run tasks
+//! in its own forks: for each task the single-threaded driver forks, the child does only the
+//! start-up every harness child does (`crate::proc::child::become_child`: default signals,
+//! death with the driver, the tasks' process group) and execs this small program
+//! (`super::task_program`, found next to the patchbench executable as the UnixBench runner
+//! finds `patchbench-worker`), which links only the jobs and what they need. The plan comes on
+//! the command line (workfile tests and counts, directories, disk blocks, load, task number,
+//! suite directory; PATH in the environment); the start gate's read end, the report pipe's
+//! write end and AIM's shared log are the only descriptors inherited across the exec (every
+//! other one is close-on-exec), so all tasks still share one log file description and one
+//! pipe. num_fcns.c's tables, which AIM's tasks inherit from the parent, are mapped from a
+//! file the driver wrote into the suite directory, so their pages are still shared.
+//!
+//! The task moves to the suite directory (AIM's tasks run in theirs; PATH ends with it),
+//! reports "parked", and waits at the start gate until the driver opens it. Then, as AIM's
+//! task: it takes its first `DISKS` directory from `aim_rand2() % dirs` (both generators
+//! seeded with the task index), runs its J jobs in the order AIM's generator picks from the
+//! workfile's counts, each between AIM's `times()` calls and followed by its log line, and
+//! reports each test's op counters and then its memory, in fixed-size records on the report
+//! pipe (one write below PIPE_BUF each, so records never interleave). It closes its copy of
+//! the log and exits; the driver takes its completion time when it reaps it, as AIM's parent
+//! does. jmp_test's `_setjmp`/`longjmp` and shell_rtns' `system()` are the C library's, as
+//! before. A task that cannot start (bad command line, tables file missing) prints one line
+//! and exits before parking, which the driver reports as a task that died before the start.
 
 use super::aim_rand::AimRand;
 use super::joblog::{self, JobClock};
 use super::jobs::{Fail, Job, TaskCtx, TaskDir};
+use super::suite::TABLES_FILE;
+use super::task_program;
 use super::workfile::Schedule;
-use crate::proc::child::become_child;
-use crate::proc::gate::Gate;
-use std::ffi::CString;
+use std::ffi::{CString, OsString};
 use std::os::fd::RawFd;
 
 /// What every task of one load point runs.
 pub struct TaskPlan {
+    /// The task program (empty in a task).
+    pub program: CString,
     /// The workfile's tests, one per line.
     pub jobs: Vec<&'static Job>,
     /// Their names, for the log lines.
@@ -31,7 +51,7 @@ pub struct TaskPlan {
     pub disk_blocks: usize,
     /// The load (number of tasks).
     pub load: u32,
-    /// The suite directory the tasks run in, and their PATH.
+    /// The suite directory the tasks run in, and their PATH (empty in a task: it has it).
     pub suite_dir: CString,
     pub path_env: CString,
     /// AIM's shared log, or -1.
@@ -45,14 +65,11 @@ impl TaskPlan {
     }
 }
 
-/// The driver's descriptors as a child sees them right after fork.
+/// The task's ends of the driver's pipes.
 pub struct TaskFds {
     /// The start gate's read end.
     pub go_read: RawFd,
-    pub report_read: RawFd,
     pub report_write: RawFd,
-    /// The driver's signal wake-up socket pair, closed in the child.
-    pub signal_fds: [RawFd; 2],
 }
 
 /// Kinds of report record.
@@ -61,6 +78,8 @@ pub const DONE: u64 = 2;
 pub const FAILED: u64 = 3;
 /// One workfile line's runs and counters in one task.
 pub const COUNTS: u64 = 4;
+/// A forked child could not exec the task program (errno), sent by the child itself.
+pub const NOT_STARTED: u64 = 5;
 
 const WORDS: usize = 17;
 /// Bytes of one record on the report pipe.
@@ -132,7 +151,8 @@ impl Report {
     }
 }
 
-fn write_report(fd: RawFd, r: &Report) -> bool {
+/// Writes one record with one write(2); false if it failed. Async-signal-safe.
+pub fn write_report(fd: RawFd, r: &Report) -> bool {
     let bytes = r.encode();
     loop {
         // SAFETY: writing a local buffer.
@@ -275,31 +295,43 @@ fn task_body(plan: &TaskPlan, task: u32, fds: &TaskFds) -> i32 {
     }
 }
 
-/// Entry point of a forked task; never returns.
-///
-/// # Safety
-/// Must be called only in a child just forked from a single-threaded driver.
-pub unsafe fn task_main(
-    plan: &TaskPlan,
-    task: u32,
-    pgid: libc::pid_t,
-    driver: libc::pid_t,
-    gate: &Gate,
-    fds: &TaskFds,
-) -> ! {
-    gate.close_write_in_child();
-    become_child(
-        driver,
-        pgid,
-        &[fds.report_read, fds.signal_fds[0], fds.signal_fds[1]],
-        "aim7 task",
-    );
-    if libc::chdir(plan.suite_dir.as_ptr()) < 0
-        || libc::setenv(c"PATH".as_ptr(), plan.path_env.as_ptr(), 1) < 0
-    {
-        libc::_exit(5);
+/// Exit statuses of a task that could not start.
+const BAD_COMMAND_LINE: i32 = 2;
+const CANNOT_START: i32 = 5;
+
+/// Entry point of the task program; returns its exit status.
+pub fn main(args: Vec<OsString>) -> i32 {
+    crate::proc::child::report_panics_as("aim7 task");
+    let Some(p) = task_program::parse(&args) else {
+        eprintln!(
+            "patchbench: usage: {} ... (started by `patchbench aim7`, not by hand)",
+            task_program::PROGRAM
+        );
+        return BAD_COMMAND_LINE;
+    };
+    // SAFETY: suite_dir is NUL-terminated.
+    if unsafe { libc::chdir(p.plan.suite_dir.as_ptr()) } < 0 {
+        eprintln!(
+            "patchbench: aim7 task {}: cannot enter {}: {}",
+            p.task,
+            p.plan.suite_dir.to_string_lossy(),
+            std::io::Error::last_os_error()
+        );
+        return CANNOT_START;
     }
-    libc::_exit(task_body(plan, task, fds))
+    let tables = CString::new(TABLES_FILE).unwrap_or_default();
+    if let Err(e) = super::jobs::num_fcns::attach(&tables) {
+        eprintln!(
+            "patchbench: aim7 task {}: cannot map {TABLES_FILE}: {e}",
+            p.task
+        );
+        return CANNOT_START;
+    }
+    let fds = TaskFds {
+        go_read: p.go,
+        report_write: p.report,
+    };
+    task_body(&p.plan, p.task, &fds)
 }
 
 #[cfg(test)]

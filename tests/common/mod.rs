@@ -22,10 +22,15 @@ pub const SHORT: [&str; 6] = [
 
 fn clean(c: &mut std::process::Command) {
     c.env("PATCHBENCH_WORKER", env!("CARGO_BIN_EXE_patchbench-worker"));
+    c.env(
+        "PATCHBENCH_AIM7_TASK",
+        env!("CARGO_BIN_EXE_patchbench-aim7-task"),
+    );
     c.env_remove("PATCHBENCH_STORE");
 }
 
-/// `patchbench` for assert_cmd, with the worker found and no store from the environment.
+/// `patchbench` for assert_cmd, with the worker and the AIM7 task program found and no store
+/// from the environment.
 pub fn patchbench() -> assert_cmd::Command {
     assert_cmd::Command::from_std(std_patchbench())
 }

@@ -1,6 +1,9 @@
 //! num_fcns.c's shared tables of input values (aim7-jobs.md §1d), which AIM fills once in the
-//! parent at registration and every task inherits; the driver builds them before forking the
-//! same way ([`prepare`]), so the tasks share the pages as AIM's do.
+//! parent at registration and every task inherits. The tasks here are exec'd programs, so they
+//! inherit nothing: the driver builds the tables once and writes them to a file in the suite
+//! directory ([`write_file`]), and each task maps that file read-only before it parks
+//! ([`attach`]), so the tasks share the pages (page cache) as AIM's share the parent's.
+//! Without [`attach`] (unit tests), [`prepare`] builds them in the process.
 //!
 //! - *tiny*: the smallest positive double, found by halving 1.0 until the next half is 0.
 //! - `vals[500]`: 0, 1, tiny, then each entry half the absolute difference of the two before
@@ -16,10 +19,16 @@
 use super::TaskCtx;
 use std::sync::OnceLock;
 
+/// Entries of `vals` and `vals10`.
+const VALS: usize = 500;
+const VALS10: usize = 10_000;
+/// Bytes of the tables file: `vals` then `vals10`, native-endian f64s.
+const FILE_BYTES: usize = (VALS + VALS10) * 8;
+
 /// The tables.
 pub struct Tables {
-    pub vals: [f64; 500],
-    pub vals10: Vec<f64>,
+    pub vals: &'static [f64],
+    pub vals10: &'static [f64],
 }
 
 static TABLES: OnceLock<Tables> = OnceLock::new();
@@ -35,7 +44,7 @@ pub fn tiny() -> f64 {
 
 fn build() -> Tables {
     let tiny = tiny();
-    let mut vals = [0.0f64; 500];
+    let mut vals = vec![0.0f64; VALS];
     vals[1] = 1.0;
     vals[2] = tiny;
     let mut i = 3;
@@ -54,7 +63,7 @@ fn build() -> Tables {
     }
     // SAFETY: srand/rand are called here only, in the single-threaded driver before forking.
     unsafe { libc::srand(1) };
-    let vals10 = (0..10_000)
+    let vals10: Vec<f64> = (0..VALS10)
         .map(|i| {
             if i % 100 == 0 {
                 tiny
@@ -65,12 +74,61 @@ fn build() -> Tables {
             }
         })
         .collect();
-    Tables { vals, vals10 }
+    Tables {
+        vals: vals.leak(),
+        vals10: vals10.leak(),
+    }
 }
 
-/// Builds the tables (once); the driver calls this before forking.
+/// The tables: those [`attach`] mapped, else built here (once).
 pub fn prepare() -> &'static Tables {
     TABLES.get_or_init(build)
+}
+
+/// Builds the tables and writes them to `path` for the tasks to [`attach`].
+pub fn write_file(path: &std::path::Path) -> std::io::Result<()> {
+    let t = prepare();
+    let bytes: Vec<u8> = t
+        .vals
+        .iter()
+        .chain(t.vals10)
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    std::fs::write(path, bytes)
+}
+
+/// In a task: maps the tables file the driver wrote (read-only, shared) and uses it as the
+/// tables. The mapping stays for the task's life.
+pub fn attach(path: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: path is NUL-terminated; the descriptor is closed once mapped.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: mapping FILE_BYTES of an open file read-only.
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            FILE_BYTES,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    if map == libc::MAP_FAILED {
+        return Err(err);
+    }
+    // SAFETY: the mapping is page-aligned, FILE_BYTES long, never unmapped, and the file (in
+    // the driver's private suite directory) is not written again while tasks run.
+    let all = unsafe { std::slice::from_raw_parts(map.cast::<f64>(), VALS + VALS10) };
+    let (vals, vals10) = all.split_at(VALS);
+    TABLES
+        .set(Tables { vals, vals10 })
+        .map_err(|_| std::io::Error::other("the tables were already built"))
 }
 
 /// A task's read positions (AIM's `count` and `count10`), kept across jobs and tests.
@@ -127,6 +185,19 @@ mod tests {
         assert_eq!(t.vals10[9900], tiny());
         assert!(t.vals10.iter().all(|v| (-10.0..=10.0).contains(v)));
         assert!(t.vals10[1] != t.vals10[2]);
+    }
+
+    #[test]
+    fn the_file_holds_both_tables_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        write_file(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), FILE_BYTES);
+        let at = |i: usize| f64::from_ne_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap());
+        let t = prepare();
+        assert_eq!(at(3), t.vals[3]);
+        assert_eq!(at(VALS + 1), t.vals10[1]);
     }
 
     #[test]

@@ -1,0 +1,10 @@
+//! `patchbench-aim7-task`: the small program every AIM7 task is. The aim7 driver forks and
+//! execs one per task, so a task (and what fork_test, exec_test and the shell tests fork from
+//! it) is a copy of a small process, as AIM's tasks are copies of its small `multitask`. It
+//! links the AIM7 jobs and what they use only. Not meant to be run by hand; see
+//! `patchbench::aim7::task` for the design and `patchbench::aim7::task_program` for its
+//! command line.
+
+fn main() {
+    std::process::exit(patchbench::aim7::task::main(std::env::args_os().collect()));
+}
