@@ -345,6 +345,7 @@ fn run_of(mix: &Mix, n: usize, figures: Figures, o: Outcome, leftover: u64) -> A
         task0_pss_kib: o.task0_pss_kib,
         driver_max_rss_kib: o.driver_max_rss_kib,
         completion_seconds: o.completion,
+        noise: None,
     }
 }
 
@@ -537,11 +538,17 @@ pub fn run(
                 // AIM's sync;sync;sync before each load point.
                 fixtures::sync_disks();
                 let logged = suite.log_lines();
+                // What else used the CPUs during the point, watched from outside the driver.
+                let watch = crate::noise::activity::Watch::start();
                 let result = match signals.pending().map(|i| i.signal) {
                     Some(sig) => Err(Stop::Interrupted(sig)),
                     None => driver::run(&tasks, load, plan.start_delay, signals, &say, ipc),
                 };
                 let mut outcome = result.map_err(|stop| stop_error(stop, mix, load, &plan.dirs))?;
+                let noise = watch.finish();
+                for w in noise.warnings() {
+                    say(&format!("noise: {w}"));
+                }
                 outcome.log_lines = suite.log_lines().saturating_sub(logged);
                 let figures = Figures::compute(
                     jobs_per_task,
@@ -552,7 +559,9 @@ pub fn run(
                 say(&memory_line(&outcome));
                 let leftover: u64 = private.iter().map(|p| fixtures::leftovers(p.path())).sum();
                 if let Some(p) = last_point(record) {
-                    p.runs.push(run_of(mix, n, figures, outcome, leftover));
+                    let mut run = run_of(mix, n, figures, outcome, leftover);
+                    run.noise = Some(noise);
+                    p.runs.push(run);
                 }
                 update_metrics(record);
                 sinks.progress(record);

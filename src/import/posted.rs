@@ -348,6 +348,7 @@ fn build(rows: &[Row], side: usize, label: &str, partial: &BTreeMap<u32, bool>) 
                     samples: 0,
                     index,
                     precision_pct: None,
+                    precision_capped: None,
                     divisor: None,
                     overlap: None,
                     stderr: None,

@@ -38,6 +38,12 @@ static COPIES: LazyLock<Regex> = LazyLock::new(|| {
 });
 static VERSION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"BYTE UNIX Benchmarks \(Version ([^)]+)\)").expect("regex"));
+/// The headings of the notes patchbench's report adds after a block's results.
+const NOTE_HEADINGS: &[&str] = &[
+    "Precision reached (",
+    "Warnings (patchbench's",
+    "Noise during the passes (",
+];
 static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+=+$").expect("regex"));
 
 /// An index table's header line (a substring test first: the regex is the slow part of a
@@ -76,6 +82,7 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
     let mut blocks: Vec<Block> = Vec::new();
     let mut current: Option<Block> = None;
     let mut last_line = 0;
+    let mut in_note = false;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         last_line = n;
@@ -114,6 +121,16 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
         let Some(block) = current.as_mut() else {
             continue;
         };
+        // patchbench's own notes between the results and the index (precision, warnings,
+        // noise): a heading, indented lines, a blank line. Not UnixBench's; skipped.
+        if NOTE_HEADINGS.iter().any(|h| line.starts_with(h)) {
+            in_note = true;
+            continue;
+        }
+        if in_note && line.starts_with("  ") {
+            continue;
+        }
+        in_note = false;
         if let Some(c) = COPIES.captures(line) {
             system.cpus = u32::try_from(field_count(n, "CPUs in system", &c[1])?)
                 .or_else(|_| line_error(n, "the CPU count is too large"))?;
@@ -332,6 +349,7 @@ fn build(
                     .and_then(|r| r.2)
                     .or(baseline.map(|bl| 10.0 * score / bl)),
                 precision_pct: None,
+                precision_capped: None,
                 divisor: None,
                 overlap: None,
                 stderr: None,

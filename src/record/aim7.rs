@@ -64,6 +64,10 @@ pub struct Aim7Run {
     pub driver_max_rss_kib: u64,
     /// Seconds from the start mark to each task's end, by task.
     pub completion_seconds: Vec<f64>,
+    /// What else used the CPUs during the run of the point (hypervisor steal, other
+    /// processes above a share of a CPU; `crate::noise::activity`). None in imported results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::activity::Activity>,
 }
 
 /// One test's work in one run.

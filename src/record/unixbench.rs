@@ -76,9 +76,14 @@ pub struct TestResult {
     pub samples: usize,
     /// 10 × score / baseline.
     pub index: Option<f64>,
-    /// With `run --precision`: the 95% CI half-width of the mean pass rate reached, in %.
+    /// With `run --precision`: the half-width reached, in %, of the 95% two-stage interval of
+    /// the passes' geometric mean (within-run spread only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_pct: Option<f64>,
+    /// With `run --precision`: true when the time cap stopped the test before the passes the
+    /// precision asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_capped: Option<bool>,
     /// Which clock the passes' times (the divisor) came from; None in imported results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub divisor: Option<TimeSource>,
@@ -111,6 +116,10 @@ pub struct PassResult {
     /// The time every copy was inside its window, over the span (1 when they coincide).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overlap: Option<f64>,
+    /// What else used the CPUs during the pass (hypervisor steal, other processes above a
+    /// share of a CPU; `crate::noise::activity`). None in imported results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::noise::activity::Activity>,
     pub copies: Vec<CopySample>,
 }
 

@@ -172,16 +172,44 @@ fn block(record: &RunRecord, copies: u32) -> String {
     let _ = writeln!(out);
     if tests.iter().any(|t| t.precision_pct.is_some()) {
         // Not a UnixBench line; worded so that UnixBench report parsers skip it.
-        let _ = writeln!(out, "Precision reached (95% CI of the mean pass rate):");
+        let _ = writeln!(
+            out,
+            "Precision reached (95% two-stage interval of the passes' geometric mean; \
+             within this run only, not between runs):"
+        );
         for t in &tests {
             if let Some(p) = t.precision_pct {
+                let capped = if t.precision_capped == Some(true) {
+                    ", stopped by the time cap"
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     out,
-                    "  {:<40} +/-{p:.2}% after {} passes",
+                    "  {:<40} +/-{p:.2}% after {} passes{capped}",
                     t.name,
                     t.passes.len()
                 );
             }
+        }
+        let _ = writeln!(out);
+    }
+    let noise: Vec<String> = tests
+        .iter()
+        .flat_map(|t| {
+            t.passes.iter().flat_map(move |p| {
+                p.noise
+                    .iter()
+                    .flat_map(|a| a.warnings())
+                    .map(move |w| format!("  {} pass {}: {w}", t.name, p.pass))
+            })
+        })
+        .collect();
+    if !noise.is_empty() {
+        // Not UnixBench lines: none ends like a result or an index line.
+        let _ = writeln!(out, "Noise during the passes (see `patchbench check`):");
+        for line in &noise {
+            let _ = writeln!(out, "{line}");
         }
         let _ = writeln!(out);
     }
@@ -329,6 +357,56 @@ System Benchmarks Index Score                                        1534.7
         )));
         // The System section lists only System tests.
         assert!(!text[system..misc].contains("Grep"));
+    }
+
+    #[test]
+    fn noise_and_precision_are_named_and_the_report_still_imports() {
+        use crate::noise::activity::{Activity, BusyProcess};
+        let system = crate::sysinfo::SystemInfo {
+            cpus: 2,
+            ..Default::default()
+        };
+        let mut record = crate::record::RunRecord::new(crate::record::Kind::Unixbench, system, &());
+        let mut pipe = result("pipe", 12440.0, 10.0, 1);
+        pipe.passes[0].noise = Some(Activity {
+            window_secs: 10.2,
+            cpus: 2,
+            steal_pct: 3.5,
+            steal_ticks: 71,
+            total_ticks: 2040,
+            other_cpu_pct: 40.0,
+            busiest: vec![BusyProcess {
+                pid: 7,
+                comm: "cc1".into(),
+                cpu_pct: 40.0,
+                kernel_thread: false,
+            }],
+            busy_threshold_pct: 10.0,
+            steal_threshold_pct: 1.0,
+            throttle_events: None,
+        });
+        pipe.precision_pct = Some(1.25);
+        pipe.precision_capped = Some(true);
+        pipe.warnings = vec!["the 1 copies' timed windows overlapped only 50.0%".into()];
+        record.tests = vec![pipe];
+        let text = render(&record);
+        assert!(text.contains(
+            "Noise during the passes (see `patchbench check`):\n  \
+             Pipe Throughput pass 1: the hypervisor stole 3.5% of CPU time (71 of 2040 ticks) over 10.20 s\n  \
+             Pipe Throughput pass 1: another process used the CPU: cc1 (pid 7) 40% of a CPU over 10.20 s\n"
+        ), "{text}");
+        assert!(
+            text.contains("+/-1.25% after 1 passes, stopped by the time cap"),
+            "{text}"
+        );
+        // The importer reads the report as before: one test, same score.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("report.txt");
+        std::fs::write(&file, &text).unwrap();
+        let back =
+            crate::import::import_file(&file, &crate::import::ImportOptions::default()).unwrap();
+        assert_eq!(back.tests.len(), 1);
+        assert_eq!(back.tests[0].score, 12440.0);
     }
 
     #[test]

@@ -13,12 +13,14 @@ pub mod scoring;
 pub mod tools;
 
 use crate::error::{usage, Interrupted};
+use crate::noise::activity::Watch;
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
 use crate::record::sink::Sinks;
-use crate::record::RunRecord;
+use crate::record::{PassResult, RunRecord};
 use crate::unixbench::catalog::{self, TestSpec};
 use crate::unixbench::workloads;
+use adaptive::Adaptive;
 use pass::{run_pass, PassPlan};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -59,10 +61,6 @@ impl Plan {
         self.duration.unwrap_or(t.duration)
     }
 }
-
-/// With `--precision`: passes before the precision is first judged, and the most a test gets.
-const MIN_ADAPTIVE_PASSES: u32 = 3;
-const MAX_ADAPTIVE_PASSES: u32 = 50;
 
 /// Runs every test of the plan at every copy count in the private directory made inside
 /// `plan.dir`; each finished test is added to `record` and handed to `sinks` at once. The
@@ -120,28 +118,39 @@ fn run_all(
         record::begin_block(record, copies);
         for &spec in &plan.tests {
             let duration = plan.duration_for(spec);
-            let mut passes = plan.passes_for(spec);
-            let time_cap = plan.max_time.unwrap_or(passes as f64 * duration);
-            if plan.precision.is_some() {
-                passes = MAX_ADAPTIVE_PASSES;
-            }
-            let mut results = Vec::with_capacity(passes as usize);
+            let fixed = plan.passes_for(spec);
+            // --precision: Stein's two-stage rule decides the passes after a pilot; the
+            // default cap is the time the fixed passes take, settle pauses included.
+            let settle_s = if plan.settle { SETTLE_SECS } else { 0.0 };
+            let mut adaptive = plan.precision.map(|pct| {
+                let cap = plan
+                    .max_time
+                    .unwrap_or(fixed as f64 * (duration + settle_s));
+                Adaptive::new(pct, cap)
+            });
+            let passes = match &adaptive {
+                Some(_) => adaptive::MAX_PASSES as u32,
+                None => fixed,
+            };
+            let mut results: Vec<PassResult> = Vec::with_capacity(fixed as usize);
             let mut stderr = None;
-            let mut reached = None;
             let test_started = std::time::Instant::now();
             for pass in 1..=passes {
                 if plan.settle {
                     settle(signals)?;
                 }
+                let shown = adaptive.as_ref().map_or(passes, |a| a.planned() as u32);
                 let p = PassPlan {
                     spec,
                     copies,
                     pass,
-                    passes,
+                    passes: shown,
                     duration,
                     worker,
                     workdir,
                 };
+                // What else used the CPUs during the pass, watched from outside it.
+                let watch = Watch::start();
                 let outcome = run_pass(&p, signals, &mut |elapsed| {
                     progress.show(&format!(
                         "{} · {} cop{} · pass {}/{} · {}",
@@ -149,7 +158,7 @@ fn run_all(
                         copies,
                         if copies == 1 { "y" } else { "ies" },
                         pass,
-                        passes,
+                        shown,
                         if elapsed < duration {
                             format!("{duration} s")
                         } else {
@@ -157,24 +166,28 @@ fn run_all(
                         }
                     ))
                 })?;
+                let noise = watch.finish();
+                for w in noise.warnings() {
+                    progress.line(&format!("{} pass {pass}: noise: {w}", spec.name));
+                }
                 stderr = stderr.or(outcome.stderr);
-                results.push(scoring::combine_copies(
-                    pass,
-                    outcome.samples,
-                    spec.timebase,
-                ));
-                if let Some(target) = plan.precision {
+                let mut result = scoring::combine_copies(pass, outcome.samples, spec.timebase);
+                result.noise = Some(noise);
+                results.push(result);
+                if let Some(a) = adaptive.as_mut() {
                     let rates: Vec<f64> = results.iter().map(|p| p.rate).collect();
-                    reached = crate::stats::mean_ci_half_width_pct(&rates, 0.95);
-                    let precise = reached.is_some_and(|r| r <= target);
-                    let out_of_time = test_started.elapsed().as_secs_f64() >= time_cap;
-                    if pass >= MIN_ADAPTIVE_PASSES && (precise || out_of_time) {
+                    if a.done(&rates, test_started.elapsed().as_secs_f64()) {
                         break;
                     }
                 }
             }
+            let reached = adaptive.as_ref().and_then(|a| {
+                let rates: Vec<f64> = results.iter().map(|p| p.rate).collect();
+                a.reached(&rates)
+            });
             let mut result = scoring::combine_passes(spec, copies, duration, results);
-            result.precision_pct = reached;
+            result.precision_pct = reached.map(|r| r.half_width_pct);
+            result.precision_capped = reached.map(|r| r.capped);
             result.stderr = scoring::stderr_sample(&result.passes, stderr);
             result.warnings = scoring::warnings(&result);
             for w in &result.warnings {
@@ -191,6 +204,9 @@ fn run_all(
     }
     Ok(())
 }
+
+/// Seconds of UnixBench's settle pause before a pass.
+const SETTLE_SECS: f64 = 3.0;
 
 /// UnixBench's `sync; sleep 1; sync; sleep 2` before a pass.
 fn settle(signals: &Signals) -> Result<(), Interrupted> {

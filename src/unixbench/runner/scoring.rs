@@ -54,6 +54,7 @@ pub fn combine_copies(pass: u32, copies: Vec<CopySample>, timebase: u32) -> Pass
         kept: true,
         span_seconds: so.map(|(s, _)| s),
         overlap: so.map(|(_, o)| o),
+        noise: None,
         copies,
     }
 }
@@ -154,6 +155,7 @@ pub fn combine_passes(
         samples: n,
         index,
         precision_pct: None,
+        precision_capped: None,
         divisor: Some(spec.time_source),
         overlap,
         stderr: None,
