@@ -10,7 +10,6 @@ use crate::record::sink::FileSink;
 use crate::report::terminal::TerminalSink;
 use crate::unixbench::catalog;
 use crate::unixbench::runner::{self, Plan};
-use crate::unixbench::workloads::Params;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -109,13 +108,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // Tests that write there are refused a full or unusable one up front, before a run is
     // opened in the store.
     let given = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let writes_files = tests.iter().any(|t| {
-        matches!(
-            t.params,
-            Params::FileCopy(..) | Params::Shell { .. } | Params::Looper { .. }
-        )
-    });
-    let dir = if writes_files {
+    let dir = if tests.iter().any(|t| t.params.writes_files()) {
         crate::args::check_work_dir(&given)?.0
     } else {
         check_dir(&given)?

@@ -38,12 +38,6 @@ static COPIES: LazyLock<Regex> = LazyLock::new(|| {
 });
 static VERSION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"BYTE UNIX Benchmarks \(Version ([^)]+)\)").expect("regex"));
-/// The headings of the notes patchbench's report adds after a block's results.
-const NOTE_HEADINGS: &[&str] = &[
-    "Precision reached (",
-    "Warnings (patchbench's",
-    "Noise during the passes (",
-];
 static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+=+$").expect("regex"));
 
 /// An index table's header line (a substring test first: the regex is the slow part of a
@@ -123,7 +117,7 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
         };
         // patchbench's own notes between the results and the index (precision, warnings,
         // noise): a heading, indented lines, a blank line. Not UnixBench's; skipped.
-        if NOTE_HEADINGS.iter().any(|h| line.starts_with(h)) {
+        if crate::unixbench::report_notes::is_heading(line) {
             in_note = true;
             continue;
         }

@@ -7,6 +7,7 @@
 
 use crate::record::{IndexScore, RunRecord, TestResult};
 use crate::unixbench::catalog::INDEX_CATEGORIES;
+use crate::unixbench::report_notes;
 use crate::unixbench::runner::scoring;
 use std::fmt::Write;
 
@@ -172,11 +173,7 @@ fn block(record: &RunRecord, copies: u32) -> String {
     let _ = writeln!(out);
     if tests.iter().any(|t| t.precision_pct.is_some()) {
         // Not a UnixBench line; worded so that UnixBench report parsers skip it.
-        let _ = writeln!(
-            out,
-            "Precision reached (95% two-stage interval of the passes' geometric mean; \
-             within this run only, not between runs):"
-        );
+        let _ = writeln!(out, "{}", report_notes::PRECISION);
         for t in &tests {
             if let Some(p) = t.precision_pct {
                 let capped = if t.precision_capped == Some(true) {
@@ -207,7 +204,7 @@ fn block(record: &RunRecord, copies: u32) -> String {
         .collect();
     if !noise.is_empty() {
         // Not UnixBench lines: none ends like a result or an index line.
-        let _ = writeln!(out, "Noise during the passes (see `patchbench check`):");
+        let _ = writeln!(out, "{}", report_notes::NOISE);
         for line in &noise {
             let _ = writeln!(out, "{line}");
         }
@@ -215,10 +212,7 @@ fn block(record: &RunRecord, copies: u32) -> String {
     }
     if tests.iter().any(|t| !t.warnings.is_empty()) {
         // Not UnixBench lines either, and none of them ends like a result or index line.
-        let _ = writeln!(
-            out,
-            "Warnings (patchbench's, not part of UnixBench's report):"
-        );
+        let _ = writeln!(out, "{}", report_notes::WARNINGS);
         for t in &tests {
             for w in &t.warnings {
                 let _ = writeln!(out, "  {}: {w}.", t.name);

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod protocol;
+pub mod report_notes;
 pub mod runner;
 pub mod worker;
 pub mod workloads;

@@ -93,6 +93,18 @@ pub enum Params {
     },
 }
 
+impl Params {
+    /// True when the test writes files in the run's directory (so a full or unusable `--dir`
+    /// is refused before the run starts). Every variant decides here, without a wildcard, so a
+    /// new one must say.
+    pub fn writes_files(&self) -> bool {
+        match self {
+            Params::FileCopy(..) | Params::Shell { .. } | Params::Looper { .. } => true,
+            Params::None | Params::Whetstone(_) | Params::Arith(_) => false,
+        }
+    }
+}
+
 /// A loop stopped by the timer: arms it for the job's duration and counts loops.
 fn timed_loops(job: &Job, run: fn() -> io::Result<u64>) -> io::Result<Timed> {
     let d = job.duration;
