@@ -18,3 +18,16 @@ pub fn monotonic_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
+
+/// Seconds from one RFC 3339 time to another (None when either does not parse).
+pub fn secs_between(from: &str, to: &str) -> Option<f64> {
+    let parse = |s: &str| {
+        time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()
+    };
+    Some((parse(to)? - parse(from)?).as_seconds_f64())
+}
+
+/// Seconds from an RFC 3339 time to now (None when it does not parse).
+pub fn secs_since(from: &str) -> Option<f64> {
+    secs_between(from, &now_rfc3339())
+}

@@ -23,6 +23,7 @@
 
 pub mod aim7;
 pub mod args;
+pub mod campaign;
 pub mod clock;
 pub mod commands;
 pub mod compare;

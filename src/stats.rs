@@ -14,6 +14,7 @@
 //! samples, zero mean), so callers print "no verdict" instead of a made-up number.
 
 pub mod multiplicity;
+pub mod paired;
 pub mod power;
 pub mod precision;
 pub mod welch;

@@ -151,6 +151,13 @@ fn cpu_extra() -> BTreeMap<String, String> {
     out
 }
 
+/// This machine's host name (`uname -n`), or `unknown`.
+pub fn hostname() -> String {
+    nix::sys::utsname::uname()
+        .map(|u| u.nodename().to_string_lossy().into_owned())
+        .unwrap_or_else(|_| UNKNOWN.to_string())
+}
+
 /// Number of online CPUs, at least 1.
 pub fn online_cpus() -> u32 {
     // SAFETY: sysconf has no preconditions.

@@ -11,6 +11,7 @@ pub mod group;
 pub mod limits;
 pub mod signals;
 pub mod status;
+pub mod supervise;
 
 pub use group::TaskGroup;
 

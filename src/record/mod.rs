@@ -14,6 +14,7 @@
 //! typed fields. Other versions are refused with a clear message instead of guessed at.
 
 pub mod aim7;
+pub mod campaign;
 pub mod domain;
 pub mod model;
 pub mod output_file;
@@ -114,6 +115,14 @@ pub struct RunRecord {
     /// Set when the run was interrupted: the results present are the ones that completed.
     #[serde(default)]
     pub incomplete: bool,
+    /// The run's identity from the moment it was made (a random UUID, lower-case hex with
+    /// dashes): a store keeps one run per UUID, so pushing or importing it twice stores it
+    /// once. Absent in documents of earlier builds (the store gives those one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    /// The campaign step that made this run, when a campaign did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub campaign: Option<campaign::StepInfo>,
 }
 
 /// Whether a larger value of a metric is better.
@@ -177,6 +186,11 @@ impl Metric {
     }
 }
 
+/// A new random run identity (UUID version 4).
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
 /// Builds the key used to match metrics across runs.
 pub fn metric_key(name: &str, params: &BTreeMap<String, String>) -> String {
     if params.is_empty() {
@@ -217,6 +231,8 @@ impl RunRecord {
             error: None,
             extra: BTreeMap::new(),
             incomplete: false,
+            uuid: Some(new_uuid()),
+            campaign: None,
         }
     }
 

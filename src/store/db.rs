@@ -93,6 +93,46 @@ CREATE TABLE metrics_refused AS SELECT * FROM metrics m WHERE NOT EXISTS
 DROP TABLE metrics;
 ALTER TABLE metrics_checked RENAME TO metrics;
 "#,
+    // Version 3: every run has a UUID (runs of earlier builds get a random one here), and
+    // campaigns keep their plan and the state of every step (`crate::campaign`).
+    r#"
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+UPDATE runs SET uuid = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
+    substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) ||
+    substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)));
+CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);
+CREATE TABLE campaigns (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    name           TEXT NOT NULL UNIQUE,
+    spec_json      TEXT NOT NULL,
+    state          TEXT NOT NULL CHECK (state IN ('running', 'stopping', 'finished', 'stopped',
+                                                  'failed')),
+    state_reason   TEXT,
+    planned_rounds INTEGER NOT NULL CHECK (planned_rounds >= 1),
+    decision_json  TEXT,
+    created_at     TEXT NOT NULL,
+    updated_at     TEXT NOT NULL
+);
+CREATE TABLE campaign_steps (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    campaign_id  INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    round        INTEGER NOT NULL CHECK (round >= 1),
+    slot         INTEGER NOT NULL CHECK (slot >= 0),
+    side         TEXT NOT NULL,
+    box          TEXT NOT NULL DEFAULT '',
+    state        TEXT NOT NULL CHECK (state IN ('planned', 'running', 'done', 'failed')),
+    attempts     INTEGER NOT NULL DEFAULT 0,
+    owner        TEXT,
+    lease_until  REAL,
+    started_at   TEXT,
+    finished_at  TEXT,
+    run_uuid     TEXT,
+    error        TEXT,
+    console_tail TEXT,
+    UNIQUE (campaign_id, round, side, box)
+);
+CREATE INDEX campaign_steps_by_state ON campaign_steps(campaign_id, state, round, slot);
+"#,
 ];
 
 /// An open result store.
@@ -187,8 +227,13 @@ impl Store {
         }
     }
 
+    /// The connection, for the store's other query modules.
+    pub(super) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
     /// Runs a write and explains its failure.
-    fn writing<T>(
+    pub(super) fn writing<T>(
         &mut self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> anyhow::Result<T> {
@@ -270,7 +315,7 @@ impl Store {
     }
 
     /// Refuses a record with a number outside its domain (see `crate::record::domain`).
-    fn check(&self, record: &RunRecord) -> anyhow::Result<()> {
+    pub(super) fn check_record(&self, record: &RunRecord) -> anyhow::Result<()> {
         record.validate().map_err(|e| {
             anyhow::anyhow!("not saving the run in store {}: {e}", self.path.display())
         })
@@ -278,7 +323,8 @@ impl Store {
 
     /// Inserts a run with its metrics in one transaction; returns its id.
     pub fn insert(&mut self, record: &RunRecord) -> anyhow::Result<i64> {
-        self.check(record)?;
+        self.check_record(record)?;
+        let record = &with_uuid(record);
         let json = serde_json::to_string(record)?;
         self.writing(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -292,8 +338,9 @@ impl Store {
     /// Inserts several runs in one transaction: all are stored or none.
     pub fn insert_all(&mut self, records: &[RunRecord]) -> anyhow::Result<Vec<i64>> {
         for r in records {
-            self.check(r)?;
+            self.check_record(r)?;
         }
+        let records: Vec<RunRecord> = records.iter().map(with_uuid).collect();
         let json: Vec<String> = records
             .iter()
             .map(serde_json::to_string)
@@ -313,7 +360,7 @@ impl Store {
 
     /// Replaces a run's record and metrics in one transaction.
     pub fn update(&mut self, id: i64, record: &RunRecord) -> anyhow::Result<()> {
-        self.check(record)?;
+        self.check_record(record)?;
         let json = serde_json::to_string(record)?;
         self.writing(|c| {
             let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -362,20 +409,35 @@ impl Store {
     /// The record of one run, or None. Results whose numbers are outside their domain (from
     /// an earlier build) are left out with a warning on stderr naming each.
     pub fn get(&self, id: i64) -> anyhow::Result<Option<RunRecord>> {
-        let json: Option<String> = self
+        let row: Option<(String, Option<String>)> = self
             .conn
-            .query_row("SELECT record_json FROM runs WHERE id=?1", [id], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT record_json, uuid FROM runs WHERE id=?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .optional()?;
-        let Some(json) = json else { return Ok(None) };
+        let Some((json, uuid)) = row else {
+            return Ok(None);
+        };
+        Ok(self.read_record(id, &json)?.map(|mut r| {
+            if r.uuid.is_none() {
+                r.uuid = uuid;
+            }
+            r
+        }))
+    }
+
+    /// Reads a stored record document, leaving out (with a warning) results whose numbers
+    /// are outside their domain.
+    fn read_record(&self, id: i64, json: &str) -> anyhow::Result<Option<RunRecord>> {
         let damaged = || format!("run {id} in {} is damaged", self.path.display());
-        if let Ok(r) = RunRecord::from_json(&json) {
+        if let Ok(r) = RunRecord::from_json(json) {
             if r.validate().is_ok() {
                 return Ok(Some(r));
             }
         }
-        let mut doc: serde_json::Value = serde_json::from_str(&json).with_context(damaged)?;
+        let mut doc: serde_json::Value = serde_json::from_str(json).with_context(damaged)?;
         crate::record::upgrade(&mut doc).with_context(damaged)?;
         let mut left_out = Vec::new();
         let v = &mut doc;
@@ -518,11 +580,24 @@ fn entry_name(item: &serde_json::Value) -> String {
         .unwrap_or_else(|| "(unnamed)".to_string())
 }
 
-fn insert_run(tx: &rusqlite::Transaction, record: &RunRecord, json: &str) -> rusqlite::Result<i64> {
+/// The record with a UUID: its own, or a new one for a record of an earlier build.
+fn with_uuid(record: &RunRecord) -> RunRecord {
+    let mut r = record.clone();
+    if r.uuid.is_none() {
+        r.uuid = Some(crate::record::new_uuid());
+    }
+    r
+}
+
+pub(super) fn insert_run(
+    tx: &rusqlite::Transaction,
+    record: &RunRecord,
+    json: &str,
+) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (label, kind, source, started_at, finished_at, host, kernel,
-                           incomplete, record_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                           incomplete, record_json, uuid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             record.label,
             record.kind.as_str(),
@@ -532,13 +607,18 @@ fn insert_run(tx: &rusqlite::Transaction, record: &RunRecord, json: &str) -> rus
             record.system.hostname,
             record.system.kernel_release,
             record.incomplete,
-            json
+            json,
+            record.uuid
         ],
     )?;
     Ok(tx.last_insert_rowid())
 }
 
-fn write_metrics(tx: &rusqlite::Transaction, id: i64, record: &RunRecord) -> rusqlite::Result<()> {
+pub(super) fn write_metrics(
+    tx: &rusqlite::Transaction,
+    id: i64,
+    record: &RunRecord,
+) -> rusqlite::Result<()> {
     let mut stmt = tx.prepare(
         "INSERT OR REPLACE INTO metrics
            (run_id, key, name, params_json, title, unit, direction, value, samples_json)

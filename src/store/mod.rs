@@ -3,6 +3,7 @@
 //! the measuring commands save through (one transaction per finished unit); `db` holds the
 //! database itself, and `locks` finds who holds a lock on it.
 
+pub mod campaign;
 pub mod db;
 pub mod locks;
 

@@ -1,0 +1,443 @@
+//! The campaign loop: claim the next planned step, run it with the executor, check it ran
+//! under the kernel and command line its side asked for, store its run together with the
+//! step's `done` (or record the failure: one retry, then failed, the campaign goes on), and
+//! repeat until nothing is planned. After the pilot of `--until` it decides, once, how many
+//! rounds to add. It stops after the current step when `campaign stop` was asked, and on
+//! SIGINT/SIGTERM it stops the step at once and hands it back (planned again), so `resume`
+//! re-runs only that step.
+
+use super::executor::{check_kernel, Executor, Measured, StepOutcome, StepRequest};
+use super::primary;
+use crate::error::Usage;
+use crate::proc::signals::Signals;
+use crate::progress::Progress;
+use crate::record::campaign::plan;
+use crate::record::campaign::spec::{Schedule, PILOT_ROUNDS};
+use crate::record::campaign::state::{Campaign, CampaignState, Step, StepState};
+use crate::record::campaign::StepInfo;
+use crate::store::campaign::AfterFailure;
+use crate::store::db::Store;
+
+/// How a drive ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum End {
+    /// Every planned step is done or failed.
+    Finished,
+    /// `campaign stop` ended it.
+    Stopped,
+    /// Nothing left for this process, but other owners still run steps (a lab).
+    Idle,
+}
+
+/// What runs a campaign's steps.
+pub struct Driver<'a> {
+    pub store: &'a mut Store,
+    pub executor: &'a mut dyn Executor,
+    pub signals: &'a Signals,
+    pub progress: &'a mut Progress,
+    /// Who claims the steps (`Owner::me()` as text, or an agent's name).
+    pub owner: String,
+    /// How long a claim holds without renewal (seconds).
+    pub lease_s: f64,
+    /// Only this box's steps (a lab agent), or any.
+    pub r#box: Option<String>,
+}
+
+impl Driver<'_> {
+    /// Runs the campaign called `name` until it ends, is stopped, or this process is
+    /// interrupted (then the error is [`crate::error::Interrupted`] and the step is handed back).
+    pub fn drive(&mut self, name: &str) -> anyhow::Result<End> {
+        loop {
+            let campaign = self.load(name)?;
+            match campaign.state {
+                CampaignState::Running => {}
+                CampaignState::Stopping => {
+                    self.store.set_campaign_state(
+                        campaign.id,
+                        CampaignState::Stopped,
+                        Some("stopped by `campaign stop`"),
+                    )?;
+                    return Ok(End::Stopped);
+                }
+                CampaignState::Stopped => return Ok(End::Stopped),
+                CampaignState::Finished | CampaignState::Failed => return Ok(End::Finished),
+            }
+            self.signals.check()?;
+            self.decide_if_due(&campaign)?;
+            if self.max_time_passed(&campaign) {
+                self.store.set_campaign_state(
+                    campaign.id,
+                    CampaignState::Finished,
+                    Some("--max-time reached"),
+                )?;
+                self.progress
+                    .line(&format!("campaign {name}: --max-time reached; finishing"));
+                return Ok(End::Finished);
+            }
+            let Some(step) = self.claim(&campaign)? else {
+                return self.nothing_planned(&campaign);
+            };
+            if campaign.spec.duet {
+                let partner = self.claim(&campaign)?;
+                match partner {
+                    Some(p) if p.round == step.round && p.r#box == step.r#box => {
+                        self.run_pair(&campaign, step, p)?;
+                        continue;
+                    }
+                    Some(p) => {
+                        // Not the same round (its partner failed for good): hand it back.
+                        self.store.release_step(p.id, &self.owner)?;
+                    }
+                    None => {}
+                }
+            }
+            self.run_one(&campaign, step)?;
+        }
+    }
+
+    fn load(&self, name: &str) -> anyhow::Result<Campaign> {
+        self.store.campaign(name)?.ok_or_else(|| {
+            Usage(format!(
+                "no campaign named {name:?} in store {}; `patchbench campaign status` lists them",
+                self.store.path().display()
+            ))
+            .into()
+        })
+    }
+
+    fn claim(&mut self, c: &Campaign) -> anyhow::Result<Option<Step>> {
+        self.store
+            .claim_step(c.id, &self.owner, self.lease_s, self.r#box.as_deref())
+    }
+
+    fn nothing_planned(&mut self, c: &Campaign) -> anyhow::Result<End> {
+        let steps = self.store.steps(c.id)?;
+        if steps.iter().any(|s| s.state == StepState::Running) {
+            return Ok(End::Idle);
+        }
+        if steps.iter().any(|s| s.state == StepState::Planned) {
+            // Planned for another box.
+            return Ok(End::Idle);
+        }
+        let failed = steps
+            .iter()
+            .filter(|s| s.state == StepState::Failed)
+            .count();
+        let reason = (failed > 0).then(|| format!("{failed} of {} steps failed", steps.len()));
+        self.store
+            .set_campaign_state(c.id, CampaignState::Finished, reason.as_deref())?;
+        Ok(End::Finished)
+    }
+
+    fn request<'s>(c: &'s Campaign, step: &'s Step) -> anyhow::Result<StepRequest<'s>> {
+        let side = c.spec.side(&step.side).ok_or_else(|| {
+            anyhow::anyhow!(
+                "campaign {}: step {} names an unknown side {:?}",
+                c.name,
+                step.id,
+                step.side
+            )
+        })?;
+        Ok(StepRequest {
+            spec: &c.spec,
+            side,
+            step,
+        })
+    }
+
+    fn run_one(&mut self, c: &Campaign, step: Step) -> anyhow::Result<()> {
+        let req = Self::request(c, &step)?;
+        self.announce(c, &step);
+        let started = std::time::Instant::now();
+        let progress = &*self.progress;
+        let what = step_name(c, &step);
+        let outcome = self.executor.run_step(&req, self.signals, &mut |line| {
+            progress.show(&format!("{what}: {}", shorten(line)));
+        });
+        self.settle(c, &step, outcome, started.elapsed().as_secs_f64(), false)
+    }
+
+    fn run_pair(&mut self, c: &Campaign, a: Step, b: Step) -> anyhow::Result<()> {
+        let ra = Self::request(c, &a)?;
+        let rb = Self::request(c, &b)?;
+        self.announce(c, &a);
+        self.announce(c, &b);
+        let started = std::time::Instant::now();
+        let progress = &*self.progress;
+        let what = format!("{}: round {} (duet)", c.name, a.round);
+        let outcomes = self
+            .executor
+            .run_pair([&ra, &rb], self.signals, &mut |line| {
+                progress.show(&format!("{what}: {}", shorten(line)));
+            });
+        let Some([oa, ob]) = outcomes else {
+            self.store.release_step(a.id, &self.owner)?;
+            self.store.release_step(b.id, &self.owner)?;
+            return Err(Usage(format!(
+                "the {} executor cannot run a duet",
+                self.executor.kind().as_str()
+            ))
+            .into());
+        };
+        let secs = started.elapsed().as_secs_f64();
+        let first = self.settle(c, &a, oa, secs, true);
+        let second = self.settle(c, &b, ob, secs, true);
+        first.and(second)
+    }
+
+    fn announce(&self, c: &Campaign, step: &Step) {
+        let retry = if step.attempts > 1 { " (retry)" } else { "" };
+        let eta = self
+            .eta(c)
+            .map(|s| format!(", about {} left", human_secs(s)))
+            .unwrap_or_default();
+        self.progress
+            .line(&format!("{}: starting{retry}{eta}", step_name(c, step)));
+        self.progress.show(&step_name(c, step));
+    }
+
+    /// Seconds left: the mean time of the done steps times the steps not yet done.
+    fn eta(&self, c: &Campaign) -> Option<f64> {
+        let steps = self.store.steps(c.id).ok()?;
+        let times: Vec<f64> = steps
+            .iter()
+            .filter(|s| s.state == StepState::Done)
+            .filter_map(|s| {
+                crate::clock::secs_between(s.started_at.as_deref()?, s.finished_at.as_deref()?)
+            })
+            .collect();
+        let mean = crate::stats::mean(&times)?;
+        let left = steps
+            .iter()
+            .filter(|s| matches!(s.state, StepState::Planned | StepState::Running))
+            .count();
+        Some(mean * left as f64)
+    }
+
+    /// Records what became of a step.
+    fn settle(
+        &mut self,
+        c: &Campaign,
+        step: &Step,
+        outcome: StepOutcome,
+        secs: f64,
+        duet: bool,
+    ) -> anyhow::Result<()> {
+        let name = step_name(c, step);
+        match outcome {
+            StepOutcome::Interrupted(i) => {
+                self.store.release_step(step.id, &self.owner)?;
+                self.progress.line(&format!(
+                    "{name}: interrupted; the step is planned again (`patchbench campaign resume {}` continues)",
+                    c.name
+                ));
+                Err(i.into())
+            }
+            StepOutcome::Failed { reason, console } => self.failed(c, step, &reason, &console),
+            StepOutcome::Measured(m) => {
+                let side = c.spec.side(&step.side).expect("checked in request");
+                if let Err(reason) = check_kernel(side, &m.kernel) {
+                    return self.failed(c, step, &reason, "");
+                }
+                let record = self.with_step_info(c, step, *m, duet);
+                match self.store.finish_step(step.id, &self.owner, &record)? {
+                    Some(id) => {
+                        self.progress
+                            .line(&format!("{name}: done in {secs:.1} s, stored as run {id}"));
+                    }
+                    None => self.progress.line(&format!(
+                        "{name}: finished, but the step was no longer ours (taken back after its \
+                         lease ran out); its run was not stored"
+                    )),
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn failed(
+        &mut self,
+        c: &Campaign,
+        step: &Step,
+        reason: &str,
+        console: &str,
+    ) -> anyhow::Result<()> {
+        let name = step_name(c, step);
+        let after = self
+            .store
+            .fail_step(step.id, &self.owner, reason, console)?;
+        let what = match after {
+            AfterFailure::Retry => "failed; it will be retried once",
+            AfterFailure::Failed => "failed again; recorded as failed, the campaign goes on",
+            AfterFailure::NotOwned => "failed (the step was no longer ours)",
+        };
+        self.progress.line(&format!("{name}: {what}: {reason}"));
+        for l in console
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            self.progress.line(&format!("  | {}", shorten(l)));
+        }
+        Ok(())
+    }
+
+    fn with_step_info(
+        &self,
+        c: &Campaign,
+        step: &Step,
+        m: Measured,
+        duet: bool,
+    ) -> crate::record::RunRecord {
+        let side = c.spec.side(&step.side);
+        let mut kernel = m.kernel;
+        if let Some(k) = side.and_then(|s| s.kernel.as_ref()) {
+            kernel.image = Some(k.image.display().to_string());
+            kernel.image_sha256 = Some(k.sha256.clone());
+        }
+        kernel.cmdline_words = side.map(|s| s.cmdline.clone()).unwrap_or_default();
+        let mut record = m.record;
+        let info = StepInfo {
+            campaign: c.name.clone(),
+            round: step.round,
+            side: step.side.clone(),
+            slot: step.slot,
+            r#box: step.r#box.clone(),
+            executor: self.executor.kind().as_str().to_string(),
+            attempt: step.attempts,
+            kernel,
+            setup: side.and_then(|s| s.setup.clone()),
+            scratch: m.scratch,
+            guest: m.guest,
+            boot: m.boot,
+            duet,
+        };
+        record.label = Some(info.label());
+        record.campaign = Some(info);
+        record
+    }
+
+    /// After the pilot of `--until` (every pilot step done or failed): decides once how many
+    /// rounds the campaign needs and plans them.
+    fn decide_if_due(&mut self, c: &Campaign) -> anyhow::Result<()> {
+        let Schedule::Until { max_rounds, .. } = &c.spec.schedule else {
+            return Ok(());
+        };
+        if c.decision.is_some() {
+            return Ok(());
+        }
+        let steps = self.store.steps(c.id)?;
+        let pilot_rounds = PILOT_ROUNDS.min(*max_rounds);
+        let pilot: Vec<&Step> = steps.iter().filter(|s| s.round <= pilot_rounds).collect();
+        if pilot
+            .iter()
+            .any(|s| matches!(s.state, StepState::Planned | StepState::Running))
+        {
+            return Ok(());
+        }
+        let runs: Vec<_> = self
+            .store
+            .campaign_runs(c.id)?
+            .into_iter()
+            .map(|(_, r)| r)
+            .collect();
+        let round_secs = {
+            let times: Vec<f64> = pilot
+                .iter()
+                .filter_map(|s| {
+                    crate::clock::secs_between(s.started_at.as_deref()?, s.finished_at.as_deref()?)
+                })
+                .collect();
+            crate::stats::mean(&times).unwrap_or(0.0) * 2.0
+        };
+        let spent = crate::clock::secs_since(&c.created_at).unwrap_or(0.0);
+        let decision = match primary::decide(&c.spec, &runs, round_secs, spent) {
+            Some(d) => d,
+            None => crate::record::campaign::state::Decision {
+                primary: primary::primary_key(&c.spec, &runs).unwrap_or_default(),
+                pilot_pairs: 0,
+                pilot_sd: 0.0,
+                rounds_needed: pilot_rounds,
+                rounds: pilot_rounds,
+                bound: Some("the pilot gave fewer than 2 complete rounds".to_string()),
+                half_width_pct: f64::NAN,
+            },
+        };
+        let more = plan::steps(c.spec.order, c.spec.seed, pilot_rounds + 1, decision.rounds);
+        self.progress.line(&format!(
+            "campaign {}: the pilot's spread (sd {:.2} % per round) needs {} rounds for ±{} ; \
+             planned {} in all{}",
+            c.name,
+            100.0 * decision.pilot_sd,
+            decision.rounds_needed,
+            match &c.spec.schedule {
+                Schedule::Until { pct, .. } => format!("{pct} %"),
+                _ => String::new(),
+            },
+            decision.rounds,
+            decision
+                .bound
+                .as_ref()
+                .map(|b| format!(" (bound by {b})"))
+                .unwrap_or_default()
+        ));
+        self.store.extend_campaign(
+            c.id,
+            decision.rounds.max(c.planned_rounds),
+            &decision,
+            &more,
+        )
+    }
+
+    fn max_time_passed(&self, c: &Campaign) -> bool {
+        match &c.spec.schedule {
+            Schedule::Until {
+                max_time_s: Some(t),
+                ..
+            } => crate::clock::secs_since(&c.created_at).is_some_and(|s| s > *t),
+            _ => false,
+        }
+    }
+}
+
+/// `NAME round R/N SIDE`.
+fn step_name(c: &Campaign, s: &Step) -> String {
+    let boxed = if s.r#box.is_empty() {
+        String::new()
+    } else {
+        format!(" box {}", s.r#box)
+    };
+    format!(
+        "campaign {} round {}/{}{boxed} {}",
+        c.name, s.round, c.planned_rounds, s.side
+    )
+}
+
+/// A console line for the progress line: control characters shown as `?`, at most 100
+/// characters.
+fn shorten(line: &str) -> String {
+    let mut out: String = line
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .take(100)
+        .collect();
+    if line.chars().count() > 100 {
+        out.push('…');
+    }
+    out
+}
+
+/// `1 h 05 min`, `4 min 10 s`, `12 s`.
+pub fn human_secs(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}

@@ -1,0 +1,360 @@
+//! One program run under supervision, as a campaign step runs its workload or its guest: in a
+//! process group of its own, dying with this process (`PR_SET_PDEATHSIG`, so even a SIGKILL of
+//! patchbench leaves no workload or QEMU behind), its standard output and error read through
+//! one pipe and kept as the last lines (the console), stopped (SIGTERM to the group, then
+//! SIGKILL) on a deadline or when patchbench is interrupted. This process waits in one `poll`
+//! of the pipe, the signal pipe and the deadline; it never forks from more than one thread.
+
+use super::signals::Signals;
+use crate::error::Interrupted;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use std::collections::VecDeque;
+use std::io::Read;
+use std::os::fd::AsFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Lines of console kept.
+pub const TAIL_LINES: usize = 40;
+/// Longest console line kept, in bytes (longer ones are cut).
+const MAX_LINE: usize = 4096;
+/// Time between SIGTERM and SIGKILL when stopping the group.
+const GRACE: Duration = Duration::from_secs(3);
+
+/// How a supervised program ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// It exited or was killed by a signal on its own: the status, described.
+    Exited {
+        success: bool,
+        code: Option<i32>,
+        how: String,
+    },
+    /// The deadline passed; it was stopped.
+    TimedOut,
+    /// This process was interrupted; the program was stopped.
+    Interrupted(Interrupted),
+}
+
+/// The end and the console's last lines.
+#[derive(Debug)]
+pub struct Outcome {
+    pub ended: Ended,
+    pub tail: Vec<String>,
+}
+
+impl Outcome {
+    /// The console's last lines as one text.
+    pub fn tail_text(&self) -> String {
+        self.tail.join("\n")
+    }
+}
+
+/// A running supervised program.
+pub struct Supervised {
+    child: Child,
+    pgid: i32,
+    output: std::process::ChildStdout,
+    partial: Vec<u8>,
+    tail: VecDeque<String>,
+}
+
+impl Supervised {
+    /// Starts `cmd` with its stdout and stderr on one pipe, stdin from /dev/null, in a new
+    /// process group, to die with this process.
+    pub fn spawn(mut cmd: Command) -> std::io::Result<Supervised> {
+        // (Unit tests run on the test harness's threads; the program itself never does.)
+        if !cfg!(test) {
+            super::child::ensure_single_threaded("the campaign")
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+        }
+        let (read, write) = std::io::pipe()?;
+        let parent = std::process::id() as libc::pid_t;
+        cmd.stdin(Stdio::null())
+            .stdout(write.try_clone()?)
+            .stderr(write);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
+                if libc::getppid() != parent {
+                    libc::_exit(super::child::ORPHAN_EXIT);
+                }
+                libc::setpgid(0, 0);
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
+        // Drop the Command's copies of the write end, so EOF comes when the program ends.
+        drop(cmd);
+        let pgid = child.id() as i32;
+        let output = match reader_as_stdout(read) {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
+        Ok(Supervised {
+            child,
+            pgid,
+            output,
+            partial: Vec::new(),
+            tail: VecDeque::new(),
+        })
+    }
+
+    /// The program's pid (and process group).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits until the program ends, `deadline` passes or a signal arrives; `on_line` sees every
+    /// console line as it comes (for a progress line or a marker), and may ask to stop early
+    /// by returning false (the program is then stopped and the end is `Exited` with its status).
+    pub fn wait(
+        mut self,
+        signals: &Signals,
+        deadline: Option<Instant>,
+        on_line: &mut dyn FnMut(&str) -> bool,
+    ) -> Outcome {
+        let mut open = true;
+        let mut stop_early = false;
+        loop {
+            if let Some(i) = signals.pending() {
+                self.stop();
+                return self.outcome(Ended::Interrupted(i));
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                self.stop();
+                return self.outcome(Ended::TimedOut);
+            }
+            if stop_early {
+                self.stop();
+                break;
+            }
+            if !open {
+                match self.child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) => {}
+                }
+            }
+            let wait_ms = deadline
+                .map(|d| d.saturating_duration_since(Instant::now()).as_millis())
+                .unwrap_or(1000)
+                .clamp(1, if open { 1000 } else { 100 }) as i32;
+            let ready = {
+                let mut fds = vec![PollFd::new(signals.fd(), PollFlags::POLLIN)];
+                if open {
+                    fds.push(PollFd::new(self.output.as_fd(), PollFlags::POLLIN));
+                }
+                let _ = poll(
+                    &mut fds,
+                    PollTimeout::try_from(wait_ms).unwrap_or(PollTimeout::MAX),
+                );
+                let sig = fds[0].revents().is_some_and(|r| !r.is_empty());
+                let out = open && fds[1].revents().is_some_and(|r| !r.is_empty());
+                (sig, out)
+            };
+            if ready.0 {
+                signals.drain();
+            }
+            if ready.1 {
+                let mut buf = [0u8; 8192];
+                match self.output.read(&mut buf) {
+                    Ok(0) | Err(_) => {
+                        open = false;
+                        self.flush_partial(on_line, &mut stop_early);
+                    }
+                    Ok(n) => self.take(&buf[..n], on_line, &mut stop_early),
+                }
+            }
+        }
+        let status = self.child.wait();
+        // Anything the program left in its group goes with it.
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.pgid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let ended = match status {
+            Ok(s) => Ended::Exited {
+                success: s.success(),
+                code: s.code(),
+                how: match (s.code(), s.signal()) {
+                    (Some(c), _) => format!("exited with status {c}"),
+                    (None, Some(sig)) => {
+                        format!("was killed by {}", super::status::signal_name(sig))
+                    }
+                    _ => "ended".to_string(),
+                },
+            },
+            Err(e) => Ended::Exited {
+                success: false,
+                code: None,
+                how: format!("could not be waited for ({e})"),
+            },
+        };
+        self.outcome(ended)
+    }
+
+    fn take(&mut self, bytes: &[u8], on_line: &mut dyn FnMut(&str) -> bool, stop: &mut bool) {
+        for &b in bytes {
+            if b == b'\n' {
+                self.flush_partial(on_line, stop);
+            } else if self.partial.len() < MAX_LINE {
+                self.partial.push(b);
+            }
+        }
+    }
+
+    fn flush_partial(&mut self, on_line: &mut dyn FnMut(&str) -> bool, stop: &mut bool) {
+        if self.partial.is_empty() {
+            return;
+        }
+        let line = String::from_utf8_lossy(&self.partial)
+            .trim_end_matches('\r')
+            .to_string();
+        self.partial.clear();
+        if !on_line(&line) {
+            *stop = true;
+        }
+        if self.tail.len() == TAIL_LINES {
+            self.tail.pop_front();
+        }
+        self.tail.push_back(line);
+    }
+
+    /// SIGTERM to the group, SIGKILL after a grace period, and reap.
+    fn stop(&mut self) {
+        let pg = nix::unistd::Pid::from_raw(self.pgid);
+        let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGTERM);
+        let end = Instant::now() + GRACE;
+        while Instant::now() < end {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+        // Keep what it printed before it went.
+        let mut rest = Vec::new();
+        let _ = set_nonblocking(&self.output);
+        let _ = self.output.read_to_end(&mut rest);
+        let mut ignore = false;
+        self.take(&rest, &mut |_| true, &mut ignore);
+        self.flush_partial(&mut |_| true, &mut ignore);
+    }
+
+    fn outcome(mut self, ended: Ended) -> Outcome {
+        Outcome {
+            ended,
+            tail: std::mem::take(&mut self.tail).into_iter().collect(),
+        }
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(self.pgid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn set_nonblocking(f: &impl AsFd) -> nix::Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = OFlag::from_bits_truncate(fcntl(f, FcntlArg::F_GETFL)?);
+    fcntl(f, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK)).map(|_| ())
+}
+
+/// The pipe's read end as a `ChildStdout`-like reader.
+fn reader_as_stdout(read: std::io::PipeReader) -> std::io::Result<std::process::ChildStdout> {
+    let fd: std::os::fd::OwnedFd = read.into();
+    Ok(std::process::ChildStdout::from(fd))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    #[test]
+    fn keeps_the_last_lines_and_the_status() {
+        let signals = Signals::install().unwrap();
+        let s = Supervised::spawn(sh(
+            "i=0; while [ $i -lt 50 ]; do echo line$i; i=$((i+1)); done; echo err >&2; exit 3",
+        ))
+        .unwrap();
+        let mut seen = 0;
+        let out = s.wait(&signals, None, &mut |_| {
+            seen += 1;
+            true
+        });
+        assert_eq!(seen, 51);
+        assert_eq!(out.tail.len(), TAIL_LINES);
+        assert_eq!(out.tail.last().unwrap(), "err");
+        match out.ended {
+            Ended::Exited { success, code, .. } => assert_eq!((success, code), (false, Some(3))),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn a_deadline_stops_the_whole_group() {
+        let signals = Signals::install().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let script = format!(
+            "sleep 300 & echo $! > {}; echo started; wait",
+            pidfile.display()
+        );
+        let s = Supervised::spawn(sh(&script)).unwrap();
+        let out = s.wait(
+            &signals,
+            Some(Instant::now() + Duration::from_millis(1500)),
+            &mut |_| true,
+        );
+        assert!(matches!(out.ended, Ended::TimedOut), "{:?}", out.ended);
+        assert_eq!(out.tail, ["started"]);
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // The grandchild is gone (reaped by init or still a zombie being reaped).
+        std::thread::sleep(Duration::from_millis(200));
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(stat.is_empty() || stat.contains(") Z "), "{stat}");
+    }
+
+    #[test]
+    fn a_line_can_end_it_early() {
+        let signals = Signals::install().unwrap();
+        let s = Supervised::spawn(sh("echo READY; sleep 300")).unwrap();
+        let t = Instant::now();
+        let out = s.wait(&signals, None, &mut |l| l != "READY");
+        assert!(t.elapsed() < Duration::from_secs(10));
+        assert!(matches!(out.ended, Ended::Exited { success: false, .. }));
+    }
+}

@@ -1,0 +1,109 @@
+//! The campaign model: what a campaign is ([`spec`]), the state it keeps in the store
+//! ([`state`]), its schedule ([`plan`]), and what a run made by a campaign step records about
+//! that step ([`StepInfo`]): the campaign, the round, the side and its place in the round, the
+//! box, the executor, and the kernel, command line, guest and boot it was measured under, as
+//! read back from where the workload ran (not as asked for). `compare` pairs runs of one
+//! campaign by (box, round); the analysis treats each run as one boot. The engine that runs
+//! campaigns is `crate::campaign`.
+
+pub mod plan;
+pub mod spec;
+pub mod state;
+
+use serde::{Deserialize, Serialize};
+
+/// The campaign step a run belongs to (`RunRecord::campaign`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StepInfo {
+    /// The campaign's name (its runs are labelled `NAME/SIDE`).
+    pub campaign: String,
+    /// Round number, from 1.
+    pub round: u32,
+    /// The side's name: `base` or `patched`.
+    pub side: String,
+    /// Position of the step in its round, from 0 (0 = ran first).
+    pub slot: u32,
+    /// The box that ran the step (a lab's agent name; empty on a single machine).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub r#box: String,
+    /// Which executor ran it: `local`, `vm`, `kexec`.
+    pub executor: String,
+    /// Which attempt this was (1, or 2 after a retry).
+    #[serde(default = "one")]
+    pub attempt: u32,
+    /// The kernel the workload ran on.
+    pub kernel: KernelInfo,
+    /// The side's setup command, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// The scratch file system the workload was given, e.g. `ext4:1G on /dev/ram0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<String>,
+    /// The guest, for the `vm` executor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest: Option<GuestInfo>,
+    /// The boot, where the executor knows it (`kexec`, `vm`, `local`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot: Option<BootInfo>,
+    /// Both guests of a duet round ran at once, this one on `guest.cpus`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub duet: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The kernel a step ran on, read where the workload ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct KernelInfo {
+    /// `uname -r`.
+    pub release: String,
+    /// The image booted (a path on the host), when the side named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// SHA-256 of that image, hex.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_sha256: Option<String>,
+    /// `/proc/cmdline` as read where the workload ran.
+    pub cmdline: String,
+    /// The words the side asked for on the command line (each was found in `cmdline`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cmdline_words: Vec<String>,
+}
+
+/// The guest a `vm` step ran in.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GuestInfo {
+    /// `kvm` or `tcg`.
+    pub accelerator: String,
+    /// The exact QEMU command, one word per entry.
+    pub qemu_command: Vec<String>,
+    pub vcpus: u32,
+    pub memory_mib: u64,
+    /// Host CPUs every QEMU thread was bound to.
+    pub cpus: Vec<u32>,
+}
+
+/// The boot a step ran in.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BootInfo {
+    /// `/proc/sys/kernel/random/boot_id`.
+    pub boot_id: String,
+    /// Seconds from boot to the workload's start.
+    pub since_boot_s: f64,
+    /// How this boot came about: `kexec`, `firmware`, `qemu` (a fresh guest), or `unknown`.
+    pub via: String,
+}
+
+impl StepInfo {
+    /// The label the step's run is stored under: `NAME/SIDE`.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.campaign, self.side)
+    }
+
+    /// What identifies the block a run belongs to: (box, round).
+    pub fn block(&self) -> (String, u32) {
+        (self.r#box.clone(), self.round)
+    }
+}

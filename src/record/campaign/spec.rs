@@ -1,0 +1,186 @@
+//! What a campaign is, as `campaign start` fixed it and the store keeps it: its two sides
+//! (kernel, command-line words, setup command), the workload, the schedule (how many rounds,
+//! in which order), the executor and its options. A spec is checked once, when the campaign
+//! starts; every later boot or agent reads it back from the store.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The names of the two sides, in the order they are listed.
+pub const SIDES: [&str; 2] = ["base", "patched"];
+
+/// A campaign as planned.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CampaignSpec {
+    /// Unique in its store; the sides' runs are labelled `NAME/base` and `NAME/patched`.
+    pub name: String,
+    /// Exactly two: `base`, then `patched`.
+    pub sides: Vec<SideSpec>,
+    /// The measuring command and its arguments, as after `--` (`run --quick pipe`).
+    pub workload: Vec<String>,
+    pub schedule: Schedule,
+    pub order: Order,
+    /// Seed of the per-round order (and of a duet's CPU-set swaps).
+    pub seed: u64,
+    pub executor: ExecutorKind,
+    /// Both sides' guests at once on disjoint CPU sets (`vm` only).
+    #[serde(default)]
+    pub duet: bool,
+    /// A fresh file system for each step, handed to the workload as its `--dir`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<Scratch>,
+    /// Guest settings (`vm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vm: Option<VmOptions>,
+    /// Seconds a step may take before it is stopped and counted as failed.
+    pub step_timeout_s: f64,
+    /// Seconds to wait before each step's workload (after a boot, after the setup command).
+    #[serde(default)]
+    pub settle_s: f64,
+    /// The metric the schedule and `status` follow (a metric key, e.g.
+    /// `unixbench.index[copies=1]`); None: chosen from the first stored run
+    /// (by the campaign engine, `crate::campaign`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary: Option<String>,
+    /// Two-sided confidence of the interval `--until` aims at and `status` shows.
+    pub confidence: f64,
+    /// The patchbench program the steps run (the one that started the campaign).
+    pub program: PathBuf,
+    /// Host name of the machine that started it.
+    pub started_on: String,
+}
+
+/// One side of a campaign.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SideSpec {
+    /// `base` or `patched`.
+    pub name: String,
+    /// The kernel to boot; None: the running kernel (the `local` executor, or an A/A).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelSpec>,
+    /// Words added to the kernel command line (`pti=off`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cmdline: Vec<String>,
+    /// A shell command run before each of this side's steps, in the shell that then execs the
+    /// workload (so `echo $$ > cgroup.procs` puts the workload in a cgroup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+}
+
+/// A kernel image and what goes with it, as checked when the campaign started.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KernelSpec {
+    /// The image (bzImage / vmlinuz).
+    pub image: PathBuf,
+    /// SHA-256 of the image when the campaign started, hex.
+    pub sha256: String,
+    /// The release the image says it is (its version string's first word), e.g. `6.1.0-27-amd64`.
+    pub release: String,
+    /// An initrd to boot with, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initrd: Option<PathBuf>,
+    /// The image's modules directory (`lib/modules/<release>`), if found or given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modules: Option<PathBuf>,
+}
+
+/// How many rounds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Schedule {
+    /// A fixed number of rounds.
+    Rounds { rounds: u32 },
+    /// A pilot of [`PILOT_ROUNDS`] rounds, then as many as Stein's two-stage rule needs for
+    /// the primary metric's paired interval to reach ±`pct` %, capped.
+    Until {
+        pct: f64,
+        max_rounds: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_time_s: Option<f64>,
+    },
+}
+
+/// Rounds in the pilot of `--until`.
+pub const PILOT_ROUNDS: u32 = 3;
+
+impl Schedule {
+    /// Rounds planned before any decision: all of them, or the pilot.
+    pub fn initial_rounds(&self) -> u32 {
+        match self {
+            Schedule::Rounds { rounds } => *rounds,
+            Schedule::Until { max_rounds, .. } => PILOT_ROUNDS.min(*max_rounds),
+        }
+    }
+}
+
+/// In which order a round runs its sides.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// Drawn per round from the campaign's seed.
+    Random,
+    /// base, patched; patched, base; and again.
+    Abba,
+}
+
+/// Where a step runs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExecutorKind {
+    /// The running kernel for both sides; sides differ by their setup commands.
+    Local,
+    /// A fresh QEMU guest per step, booting the side's kernel on the host's root.
+    Vm,
+    /// This machine, rebooted into each step's kernel with kexec.
+    Kexec,
+}
+
+impl ExecutorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutorKind::Local => "local",
+            ExecutorKind::Vm => "vm",
+            ExecutorKind::Kexec => "kexec",
+        }
+    }
+}
+
+/// `--scratch FS:SIZE`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Scratch {
+    /// File system type: `ext4` (made with `mkfs.ext4`).
+    pub fs: String,
+    /// Size in bytes.
+    pub bytes: u64,
+}
+
+impl std::fmt::Display for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}M", self.fs, self.bytes >> 20)
+    }
+}
+
+/// Guest settings of the `vm` executor.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VmOptions {
+    pub vcpus: u32,
+    pub memory_mib: u64,
+    /// Host CPUs every QEMU thread is bound to (each duet guest gets its own half).
+    pub cpus: Vec<u32>,
+    /// TCG was allowed (`--allow-tcg`); without it a machine without usable KVM is refused.
+    pub allow_tcg: bool,
+    /// The QEMU program.
+    pub qemu: PathBuf,
+}
+
+impl CampaignSpec {
+    /// The side called `name`.
+    pub fn side(&self, name: &str) -> Option<&SideSpec> {
+        self.sides.iter().find(|s| s.name == name)
+    }
+
+    /// The measuring command (`run`, `aim7`, `scale`, `model`).
+    pub fn workload_command(&self) -> &str {
+        self.workload.first().map(String::as_str).unwrap_or("")
+    }
+}
