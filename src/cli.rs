@@ -6,7 +6,8 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use patchbench::commands::{
-    aim7, check, compare, completions, debug_writer, import, list, model, run, scale, store,
+    aim7, campaign, check, compare, completions, debug_writer, import, list, model, run, scale,
+    store,
 };
 use patchbench::report::color::{self, ColorChoice};
 
@@ -60,6 +61,9 @@ pub enum Command {
     /// Compare base with patched, per metric: runs, means, spreads, the interval of the change,
     /// p and q, a verdict, and the runs needed to see 1 % and 2 %.
     Compare(compare::CompareArgs),
+    /// Campaigns: base and patched kernels (or settings) measured in alternating rounds,
+    /// booted for you, until the answer is precise enough (start, status, resume, report, stop).
+    Campaign(campaign::CampaignArgs),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
     /// Print the man page (or write one per command with --dir).
@@ -88,6 +92,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Rm(a) => store::rm(&a),
         Command::Import(a) => import::execute(&a),
         Command::Compare(a) => compare::execute(&a),
+        Command::Campaign(a) => campaign::execute(&a),
         Command::Completions(a) => completions::completions(&a, Cli::command()),
         Command::Man(a) => completions::man(&a, Cli::command()),
         Command::DebugSlowWriter(a) => debug_writer::slow_writer(&a),
