@@ -396,6 +396,48 @@ fn stop_ends_a_running_campaign_after_its_step() {
 }
 
 #[test]
+fn scratch_gives_each_step_a_fresh_ext4_and_leaves_no_mount() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(
+        &store,
+        "scratch",
+        &["--rounds", "1", "--scratch", "ext4:32M"],
+        &[
+            "run",
+            "fstime-w",
+            "--duration",
+            "0.3",
+            "--passes",
+            "1",
+            "--no-settle",
+            "--copies",
+            "1",
+        ]
+        .map(String::from),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = Store::open(&store, false).unwrap();
+    let c = s.campaign("scratch").unwrap().unwrap();
+    for (_, r) in s.campaign_runs(c.id).unwrap() {
+        assert_eq!(r.config["dir_fstype"], "ext4", "{:?}", r.config);
+        let step = r.campaign.unwrap();
+        assert_eq!(step.scratch.as_deref(), Some("ext4:32M on a loop device"));
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        !mounts.contains("patchbench-campaign-"),
+        "a scratch mount was left"
+    );
+}
+
+#[test]
 fn bad_input_is_refused_before_anything_is_stored() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
