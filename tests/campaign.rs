@@ -376,6 +376,27 @@ fn stop_ends_a_running_campaign_after_its_step() {
             .and_then(|s| Some(!s.list(None).ok()?.is_empty()))
             .unwrap_or(false)
     });
+    // A second process may not run it at the same time.
+    wait_until(Duration::from_secs(120), "a step to run", || {
+        Store::open(&store, false)
+            .ok()
+            .and_then(|s| {
+                let c = s.campaign("stop").ok()??;
+                Some(
+                    s.steps(c.id)
+                        .ok()?
+                        .iter()
+                        .any(|st| st.state == StepState::Running),
+                )
+            })
+            .unwrap_or(false)
+    });
+    let twice = patchbench_with_store(&store)
+        .args(["campaign", "resume", "stop"])
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("is being run by process"));
     let out = patchbench_with_store(&store)
         .args(["campaign", "stop", "stop"])
         .output()

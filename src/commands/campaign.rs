@@ -648,6 +648,26 @@ fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
         );
         return Ok(0);
     }
+    // One process runs a campaign at a time: two would measure each other.
+    let steps = store.steps(campaign.id)?;
+    if let Some(live) = steps.iter().find(|s| {
+        s.state == StepState::Running
+            && s.owner
+                .as_deref()
+                .and_then(Owner::parse)
+                .is_some_and(|o| o.host == crate::sysinfo::hostname() && !o.is_dead_here())
+    }) {
+        let pid = live.owner.as_deref().and_then(Owner::parse).map(|o| o.pid);
+        return usage(format!(
+            "campaign {} is being run by process {} (round {} {}); wait for it, or `patchbench \
+             campaign stop {}`",
+            campaign.name,
+            pid.map(|p| p.to_string()).unwrap_or_default(),
+            live.round,
+            live.side,
+            campaign.name
+        ));
+    }
     let taken = store.reclaim_steps(
         campaign.id,
         &|owner| Owner::parse(owner).is_none_or(|o| o.is_dead_here()),
