@@ -6,6 +6,7 @@
 use crate::record::campaign::spec::{CampaignSpec, Schedule};
 use crate::record::campaign::state::Decision;
 use crate::record::{Direction, Metric, RunRecord};
+use crate::stats::blocked::{between_share, BetweenShare};
 use crate::stats::paired::PairedT;
 use std::collections::BTreeMap;
 
@@ -86,6 +87,32 @@ pub fn log_ratios(runs: &[RunRecord], key: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The share of the spread of metric `key` that lies between boxes (for `status` in a lab):
+/// ln(value) of each side grouped by box, each side about its own mean. None with fewer than
+/// 2 boxes, or no box with 2 runs of a side.
+pub fn between_box_share(runs: &[RunRecord], key: &str) -> Option<BetweenShare> {
+    let mut sides: [BTreeMap<String, Vec<f64>>; 2] = Default::default();
+    for r in runs {
+        let Some(step) = &r.campaign else { continue };
+        let side = match step.side.as_str() {
+            "base" => 0,
+            "patched" => 1,
+            _ => continue,
+        };
+        if let Some(v) = value(r, key) {
+            sides[side]
+                .entry(step.r#box.clone())
+                .or_default()
+                .push(v.ln());
+        }
+    }
+    let groups: Vec<Vec<Vec<f64>>> = sides
+        .into_iter()
+        .map(|s| s.into_values().collect())
+        .collect();
+    between_share(&groups)
+}
+
 /// The paired estimate of the primary metric so far.
 pub fn estimate(spec: &CampaignSpec, runs: &[RunRecord]) -> Option<(String, PairedT)> {
     let key = primary_key(spec, runs)?;
@@ -158,6 +185,36 @@ mod tests {
     use super::*;
     use crate::record::campaign::StepInfo;
     use crate::record::Kind;
+
+    fn run_on(side: &str, round: u32, index: f64, bx: &str) -> RunRecord {
+        let mut r = run(side, round, index);
+        if let Some(s) = r.campaign.as_mut() {
+            s.r#box = bx.to_string();
+        }
+        r
+    }
+
+    #[test]
+    fn the_share_between_boxes_reads_the_runs_of_each_box() {
+        let key = "unixbench.index[copies=1]";
+        let mut runs = Vec::new();
+        for round in 1..=4u32 {
+            let wobble = 1.0 + 0.005 * f64::from(round % 2);
+            runs.push(run_on("base", round, 100.0 * wobble, "a"));
+            runs.push(run_on("patched", round, 103.0 * wobble, "a"));
+            runs.push(run_on("base", round, 130.0 * wobble, "b"));
+            runs.push(run_on("patched", round, 134.0 * wobble, "b"));
+        }
+        let s = between_box_share(&runs, key).unwrap();
+        assert!(s.share > 0.95 && s.boxes == 2 && s.runs == 16, "{s:?}");
+        // One box: nothing to share.
+        let one: Vec<RunRecord> = runs
+            .iter()
+            .filter(|r| r.campaign.as_ref().is_some_and(|c| c.r#box == "a"))
+            .cloned()
+            .collect();
+        assert_eq!(between_box_share(&one, key), None);
+    }
 
     fn run(side: &str, round: u32, index: f64) -> RunRecord {
         let mut r = RunRecord::new(
