@@ -14,8 +14,16 @@
 //!   of one run correlated through a run-level factor, as UnixBench's are) flag nothing in at
 //!   least 95 % of tables;
 //! - `--until`: a pilot of 3 rounds, the rounds decided by `campaign::primary::decide` (Stein's
-//!   two-stage rule, as the driver does), the rest run: the paired interval `compare` prints
-//!   covers in 93-97 % of campaigns, and its half-width is the asked one.
+//!   two-stage rule, as the driver does), the rest run: Stein's interval
+//!   (`campaign::primary::until_interval`) covers in 93-97 % of campaigns and always reaches
+//!   the asked half-width. The paired t over every round that `compare` prints is reported
+//!   beside it: narrower, but it covers only 90-93 % there, since the number of rounds was
+//!   chosen from the pilot's spread (a small pilot spread gives few rounds and a low s).
+//!
+//! A/A tables sit at the bound of the table correction when the band no longer matters (CV
+//! ≥ 2 %): an exact test flags 5 % of tables; the figures are 4-5.5 % with the random order
+//! per round and a strong drift (part of the drift leaks into the ratio when a round's order
+//! is random), 3.4-4.5 % with ABBA order.
 //!
 //! Also: boxes as blocks (3 boxes 10 % apart: coverage holds and the unpaired estimate within
 //! boxes is not swamped by the box levels). `paired_calibration_table` (ignored; `cargo test
@@ -216,6 +224,19 @@ fn coverage(seed: u64, trials: usize, boxes: usize, rounds: usize, cv: f64) -> C
 
 /// A/A tables: the share with any improved or regressed row, and rows labelled drifting.
 fn aa_tables(seed: u64, tables: usize, rounds: usize, cv: f64) -> (f64, usize) {
+    aa_tables_with(seed, tables, rounds, cv, 1.0, 0.5, false)
+}
+
+/// [`aa_tables`] with the drift scaled by `drift_scale` and the run-level share `rho`.
+fn aa_tables_with(
+    seed: u64,
+    tables: usize,
+    rounds: usize,
+    cv: f64,
+    drift_scale: f64,
+    rho: f64,
+    abba: bool,
+) -> (f64, usize) {
     let mut rng = Rng::new(seed);
     let s = settings(0.90);
     let (mut flagged, mut drifting) = (0, 0);
@@ -223,11 +244,16 @@ fn aa_tables(seed: u64, tables: usize, rounds: usize, cv: f64) -> (f64, usize) {
         // Per run, a factor shared by its 12 tests (half the variance), and one drift for the
         // whole campaign.
         let moments = 2 * rounds;
-        let d = drift(&mut rng, moments, cv);
+        let d: Vec<f64> = drift(&mut rng, moments, cv)
+            .into_iter()
+            .map(|x| x * drift_scale)
+            .collect();
         let mut runs: Vec<[Vec<f64>; 2]> = Vec::new();
         let mut order = Vec::new();
+        let flip = rng.uniform() < 0.5;
         for r in 0..rounds {
-            let base_first = rng.uniform() < 0.5;
+            let coin = rng.uniform() < 0.5;
+            let base_first = if abba { (r % 2 == 0) != flip } else { coin };
             order.push(base_first);
             let mut sides: [Vec<f64>; 2] = Default::default();
             for (side, values) in sides.iter_mut().enumerate() {
@@ -236,7 +262,7 @@ fn aa_tables(seed: u64, tables: usize, rounds: usize, cv: f64) -> (f64, usize) {
                     let shared = rng.normal();
                     let mut logs = Vec::new();
                     for k in 0..TEST_ROWS {
-                        let z = 0.5f64.sqrt() * shared + 0.5f64.sqrt() * rng.normal();
+                        let z = rho.sqrt() * shared + (1.0 - rho).sqrt() * rng.normal();
                         let level = (100.0 * 10f64.powf(k as f64 / 4.0)).ln();
                         let l = level + d[t] + cv * z;
                         logs.push(l);
@@ -343,6 +369,7 @@ struct Until {
     half_over_asked: f64,
     rounds: f64,
     stein_covered: usize,
+    stein_reached: usize,
 }
 
 fn until(seed: u64, trials: usize, cv: f64, pct: f64) -> Until {
@@ -389,6 +416,7 @@ fn until(seed: u64, trials: usize, cv: f64, pct: f64) -> Until {
         let (slo, shi) = patchbench::stats::precision::stein_interval(&ratios, 3, 0.95)
             .expect("Stein's interval");
         o.stein_covered += usize::from(slo <= shift && shift <= shi);
+        o.stein_reached += usize::from((shi - slo) / 2.0 <= asked * (1.0 + 1e-12));
     }
     o
 }
@@ -434,25 +462,34 @@ fn boxes_are_blocks_coverage_holds_and_box_levels_do_not_enter() {
             100.0 * o.unpaired_width
         );
         assert!((0.93..=0.97).contains(&c), "rounds {rounds}: {c}");
-        assert!((0.93..=0.99).contains(&u), "rounds {rounds}: {u}");
+        assert!((0.93..=1.0).contains(&u), "rounds {rounds}: {u}");
         // The box levels (±10 %) would swamp a pooled interval; within boxes they do not.
         assert!(o.unpaired_width < 0.1, "{o:?}");
     }
 }
 
+/// With every row unchanged and the band negligible (CV ≥ 2 %), an exact test under BH sits
+/// at the bound: a table shows a flag 5 % of the time. So each setting is held to 5 % within
+/// two Monte Carlo standard errors, and all settings together to 5 %.
 #[test]
 fn aa_campaign_tables_flag_nothing_in_95_percent() {
+    let tables = 600;
+    let slack = 2.0 * (0.05f64 * 0.95 / tables as f64).sqrt();
+    let mut all = 0.0;
     for (i, cv) in CVS.iter().enumerate() {
         for (k, rounds) in ROUNDS.iter().enumerate() {
-            let (share, drifting) = aa_tables(500 + (10 * i + k) as u64, 300, *rounds, *cv);
+            let (share, drifting) = aa_tables(500 + (10 * i + k) as u64, tables, *rounds, *cv);
             eprintln!(
                 "A/A cv {:.1}% rounds {rounds}: {share:.3} of tables flagged, {drifting} rows \
                  drifting",
                 100.0 * cv
             );
-            assert!(share <= 0.05, "cv {cv} rounds {rounds}: {share}");
+            assert!(share <= 0.05 + slack, "cv {cv} rounds {rounds}: {share}");
+            all += share / (CVS.len() * ROUNDS.len()) as f64;
         }
     }
+    eprintln!("A/A over every setting: {all:.4} of tables flagged");
+    assert!(all <= 0.05, "{all}");
 }
 
 #[test]
@@ -473,9 +510,91 @@ fn until_reaches_the_asked_half_width_with_nominal_coverage() {
                 o.rounds,
                 o.stein_covered as f64 / n
             );
-            let c = o.covered as f64 / n;
-            assert!((0.93..=0.97).contains(&c), "cv {cv} pct {pct}: {c}");
-            assert!(o.half_over_asked <= 1.05, "{o:?}");
+            // The interval --until promises: Stein's (the pilot's spread, t with 2 df, over
+            // every round): nominal coverage and the asked half-width, always.
+            let stein = o.stein_covered as f64 / n;
+            assert!((0.93..=0.97).contains(&stein), "cv {cv} pct {pct}: {stein}");
+            assert_eq!(o.stein_reached, o.trials, "{o:?}");
+            // The paired t over every round (what compare prints) is narrower on average but,
+            // the rounds having been chosen from the pilot's spread, covers less (90-93 %).
+            let t = o.covered as f64 / n;
+            assert!((0.88..=0.97).contains(&t) && o.half_over_asked < 1.0, "{o:?}");
+        }
+    }
+}
+
+/// Every figure, for docs/compare.md: `cargo test --release --test calibration_paired --
+/// --ignored --nocapture`.
+#[test]
+#[ignore]
+fn paired_calibration_table() {
+    let trials = 4000;
+    println!("shared drift, 3 % true change, 95 % intervals, {trials} campaigns per setting");
+    println!("| CV | rounds | paired covers | unpaired covers | paired width | unpaired width | paired narrower |");
+    println!("|---|---|---|---|---|---|---|");
+    for (i, cv) in CVS.iter().enumerate() {
+        for (k, rounds) in ROUNDS.iter().enumerate() {
+            let o = coverage(9100 + (10 * i + k) as u64, trials, 1, *rounds, *cv);
+            let n = o.trials as f64;
+            println!(
+                "| {:.1}% | {rounds} | {:.3} | {:.3} | {:.2}% | {:.2}% | {:.3} |",
+                100.0 * cv,
+                o.paired as f64 / n,
+                o.unpaired as f64 / n,
+                100.0 * o.paired_width,
+                100.0 * o.unpaired_width,
+                o.narrower as f64 / n
+            );
+        }
+    }
+    for rounds in [3usize, 5] {
+        let o = coverage(9300 + rounds as u64, trials, 3, rounds, 0.01);
+        let n = o.trials as f64;
+        println!(
+            "| 1.0%, 3 boxes 10% apart | {rounds} a box | {:.3} | {:.3} (within boxes) | {:.2}% | {:.2}% | {:.3} |",
+            o.paired as f64 / n,
+            o.unpaired as f64 / n,
+            100.0 * o.paired_width,
+            100.0 * o.unpaired_width,
+            o.narrower as f64 / n
+        );
+    }
+    let tables = 2000;
+    println!("\nA/A campaign tables of {ROWS} correlated rows, 90 % intervals (compare's default), {tables} tables per setting");
+    println!("| CV | rounds | tables flagged (random order, drift) | ABBA order, drift | random order, no drift | rows drifting (random, drift) |");
+    println!("|---|---|---|---|---|---|");
+    for (i, cv) in CVS.iter().enumerate() {
+        for (k, rounds) in ROUNDS.iter().enumerate() {
+            let (share, drifting) = aa_tables(9500 + (10 * i + k) as u64, tables, *rounds, *cv);
+            let (abba, _) =
+                aa_tables_with(9600 + (10 * i + k) as u64, tables, *rounds, *cv, 1.0, 0.5, true);
+            let (still, _) =
+                aa_tables_with(9650 + (10 * i + k) as u64, tables, *rounds, *cv, 0.0, 0.5, false);
+            println!(
+                "| {:.1}% | {rounds} | {share:.4} | {abba:.4} | {still:.4} | {drifting} |",
+                100.0 * cv
+            );
+        }
+    }
+    let trials = 2000;
+    println!("\n--until: pilot 3 rounds, Stein's rule (campaign::primary::decide), 95 %, {trials} campaigns per setting");
+    println!("| CV | asked ± | mean rounds | Stein covers | Stein reached | paired t covers | paired t reached | paired t half-width / asked |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (i, cv) in CVS.iter().enumerate() {
+        for (k, times) in [1.0, 2.0].iter().enumerate() {
+            let pct = 100.0 * cv * times;
+            let o = until(9700 + (10 * i + k) as u64, trials, *cv, pct);
+            let n = o.trials as f64;
+            println!(
+                "| {:.1}% | {pct:.1}% | {:.1} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} |",
+                100.0 * cv,
+                o.rounds,
+                o.stein_covered as f64 / n,
+                o.stein_reached as f64 / n,
+                o.covered as f64 / n,
+                o.reached as f64 / n,
+                o.half_over_asked
+            );
         }
     }
 }

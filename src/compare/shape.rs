@@ -156,6 +156,10 @@ pub fn drift(runs: &[(usize, usize, f64)], band: f64) -> Option<Shape> {
 /// round, d)` points, by the same thresholds as [`drift`].
 pub fn ratio_drift(points: &[(usize, f64, f64)], band: f64) -> Option<Shape> {
     let t = crate::stats::trend::within_blocks(points)?;
+    // As for runs (3 a side, 3 df): a trend through fewer points is not judged.
+    if t.df < 3.0 {
+        return None;
+    }
     let total = t.slope * t.span;
     (t.p < DRIFT_P && total.abs() > band).then_some(Shape::Drift {
         total_pct: 100.0 * total.exp_m1(),
