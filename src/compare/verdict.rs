@@ -150,6 +150,7 @@ pub enum Method {
     /// Unpaired, within boxes: the sides compared inside each box, spread pooled.
     Blocked,
     /// Paired: the per-round log ratio, t over the pairs (boxes as blocks).
+    #[serde(rename = "paired-t")]
     Paired,
     /// A drop to or rise from zero: certain.
     Zero,
