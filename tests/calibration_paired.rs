@@ -330,7 +330,11 @@ fn spec(pct: f64) -> CampaignSpec {
 }
 
 fn pilot_run(side: &str, round: u32, slot: u32, value: f64) -> RunRecord {
-    let mut r = RunRecord::new(Kind::Unixbench, Default::default(), &BTreeMap::<String, String>::new());
+    let mut r = RunRecord::new(
+        Kind::Unixbench,
+        Default::default(),
+        &BTreeMap::<String, String>::new(),
+    );
     r.metrics = vec![Metric::new(
         "unixbench.index",
         &[("copies", "1".into())],
@@ -444,7 +448,10 @@ fn with_a_shared_drift_the_paired_interval_covers_and_is_narrower() {
                 o.unpaired as f64 / o.trials as f64
             );
             assert!((0.93..=0.97).contains(&c), "cv {cv} rounds {rounds}: {c}");
-            assert!(o.paired_width < o.unpaired_width, "cv {cv} rounds {rounds}: {o:?}");
+            assert!(
+                o.paired_width < o.unpaired_width,
+                "cv {cv} rounds {rounds}: {o:?}"
+            );
         }
     }
 }
@@ -518,7 +525,10 @@ fn until_reaches_the_asked_half_width_with_nominal_coverage() {
             // The paired t over every round (what compare prints) is narrower on average but,
             // the rounds having been chosen from the pilot's spread, covers less (90-93 %).
             let t = o.covered as f64 / n;
-            assert!((0.88..=0.97).contains(&t) && o.half_over_asked < 1.0, "{o:?}");
+            assert!(
+                (0.88..=0.97).contains(&t) && o.half_over_asked < 1.0,
+                "{o:?}"
+            );
         }
     }
 }
@@ -566,10 +576,24 @@ fn paired_calibration_table() {
     for (i, cv) in CVS.iter().enumerate() {
         for (k, rounds) in ROUNDS.iter().enumerate() {
             let (share, drifting) = aa_tables(9500 + (10 * i + k) as u64, tables, *rounds, *cv);
-            let (abba, _) =
-                aa_tables_with(9600 + (10 * i + k) as u64, tables, *rounds, *cv, 1.0, 0.5, true);
-            let (still, _) =
-                aa_tables_with(9650 + (10 * i + k) as u64, tables, *rounds, *cv, 0.0, 0.5, false);
+            let (abba, _) = aa_tables_with(
+                9600 + (10 * i + k) as u64,
+                tables,
+                *rounds,
+                *cv,
+                1.0,
+                0.5,
+                true,
+            );
+            let (still, _) = aa_tables_with(
+                9650 + (10 * i + k) as u64,
+                tables,
+                *rounds,
+                *cv,
+                0.0,
+                0.5,
+                false,
+            );
             println!(
                 "| {:.1}% | {rounds} | {share:.4} | {abba:.4} | {still:.4} | {drifting} |",
                 100.0 * cv

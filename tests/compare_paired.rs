@@ -64,9 +64,16 @@ fn campaign(rounds: u32, boxes: &[&str]) -> (Vec<RunRecord>, Vec<RunRecord>) {
         for round in 1..=rounds {
             let level = 1.2f64.powi(b as i32) * (1.0 - 0.02 * f64::from(round));
             let w = |k: u32| 1.0 + wobble[((round + k) % 8) as usize];
-            let base_first = (round + b as u32) % 3 != 0;
+            let base_first = !(round + b as u32).is_multiple_of(3);
             let (sb, sp) = if base_first { (0, 1) } else { (1, 0) };
-            base.push(step("base", round, sb, bx, 1000.0 * level * w(0), 500.0 * level * w(1)));
+            base.push(step(
+                "base",
+                round,
+                sb,
+                bx,
+                1000.0 * level * w(0),
+                500.0 * level * w(1),
+            ));
             if !(b == 0 && round == rounds) {
                 patched.push(step(
                     "patched",
@@ -122,7 +129,10 @@ fn a_campaign_is_judged_on_its_pairs_with_the_unpaired_estimate_beside() {
         serde_json::from_str(&compare_out(dir.path(), &bs, &ps, "json")).unwrap();
     let d = &v["design"];
     assert_eq!(d["campaign"], "camp");
-    assert_eq!((d["pairs"].as_u64(), d["blocks"].as_u64()), (Some(7), Some(8)));
+    assert_eq!(
+        (d["pairs"].as_u64(), d["blocks"].as_u64()),
+        (Some(7), Some(8))
+    );
     assert_eq!(d["unpartnered"][0]["side"], "base");
     assert_eq!(d["unpartnered"][0]["round"], 8);
     let pipe = row(&v, "pipe");
@@ -135,13 +145,19 @@ fn a_campaign_is_judged_on_its_pairs_with_the_unpaired_estimate_beside() {
         pipe["unpaired"]["lower_pct"].as_f64().unwrap(),
         pipe["unpaired"]["upper_pct"].as_f64().unwrap(),
     );
-    assert!(lo < 0.0 && hi > 3.0, "the unpaired interval straddles: {lo} {hi}");
+    assert!(
+        lo < 0.0 && hi > 3.0,
+        "the unpaired interval straddles: {lo} {hi}"
+    );
     let paired = &pipe["paired"];
     assert_eq!(paired["narrower"], "paired");
     assert_eq!(paired["pairs"], 7);
     assert_eq!(paired["left_out"], serde_json::json!([1, 0]));
     assert_eq!(paired["rounds"].as_array().map(Vec::len), Some(7));
-    assert!(paired["robust"]["lower_pct"].as_f64().unwrap() > 2.0, "{paired}");
+    assert!(
+        paired["robust"]["lower_pct"].as_f64().unwrap() > 2.0,
+        "{paired}"
+    );
     // The shared drift is seen on both sides, and said to cancel.
     assert_eq!(paired["drift"]["base"]["matters"], true, "{paired}");
     assert_eq!(paired["drift"]["ratio"]["matters"], false, "{paired}");
@@ -171,15 +187,23 @@ fn a_campaign_is_judged_on_its_pairs_with_the_unpaired_estimate_beside() {
         .unwrap_or_else(|| panic!("{ub}"));
     assert!(pipe_line.ends_with("|   paired |"), "{pipe_line}");
     let lkp = compare_out(dir.path(), &bs, &ps, "lkp");
-    assert!(lkp.contains("n=7 pairs) improved") && lkp.contains("paired vs unpaired"), "{lkp}");
+    assert!(
+        lkp.contains("n=7 pairs) improved") && lkp.contains("paired vs unpaired"),
+        "{lkp}"
+    );
     let inline = compare_out(dir.path(), &bs, &ps, "inline");
     let line = inline.lines().find(|l| l.starts_with("Pipe")).unwrap();
     assert!(
-        line.contains("n=7 pairs") && line.contains("; paired, unpaired [") && line.ends_with("paired narrower"),
+        line.contains("n=7 pairs")
+            && line.contains("; paired, unpaired [")
+            && line.ends_with("paired narrower"),
         "{line}"
     );
     let md = compare_out(dir.path(), &bs, &ps, "markdown");
-    assert!(md.contains("| paired vs unpaired") && md.contains("| ---"), "{md}");
+    assert!(
+        md.contains("| paired vs unpaired") && md.contains("| ---"),
+        "{md}"
+    );
     let csv = compare_out(dir.path(), &bs, &ps, "csv");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().unwrap().clone();
@@ -201,7 +225,10 @@ fn a_campaign_is_judged_on_its_pairs_with_the_unpaired_estimate_beside() {
     let html = compare_out(dir.path(), &bs, &ps, "html");
     assert!(html.contains("<section id=\"paired\">"));
     assert_eq!(html.matches("class=\"chart chart-rounds\"").count(), 2);
-    assert_eq!(html.matches("<circle class=\"run side-").count(), 2 * 15 + 2 * 7);
+    assert_eq!(
+        html.matches("<circle class=\"run side-").count(),
+        2 * 15 + 2 * 7
+    );
     assert!(!html.contains("<script"));
 }
 
@@ -235,27 +262,54 @@ fn boxes_are_blocks_and_the_rounds_renderer_lists_every_round() {
     assert!(u.upper_pct - u.lower_pct < 20.0, "{u:?}");
     let share = pipe.paired.as_ref().unwrap().between_boxes.unwrap();
     assert!(share.share > 0.8, "{share:?}");
-    assert!(c.notes[0].contains("2 boxes (box-a, box-b), each box a block"), "{:?}", c.notes);
+    assert!(
+        c.notes[0].contains("2 boxes (box-a, box-b), each box a block"),
+        "{:?}",
+        c.notes
+    );
 
     let text = patchbench::report::campaign_rounds::render(&c, &[]);
     assert!(!text.contains("rounds: no paired row"));
     // No primary row here: the first paired row, every round with its box and order.
-    assert!(text.starts_with("Pipe Throughput [copies=1] (lps): 7 pairs, 1 base and 0 patched"), "{text}");
-    assert_eq!(text.lines().filter(|l| l.starts_with("box-")).count(), 7, "{text}");
     assert!(
-        text.lines().any(|l| l.starts_with("box-b")
-            && l.split('|').nth(1).map(str::trim) == Some("4")),
+        text.starts_with("Pipe Throughput [copies=1] (lps): 7 pairs, 1 base and 0 patched"),
         "{text}"
     );
-    assert!(text.contains("base first") && text.contains("patched first"), "{text}");
-    for needle in ["paired 90%:", "robust:", "narrower:", "round order:", "between boxes:", "drift of the change:"] {
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("box-")).count(),
+        7,
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("box-b") && l.split('|').nth(1).map(str::trim) == Some("4")),
+        "{text}"
+    );
+    assert!(
+        text.contains("base first") && text.contains("patched first"),
+        "{text}"
+    );
+    for needle in [
+        "paired 90%:",
+        "robust:",
+        "narrower:",
+        "round order:",
+        "between boxes:",
+        "drift of the change:",
+    ] {
         assert!(text.contains(needle), "{needle:?}:\n{text}");
     }
     let both = patchbench::report::campaign_rounds::render(
         &c,
-        &["unixbench.score[copies=1,test=pipe]", "unixbench.score[copies=1,test=syscall]"],
+        &[
+            "unixbench.score[copies=1,test=pipe]",
+            "unixbench.score[copies=1,test=syscall]",
+        ],
     );
-    assert!(both.contains("System Call Overhead [copies=1] (lps)"), "{both}");
+    assert!(
+        both.contains("System Call Overhead [copies=1] (lps)"),
+        "{both}"
+    );
 }
 
 #[test]
@@ -270,15 +324,28 @@ fn runs_that_do_not_pair_say_why_and_are_compared_unpaired() {
     let v: serde_json::Value =
         serde_json::from_str(&compare_out(dir.path(), &bs, &ps, "json")).unwrap();
     assert!(v["design"].is_null());
-    let notes: Vec<&str> = v["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .collect();
     assert!(
-        notes.iter().any(|n| n.contains("unpaired: 1 of 8 runs were not made by a campaign step")),
+        notes
+            .iter()
+            .any(|n| n.contains("unpaired: 1 of 8 runs were not made by a campaign step")),
         "{notes:?}"
     );
     assert_eq!(row(&v, "pipe")["estimate"]["method"], "welch");
     assert!(row(&v, "pipe").get("paired").is_none());
     // The rounds renderer says there are none.
-    let base = Side::new("b", b.into_iter().enumerate().map(|(i, r)| (i.to_string(), r)).collect());
+    let base = Side::new(
+        "b",
+        b.into_iter()
+            .enumerate()
+            .map(|(i, r)| (i.to_string(), r))
+            .collect(),
+    );
     let c = compare::compare(&base, &base, &Default::default()).unwrap();
     assert!(patchbench::report::campaign_rounds::render(&c, &[]).contains("not paired"));
 }

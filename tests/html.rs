@@ -259,7 +259,13 @@ fn a_campaign_page_has_a_per_round_chart_of_every_row_and_escapes_box_names() {
     }
     let out = common::patchbench()
         .env("PATCHBENCH_STORE", dir.path().join("none.db"))
-        .args(["compare", &sides[0].join(","), &sides[1].join(","), "--format", "html"])
+        .args([
+            "compare",
+            &sides[0].join(","),
+            &sides[1].join(","),
+            "--format",
+            "html",
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -270,8 +276,18 @@ fn a_campaign_page_has_a_per_round_chart_of_every_row_and_escapes_box_names() {
     assert!(html.contains("<section id=\"paired\">"));
     assert_eq!(count(&html, "class=\"chart chart-rounds\""), rows);
     // Four rounds a row, each a dot coloured by which side ran first.
-    assert_eq!(count(&html, "<circle class=\"run side-base\" cx") + count(&html, "<circle class=\"run side-patched\" cx"), rows * (2 * 4 + 4));
-    assert!(html.contains("paired design: campaign &lt;i&gt;camp&lt;/i&gt;"), "the campaign name, escaped");
-    assert!(html.contains("on box &lt;b&gt;box&lt;/b&gt;"), "the box name, escaped");
+    assert_eq!(
+        count(&html, "<circle class=\"run side-base\" cx")
+            + count(&html, "<circle class=\"run side-patched\" cx"),
+        rows * (2 * 4 + 4)
+    );
+    assert!(
+        html.contains("paired design: campaign &lt;i&gt;camp&lt;/i&gt;"),
+        "the campaign name, escaped"
+    );
+    assert!(
+        html.contains("on box &lt;b&gt;box&lt;/b&gt;"),
+        "the box name, escaped"
+    );
     assert!(html.contains("paired vs unpaired"));
 }

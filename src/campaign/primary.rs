@@ -262,7 +262,10 @@ mod tests {
         let m = d.iter().sum::<f64>() / 3.0;
         let s0 = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0).sqrt();
         let half = 4.302653 * s0 / 5f64.sqrt();
-        assert!((u.half_width_pct - 100.0 * half.exp_m1()).abs() < 1e-4, "{u:?}");
+        assert!(
+            (u.half_width_pct - 100.0 * half.exp_m1()).abs() < 1e-4,
+            "{u:?}"
+        );
         let mean = (2.0 * 1.02f64.ln() + d.iter().sum::<f64>()) / 5.0;
         assert!((u.point_pct - 100.0 * mean.exp_m1()).abs() < 1e-9);
     }

@@ -233,7 +233,7 @@ impl Comparison {
 pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Result<Comparison> {
     let detected = paired::detect(base, patched);
     let index = match &detected {
-        paired::Detected::Paired(_, index) => Some(index),
+        paired::Detected::Paired(p) => Some(&p.1),
         _ => None,
     };
     let orders = time_order(base, patched);
@@ -358,7 +358,7 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         notes: notes(base, patched, &rows, &detected),
         family,
         design: match detected {
-            paired::Detected::Paired(d, _) => Some(d),
+            paired::Detected::Paired(p) => Some(p.0),
             _ => None,
         },
         rows,
@@ -455,7 +455,7 @@ fn family(rows: &[Row], base: &Side, patched: &Side, s: &Settings) -> Family {
 fn notes(base: &Side, patched: &Side, rows: &[Row], detected: &paired::Detected) -> Vec<String> {
     let mut out = Vec::new();
     match detected {
-        paired::Detected::Paired(d, _) => out.push(design_note(d, rows)),
+        paired::Detected::Paired(p) => out.push(design_note(&p.0, rows)),
         paired::Detected::NotPaired(why) => out.push(why.clone()),
         paired::Detected::NotCampaign => {}
     }

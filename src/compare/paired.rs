@@ -84,6 +84,9 @@ struct Place {
     slot: u32,
 }
 
+/// The two runs of a block, as far as they are there, with where each sits.
+type BlockCell<'a> = [Option<(&'a RunValue, Place)>; 2];
+
 /// Where every run of the two sides sits.
 #[derive(Debug, Clone, Default)]
 pub struct Index {
@@ -98,7 +101,7 @@ pub enum Detected {
     NotCampaign,
     /// Runs of a campaign that do not form pairs, and why (a note).
     NotPaired(String),
-    Paired(Design, Index),
+    Paired(Box<(Design, Index)>),
 }
 
 /// Whether `base` and `patched` are the two sides of one campaign.
@@ -205,7 +208,7 @@ pub fn detect(base: &Side, patched: &Side) -> Detected {
     let (Some(sb), Some(sp)) = (step(base), step(patched)) else {
         return Detected::NotCampaign;
     };
-    Detected::Paired(
+    Detected::Paired(Box::new((
         Design {
             campaign: sb.campaign.clone(),
             sides: [sb.side, sp.side],
@@ -215,7 +218,7 @@ pub fn detect(base: &Side, patched: &Side) -> Detected {
             unpartnered,
         },
         index,
-    )
+    )))
 }
 
 /// ` on box NAME`, or nothing for the single machine.
@@ -289,7 +292,7 @@ impl Index {
     /// Pairs the run values of one metric.
     pub fn row(&self, base: &[RunValue], patched: &[RunValue]) -> RowPairs {
         let place = |side: usize, v: &RunValue| self.sides[side].get(&v.run).copied();
-        let mut blocks: BTreeMap<(usize, u32), [Option<(&RunValue, Place)>; 2]> = BTreeMap::new();
+        let mut blocks: BTreeMap<(usize, u32), BlockCell> = BTreeMap::new();
         let mut out = RowPairs {
             box_names: self.boxes.clone(),
             ..RowPairs::default()
@@ -435,10 +438,7 @@ pub struct PairedRow {
 
 /// Width of an interval on the log scale (so it compares the same at every level).
 fn log_width(e: &Estimate) -> Option<f64> {
-    let (lo, hi) = (
-        (e.lower_pct / 100.0).ln_1p(),
-        (e.upper_pct / 100.0).ln_1p(),
-    );
+    let (lo, hi) = ((e.lower_pct / 100.0).ln_1p(), (e.upper_pct / 100.0).ln_1p());
     (lo.is_finite() && hi.is_finite()).then_some(hi - lo)
 }
 
@@ -463,9 +463,7 @@ pub fn paired_row(
     });
     let (pw, uw) = (paired.and_then(log_width), unpaired.and_then(log_width));
     let narrower = match (pw, uw) {
-        (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) => {
-            Some(Narrower::Same)
-        }
+        (Some(a), Some(b)) if (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) => Some(Narrower::Same),
         (Some(a), Some(b)) => Some(if a < b {
             Narrower::Paired
         } else {
@@ -551,13 +549,8 @@ pub fn paired_row(
 
 /// d grouped by which side ran first, compared by Welch's t (at least 2 rounds each way).
 fn order_effect(pairs: &[Pair], confidence: f64, band: f64) -> Option<OrderEffect> {
-    let group = |f: First| -> Vec<f64> {
-        pairs
-            .iter()
-            .filter(|p| p.first == f)
-            .map(Pair::d)
-            .collect()
-    };
+    let group =
+        |f: First| -> Vec<f64> { pairs.iter().filter(|p| p.first == f).map(Pair::d).collect() };
     let (b, n) = (group(First::Base), group(First::Patched));
     let sample = |v: &[f64]| -> Option<LogSample> {
         if v.len() < 2 {
@@ -593,7 +586,11 @@ mod tests {
     use crate::record::{Kind, RunRecord};
 
     fn run(side: &str, round: u32, slot: u32, bx: &str) -> RunRecord {
-        let mut r = RunRecord::new(Kind::Unixbench, Default::default(), &BTreeMap::<String, String>::new());
+        let mut r = RunRecord::new(
+            Kind::Unixbench,
+            Default::default(),
+            &BTreeMap::<String, String>::new(),
+        );
         r.campaign = Some(StepInfo {
             campaign: "c".into(),
             round,
@@ -626,7 +623,11 @@ mod tests {
     fn runs_pair_by_box_and_round_and_a_lone_run_is_counted() {
         let base = side(
             "c/base",
-            vec![run("base", 1, 0, ""), run("base", 2, 1, ""), run("base", 3, 0, "")],
+            vec![
+                run("base", 1, 0, ""),
+                run("base", 2, 1, ""),
+                run("base", 3, 0, ""),
+            ],
             1,
         );
         let patched = side(
@@ -634,9 +635,10 @@ mod tests {
             vec![run("patched", 1, 1, ""), run("patched", 2, 0, "")],
             4,
         );
-        let Detected::Paired(design, index) = detect(&base, &patched) else {
+        let Detected::Paired(paired) = detect(&base, &patched) else {
             panic!("not paired");
         };
+        let (design, index) = *paired;
         assert_eq!((design.pairs, design.blocks), (2, 3));
         assert_eq!(design.unpartnered.len(), 1);
         assert_eq!(
@@ -658,7 +660,17 @@ mod tests {
 
     #[test]
     fn what_is_not_a_paired_design_says_why() {
-        let plain = Side::new("a", vec![("1".into(), RunRecord::new(Kind::Unixbench, Default::default(), &BTreeMap::<String, String>::new()))]);
+        let plain = Side::new(
+            "a",
+            vec![(
+                "1".into(),
+                RunRecord::new(
+                    Kind::Unixbench,
+                    Default::default(),
+                    &BTreeMap::<String, String>::new(),
+                ),
+            )],
+        );
         assert!(matches!(detect(&plain, &plain), Detected::NotCampaign));
         let base = side("x", vec![run("base", 1, 0, ""), run("base", 1, 1, "")], 1);
         let patched = side("y", vec![run("patched", 1, 0, "")], 3);
@@ -666,7 +678,11 @@ mod tests {
             Detected::NotPaired(why) => assert!(why.contains("both round 1"), "{why}"),
             other => panic!("{other:?}"),
         }
-        let mixed = side("x", vec![run("base", 1, 0, ""), run("patched", 2, 1, "")], 1);
+        let mixed = side(
+            "x",
+            vec![run("base", 1, 0, ""), run("patched", 2, 1, "")],
+            1,
+        );
         match detect(&mixed, &patched) {
             Detected::NotPaired(why) => assert!(why.contains("base+patched"), "{why}"),
             other => panic!("{other:?}"),
@@ -682,7 +698,11 @@ mod tests {
         // Running second costs 4 %: d = +4 % when patched ran first... of base's run.
         let pairs: Vec<Pair> = (0..12u32)
             .map(|i| {
-                let first = if i % 2 == 0 { First::Base } else { First::Patched };
+                let first = if i % 2 == 0 {
+                    First::Base
+                } else {
+                    First::Patched
+                };
                 let wobble = 1.0 + 0.001 * f64::from(i % 3);
                 let (base, patched) = match first {
                     First::Base => (1000.0 * wobble, 960.0),

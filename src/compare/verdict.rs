@@ -396,7 +396,9 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
             (r.names.0, &b, &p.base_boxes),
             (r.names.1, &n, &p.patched_boxes),
         ] {
-            if let Some((low, low_runs, high, high_runs)) = shape::bimodal(&relative_to_box(v, boxes)) {
+            if let Some((low, low_runs, high, high_runs)) =
+                shape::bimodal(&relative_to_box(v, boxes))
+            {
                 j.shape = Some(Shape::Bimodal {
                     side: name.to_string(),
                     low,

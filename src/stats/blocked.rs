@@ -155,7 +155,11 @@ pub fn between_share(sides: &[Vec<Vec<f64>>]) -> Option<BetweenShare> {
     let n0 = n0_num / df_b;
     let var_b = ((ms_b - ms_w) / n0).max(0.0);
     let total = var_b + ms_w;
-    let f = if ms_w > 0.0 { ms_b / ms_w } else { f64::INFINITY };
+    let f = if ms_w > 0.0 {
+        ms_b / ms_w
+    } else {
+        f64::INFINITY
+    };
     let p = if f.is_infinite() {
         0.0
     } else {
@@ -220,7 +224,8 @@ mod tests {
         assert_eq!(r.df, 4.0);
         assert_relative_eq!(r.se, (0.0002f64 / 2.0).sqrt(), epsilon = 1e-12);
         // Pooled as one box, the box levels would swamp it.
-        let flat = |v: &[(usize, f64)]| -> Vec<(usize, f64)> { v.iter().map(|x| (0, x.1)).collect() };
+        let flat =
+            |v: &[(usize, f64)]| -> Vec<(usize, f64)> { v.iter().map(|x| (0, x.1)).collect() };
         let pooled = unpaired(&flat(&base), &flat(&new)).unwrap();
         assert!(pooled.se > 10.0 * r.se, "{pooled:?}");
         assert_eq!(unpaired(&[(0, 0.1)], &[(1, 0.2)]), None);
@@ -235,7 +240,11 @@ mod tests {
         assert_relative_eq!(s.within_sd, 0.01, epsilon = 1e-12);
         // MS_b = 3 · 2 · 0.05² / 1 = 0.015 per side, pooled 0.015; n0 = 3:
         // σ²_b = (0.015 − 0.0001) / 3.
-        assert_relative_eq!(s.between_sd, ((0.015f64 - 0.0001) / 3.0).sqrt(), epsilon = 1e-12);
+        assert_relative_eq!(
+            s.between_sd,
+            ((0.015f64 - 0.0001) / 3.0).sqrt(),
+            epsilon = 1e-12
+        );
         // Boxes that agree: share 0.
         let same = vec![vec![0.0, 0.02, 0.01], vec![0.01, 0.0, 0.02]];
         assert_eq!(between_share(&[same]).unwrap().share, 0.0);

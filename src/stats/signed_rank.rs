@@ -32,8 +32,7 @@ pub struct HodgesLehmann {
 impl HodgesLehmann {
     /// From the log ratios; None when there are none or one is not finite.
     pub fn of(d: &[f64], confidence: f64) -> Option<HodgesLehmann> {
-        if d.is_empty() || d.iter().any(|x| !x.is_finite()) || !(0.0..1.0).contains(&confidence)
-        {
+        if d.is_empty() || d.iter().any(|x| !x.is_finite()) || !(0.0..1.0).contains(&confidence) {
             return None;
         }
         let n = d.len();

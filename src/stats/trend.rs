@@ -51,9 +51,11 @@ pub fn within_blocks(points: &[(usize, f64, f64)]) -> Option<Trend> {
             of.iter().map(|p| p.0).sum::<f64>() / k,
             of.iter().map(|p| p.1).sum::<f64>() / k,
         );
-        let (lo, hi) = of.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
-            (l.min(p.0), h.max(p.0))
-        });
+        let (lo, hi) = of
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| {
+                (l.min(p.0), h.max(p.0))
+            });
         span = span.max(hi - lo);
         centred.extend(of.iter().map(|(x, y)| (x - mx, y - my)));
     }
@@ -62,10 +64,7 @@ pub fn within_blocks(points: &[(usize, f64, f64)]) -> Option<Trend> {
         return None;
     }
     let slope = centred.iter().map(|(x, y)| x * y).sum::<f64>() / sxx;
-    let resid: f64 = centred
-        .iter()
-        .map(|(x, y)| (y - slope * x).powi(2))
-        .sum();
+    let resid: f64 = centred.iter().map(|(x, y)| (y - slope * x).powi(2)).sum();
     let se = (resid / df / sxx).sqrt();
     let p = if se > 0.0 {
         (2.0 * upper_tail((slope / se).abs(), df)).clamp(0.0, 1.0)
@@ -109,8 +108,7 @@ mod tests {
         assert_relative_eq!(t2.slope, 1.98, epsilon = 1e-12);
         assert_eq!(t2.df, 7.0);
         // Flat noise: no trend to speak of.
-        let flat: Vec<(usize, f64, f64)> =
-            (0..5).map(|i| (0, i as f64, e[i])).collect();
+        let flat: Vec<(usize, f64, f64)> = (0..5).map(|i| (0, i as f64, e[i])).collect();
         assert!(within_blocks(&flat).unwrap().p > 0.3);
         assert_eq!(within_blocks(&pts[..2]), None);
     }

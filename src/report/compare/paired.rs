@@ -10,7 +10,11 @@ use crate::compare::{Comparison, Row};
 
 /// `[-4.1% -3.0% -1.9%]` of an estimate.
 pub fn estimate_interval(e: &Estimate) -> String {
-    let d = if e.upper_pct - e.lower_pct < 0.5 { 2 } else { 1 };
+    let d = if e.upper_pct - e.lower_pct < 0.5 {
+        2
+    } else {
+        1
+    };
     let f = |x: f64| {
         if x.is_infinite() {
             "from 0".to_string()
@@ -146,7 +150,8 @@ pub fn row_checks(r: &Row, all: bool) -> Vec<String> {
     let name = r.display_name();
     let mut out = Vec::new();
     let (b, n) = (&p.drift.base, &p.drift.patched);
-    let side_matters = b.as_ref().is_some_and(|d| d.matters) || n.as_ref().is_some_and(|d| d.matters);
+    let side_matters =
+        b.as_ref().is_some_and(|d| d.matters) || n.as_ref().is_some_and(|d| d.matters);
     if all || side_matters {
         if let (Some(b), Some(n)) = (b, n) {
             out.push(format!(
