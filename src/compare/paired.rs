@@ -82,6 +82,8 @@ struct Place {
     r#box: usize,
     round: u32,
     slot: u32,
+    /// Both sides of the round ran at once (a duet): no order.
+    duet: bool,
 }
 
 /// The two runs of a block, as far as they are there, with where each sits.
@@ -180,6 +182,7 @@ pub fn detect(base: &Side, patched: &Side) -> Detected {
                     r#box: b,
                     round: step.round,
                     slot: step.slot,
+                    duet: step.duet,
                 },
             );
         }
@@ -314,6 +317,7 @@ impl Index {
                     r#box: b,
                     round,
                     first: match bp.slot.cmp(&pp.slot) {
+                        _ if bp.duet || pp.duet => First::Together,
                         std::cmp::Ordering::Less => First::Base,
                         std::cmp::Ordering::Greater => First::Patched,
                         std::cmp::Ordering::Equal => First::Together,
@@ -656,6 +660,25 @@ mod tests {
         assert_eq!(rp.pairs[0].first, First::Base);
         assert_eq!(rp.pairs[1].first, First::Patched);
         assert!((rp.pairs[1].d() - (99.0f64 / 110.0).ln()).abs() < 1e-15);
+        // A duet's two guests ran at once: no order, whatever the slots say.
+        let duet = |side: &str, slot: u32| {
+            let mut r = run(side, 1, slot, "");
+            if let Some(s) = r.campaign.as_mut() {
+                s.duet = true;
+            }
+            r
+        };
+        let (b, p) = (
+            side("b", vec![duet("base", 0)], 1),
+            side("p", vec![duet("patched", 1)], 2),
+        );
+        let Detected::Paired(paired) = detect(&b, &p) else {
+            panic!("not paired");
+        };
+        let rp = paired
+            .1
+            .row(&from_values(&[100.0], 0), &from_values(&[101.0], 1));
+        assert_eq!(rp.pairs[0].first, First::Together);
     }
 
     #[test]
