@@ -33,6 +33,7 @@ use patchbench::campaign::primary;
 use patchbench::compare::model::{from_values, RunValue};
 use patchbench::compare::paired::{First, Pair, RowPairs};
 use patchbench::compare::verdict::{judge_table, Judgement, Method, RowInput, Settings};
+use patchbench::record::campaign::plan;
 use patchbench::record::campaign::spec::{CampaignSpec, ExecutorKind, Order, Schedule, SideSpec};
 use patchbench::record::campaign::StepInfo;
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
@@ -251,9 +252,16 @@ fn aa_tables_with(
         let mut runs: Vec<[Vec<f64>; 2]> = Vec::new();
         let mut order = Vec::new();
         let flip = rng.uniform() < 0.5;
+        // The campaign's own schedule (`--order random`: balanced pairs of rounds).
+        let schedule_seed = (rng.uniform() * 1e15) as u64;
         for r in 0..rounds {
-            let coin = rng.uniform() < 0.5;
-            let base_first = if abba { (r % 2 == 0) != flip } else { coin };
+            let random_first =
+                plan::round_order(Order::Random, schedule_seed, r as u32 + 1)[0] == "base";
+            let base_first = if abba {
+                (r % 2 == 0) != flip
+            } else {
+                random_first
+            };
             order.push(base_first);
             let mut sides: [Vec<f64>; 2] = Default::default();
             for (side, values) in sides.iter_mut().enumerate() {

@@ -209,9 +209,10 @@ mod tests {
         let file = std::env::temp_dir().join(format!("pb-setup-{}", std::process::id()));
         let setup_pid = std::fs::read_to_string(&file).unwrap();
         let _ = std::fs::remove_file(&file);
+        let printed = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
-            String::from_utf8_lossy(&out.stdout).trim(),
-            setup_pid.trim()
+            printed.lines().collect::<Vec<_>>(),
+            [SETUP_DONE, setup_pid.trim()]
         );
         let failed = std::process::Command::new("sh")
             .arg("-c")
