@@ -34,10 +34,13 @@ pub fn round_order(order: Order, seed: u64, round: u32) -> [&'static str; 2] {
             }
         }
         Order::Random => {
-            let mut rng = ChaCha8Rng::seed_from_u64(
-                seed ^ u64::from(round).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            );
+            let pair = u64::from(round.saturating_sub(1) / 2);
+            let mut rng =
+                ChaCha8Rng::seed_from_u64(seed ^ (pair + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             sides.shuffle(&mut rng);
+            if round.is_multiple_of(2) {
+                sides.reverse();
+            }
         }
     }
     sides
