@@ -418,7 +418,7 @@ fn step_name(c: &Campaign, s: &Step) -> String {
 
 /// A console line for the progress line: control characters shown as `?`, at most 100
 /// characters.
-fn shorten(line: &str) -> String {
+pub fn shorten(line: &str) -> String {
     let mut out: String = line
         .chars()
         .map(|c| if c.is_control() { '?' } else { c })

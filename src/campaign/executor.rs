@@ -93,15 +93,19 @@ pub fn workload_args(spec: &CampaignSpec, json: &Path, dir: Option<&Path>) -> Ve
 /// Exit status of the step's shell when the side's setup command failed.
 pub const SETUP_FAILED_EXIT: i32 = 125;
 
+/// The line the step's shell prints once the setup command is over, right before it execs the
+/// workload: a step that ends without it never reached the workload.
+pub const SETUP_DONE: &str = "patchbench-step: setup done";
+
 /// The `sh -c` script that runs `setup` in the shell itself (so what it does to its own
-/// process, such as joining a cgroup, holds for the workload) and then execs the workload,
-/// given as the script's arguments.
+/// process, such as joining a cgroup, holds for the workload), says [`SETUP_DONE`], and then
+/// execs the workload, given as the script's arguments.
 pub fn setup_script(setup: Option<&str>) -> String {
     match setup {
-        None => "exec \"$@\"".to_string(),
+        None => format!("echo '{SETUP_DONE}'\nexec \"$@\""),
         Some(s) => format!(
             "{{\n{s}\n}} || {{ echo \"patchbench: the setup command failed (status $?)\" >&2; \
-             exit {SETUP_FAILED_EXIT}; }}\nexec \"$@\""
+             exit {SETUP_FAILED_EXIT}; }}\necho '{SETUP_DONE}'\nexec \"$@\""
         ),
     }
 }

@@ -7,7 +7,7 @@
 
 use super::executor::{
     read_result, setup_script, this_boot, this_kernel, workload_args, Executor, Measured,
-    StepOutcome, StepRequest, SETUP_FAILED_EXIT,
+    StepOutcome, StepRequest, SETUP_DONE,
 };
 use crate::private_dir::PrivateDir;
 use crate::proc::signals::Signals;
@@ -50,7 +50,7 @@ impl Executor for Local {
         let json = self.dir.path().join(format!("step-{}.json", req.step.id));
         let _ = std::fs::remove_file(&json);
         let scratch = match &req.spec.scratch {
-            Some(s) => match ScratchFs::make(self.dir.path(), req.step.id, s) {
+            Some(s) => match ScratchFs::make(self.dir.path(), s) {
                 Ok(fs) => Some(fs),
                 Err(e) => return StepOutcome::failed(format!("scratch file system: {e}"), ""),
             },
@@ -80,8 +80,13 @@ impl Executor for Local {
             }
         };
         let deadline = Instant::now() + Duration::from_secs_f64(req.spec.step_timeout_s);
+        let mut reached_workload = false;
         let out = child.wait(signals, Some(deadline), &mut |l| {
-            on_line(l);
+            if l == SETUP_DONE {
+                reached_workload = true;
+            } else {
+                on_line(l);
+            }
             true
         });
         let described = scratch.as_ref().map(|s| s.describe());
@@ -100,12 +105,14 @@ impl Executor for Local {
                 ),
                 console,
             ),
-            Ended::Exited {
-                code: Some(SETUP_FAILED_EXIT),
-                ..
-            } if req.side.setup.is_some() => {
-                StepOutcome::failed("the side's setup command failed", console)
-            }
+            Ended::Exited { how, .. } if !reached_workload => StepOutcome::failed(
+                if req.side.setup.is_some() {
+                    format!("the side's setup command failed (the step's shell {how})")
+                } else {
+                    format!("the step's shell {how} before the workload started")
+                },
+                console,
+            ),
             Ended::Exited {
                 success: false,
                 how,
@@ -136,9 +143,11 @@ struct ScratchFs {
 }
 
 impl ScratchFs {
-    fn make(dir: &Path, step: i64, spec: &Scratch) -> Result<ScratchFs, String> {
-        let image = dir.join(format!("scratch-{step}.img"));
-        let mount = dir.join(format!("scratch-{step}"));
+    /// Makes the file system at the same place for every step (the workload's `--dir` is part
+    /// of its recorded settings, which should not differ between steps).
+    fn make(dir: &Path, spec: &Scratch) -> Result<ScratchFs, String> {
+        let image = dir.join("scratch.img");
+        let mount = dir.join("scratch");
         let file =
             std::fs::File::create(&image).map_err(|e| format!("{}: {e}", image.display()))?;
         file.set_len(spec.bytes)

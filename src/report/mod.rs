@@ -5,6 +5,7 @@
 //! `crate::progress`.)
 
 pub mod aim7;
+pub mod campaign;
 pub mod check;
 pub mod color;
 pub mod compare;

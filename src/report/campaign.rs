@@ -1,0 +1,364 @@
+//! What `campaign status` and `campaign report` print: a campaign's progress (rounds and steps
+//! done, failed, running and by whom, ETA), the `--until` decision, the primary metric's paired
+//! estimate so far, the failed steps with their reasons and console lines, and (for the
+//! report) the comparison of the two sides followed by the primary metric round by round.
+
+use crate::campaign::driver::human_secs;
+use crate::campaign::primary;
+use crate::compare::Comparison;
+use crate::record::campaign::spec::Schedule;
+use crate::record::campaign::state::{Campaign, Step, StepState};
+use crate::record::RunRecord;
+use crate::stats::paired::PairedT;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One campaign as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusView {
+    pub campaign: Campaign,
+    pub steps_total: usize,
+    pub steps_done: usize,
+    pub steps_failed: usize,
+    pub steps_running: usize,
+    /// Rounds whose two steps are both done.
+    pub rounds_complete: usize,
+    /// Seconds left (mean step time x steps left), when known.
+    pub eta_s: Option<f64>,
+    /// The metric followed and its paired estimate so far.
+    pub primary: Option<String>,
+    pub estimate: Option<PairedT>,
+    /// The running steps: (round, side, owner).
+    pub running: Vec<(u32, String, String)>,
+    /// The failed steps (and those whose last attempt failed, now retried).
+    pub failures: Vec<Step>,
+    /// The primary metric round by round: (box, round, base first?, base, patched).
+    pub rounds: Vec<RoundRow>,
+}
+
+/// The primary metric in one round.
+#[derive(Debug, Clone, Serialize)]
+pub struct RoundRow {
+    pub r#box: String,
+    pub round: u32,
+    /// Which side ran first.
+    pub first: Option<String>,
+    pub base: Option<f64>,
+    pub patched: Option<f64>,
+}
+
+impl StatusView {
+    pub fn of(campaign: Campaign, steps: Vec<Step>, runs: &[RunRecord]) -> StatusView {
+        let count = |st: StepState| steps.iter().filter(|s| s.state == st).count();
+        let times: Vec<f64> = steps
+            .iter()
+            .filter(|s| s.state == StepState::Done)
+            .filter_map(|s| {
+                crate::clock::secs_between(s.started_at.as_deref()?, s.finished_at.as_deref()?)
+            })
+            .collect();
+        let left = count(StepState::Planned) + count(StepState::Running);
+        let eta_s = crate::stats::mean(&times).map(|m| m * left as f64);
+        let primary_key = primary::primary_key(&campaign.spec, runs);
+        let estimate = primary_key
+            .as_ref()
+            .and_then(|k| PairedT::of(&primary::log_ratios(runs, k), campaign.spec.confidence));
+        let mut rounds: Vec<RoundRow> = Vec::new();
+        for s in &steps {
+            let at = match rounds
+                .iter()
+                .position(|r| r.round == s.round && r.r#box == s.r#box)
+            {
+                Some(i) => i,
+                None => {
+                    rounds.push(RoundRow {
+                        r#box: s.r#box.clone(),
+                        round: s.round,
+                        first: None,
+                        base: None,
+                        patched: None,
+                    });
+                    rounds.len() - 1
+                }
+            };
+            if s.slot == 0 {
+                rounds[at].first = Some(s.side.clone());
+            }
+            let run = runs
+                .iter()
+                .find(|r| r.uuid.is_some() && r.uuid == s.run_uuid && s.state == StepState::Done);
+            let v = run.and_then(|r| primary::value(r, primary_key.as_deref()?));
+            match s.side.as_str() {
+                "base" => rounds[at].base = v,
+                "patched" => rounds[at].patched = v,
+                _ => {}
+            }
+        }
+        let rounds_complete = rounds
+            .iter()
+            .filter(|r| r.base.is_some() && r.patched.is_some())
+            .count();
+        StatusView {
+            steps_total: steps.len(),
+            steps_done: count(StepState::Done),
+            steps_failed: count(StepState::Failed),
+            steps_running: count(StepState::Running),
+            rounds_complete,
+            eta_s,
+            primary: primary_key,
+            estimate,
+            running: steps
+                .iter()
+                .filter(|s| s.state == StepState::Running)
+                .map(|s| (s.round, s.side.clone(), s.owner.clone().unwrap_or_default()))
+                .collect(),
+            failures: steps
+                .iter()
+                .filter(|s| s.error.is_some())
+                .cloned()
+                .collect(),
+            rounds,
+            campaign,
+        }
+    }
+}
+
+fn clean(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .take(200)
+        .collect()
+}
+
+/// `status` as text: one block per campaign.
+pub fn status_text(views: &[StatusView]) -> String {
+    if views.is_empty() {
+        return "no campaigns in this store (start one with `patchbench campaign start`)\n"
+            .to_string();
+    }
+    let mut out = String::new();
+    for v in views {
+        status_block(&mut out, v);
+        out.push('\n');
+    }
+    out
+}
+
+fn status_block(out: &mut String, v: &StatusView) {
+    let c = &v.campaign;
+    let _ = writeln!(
+        out,
+        "campaign {}: {}{}",
+        clean(&c.name),
+        c.state.as_str(),
+        c.state_reason
+            .as_deref()
+            .map(|r| format!(" ({})", clean(r)))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(
+        out,
+        "  workload:  patchbench {}",
+        clean(&c.spec.workload.join(" "))
+    );
+    for side in &c.spec.sides {
+        let kernel = side
+            .kernel
+            .as_ref()
+            .map(|k| format!("{} ({})", k.release, k.image.display()))
+            .unwrap_or_else(|| "running kernel".to_string());
+        let words = if side.cmdline.is_empty() {
+            String::new()
+        } else {
+            format!(" + {}", side.cmdline.join(" "))
+        };
+        let setup = side
+            .setup
+            .as_deref()
+            .map(|s| format!("; setup: {s}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {:<9}  {}{}{}",
+            format!("{}:", side.name),
+            clean(&kernel),
+            clean(&words),
+            clean(&setup)
+        );
+    }
+    let schedule = match &c.spec.schedule {
+        Schedule::Rounds { rounds } => format!("{rounds} rounds"),
+        Schedule::Until {
+            pct,
+            max_rounds,
+            max_time_s,
+        } => format!(
+            "until ±{pct} % (pilot 3 rounds, at most {max_rounds}{})",
+            max_time_s
+                .map(|t| format!(", {}", human_secs(t)))
+                .unwrap_or_default()
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "  schedule:  {schedule}, {} order (seed {}), {} executor",
+        match c.spec.order {
+            crate::record::campaign::spec::Order::Random => "random",
+            crate::record::campaign::spec::Order::Abba => "ABBA",
+        },
+        c.spec.seed,
+        c.spec.executor.as_str()
+    );
+    if let Some(d) = &c.decision {
+        let _ = writeln!(
+            out,
+            "  decided:   {} rounds (the pilot's sd {:.2} % per round needs {}{}), ±{:.2} % expected",
+            d.rounds,
+            100.0 * d.pilot_sd,
+            d.rounds_needed,
+            d.bound
+                .as_deref()
+                .map(|b| format!("; bound by {b}"))
+                .unwrap_or_default(),
+            d.half_width_pct
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  progress:  {} of {} planned rounds complete; steps {} done, {} failed, {} running, {} planned{}",
+        v.rounds_complete,
+        c.planned_rounds,
+        v.steps_done,
+        v.steps_failed,
+        v.steps_running,
+        v.steps_total - v.steps_done - v.steps_failed - v.steps_running,
+        v.eta_s
+            .filter(|_| c.state.is_open())
+            .map(|s| format!("; about {} left", human_secs(s)))
+            .unwrap_or_default()
+    );
+    for (round, side, owner) in &v.running {
+        let _ = writeln!(
+            out,
+            "  running:   round {round} {side} (by {})",
+            clean(owner)
+        );
+    }
+    match (&v.primary, &v.estimate) {
+        (Some(key), Some(e)) => {
+            let interval = e
+                .interval_pct()
+                .map(|(lo, hi)| {
+                    format!(
+                        "[{lo:+.2} %, {hi:+.2} %] at {:.0} % (±{:.2} %)",
+                        100.0 * c.spec.confidence,
+                        e.half_width_pct().unwrap_or(f64::NAN)
+                    )
+                })
+                .unwrap_or_else(|| "no interval yet (needs 2 complete rounds)".to_string());
+            let _ = writeln!(
+                out,
+                "  primary:   {} patched/base {:+.2} % {interval}, {} rounds paired",
+                clean(key),
+                e.change_pct(),
+                e.n
+            );
+        }
+        (Some(key), None) => {
+            let _ = writeln!(out, "  primary:   {} (no complete round yet)", clean(key));
+        }
+        _ => {}
+    }
+    for f in &v.failures {
+        let state = if f.state == StepState::Failed {
+            "failed"
+        } else {
+            "failed once, retried"
+        };
+        let _ = writeln!(
+            out,
+            "  {state}: round {} {}: {}",
+            f.round,
+            f.side,
+            clean(f.error.as_deref().unwrap_or(""))
+        );
+        if f.state == StepState::Failed {
+            if let Some(console) = &f.console_tail {
+                for l in console
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                {
+                    let _ = writeln!(out, "    | {}", clean(l));
+                }
+            }
+        }
+    }
+}
+
+/// `status --format json`.
+pub fn status_json(views: &[StatusView]) -> anyhow::Result<String> {
+    let mut s = serde_json::to_string_pretty(&serde_json::json!({
+        "schema": "patchbench.campaign-status/1",
+        "campaigns": views,
+    }))?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// `campaign report`: the status, the comparison of the two sides, and the primary metric
+/// round by round.
+pub fn report_text(v: &StatusView, comparison: &Comparison) -> anyhow::Result<String> {
+    let mut out = String::new();
+    status_block(&mut out, v);
+    out.push('\n');
+    let fmt = if comparison
+        .rows
+        .iter()
+        .any(|r| r.name.starts_with("unixbench."))
+    {
+        crate::report::compare::Format::Unixbench
+    } else {
+        crate::report::compare::Format::Lkp
+    };
+    if !crate::report::compare::shows_warnings(fmt) {
+        for w in crate::report::compare::warning_lines(comparison) {
+            let _ = writeln!(out, "{w}");
+        }
+    }
+    out.push_str(&crate::report::compare::render(comparison, fmt, false)?);
+    out.push('\n');
+    if let Some(key) = &v.primary {
+        let _ = writeln!(out, "Rounds ({}):", clean(key));
+        let _ = writeln!(
+            out,
+            "  {:>5}  {:<8}  {:>14}  {:>14}  {:>9}",
+            "round", "first", "base", "patched", "ratio"
+        );
+        for r in &v.rounds {
+            let num = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+            let ratio = match (r.base, r.patched) {
+                (Some(b), Some(p)) => format!("{:.4}", p / b),
+                _ => "-".to_string(),
+            };
+            let round = if r.r#box.is_empty() {
+                r.round.to_string()
+            } else {
+                format!("{}@{}", r.round, clean(&r.r#box))
+            };
+            let _ = writeln!(
+                out,
+                "  {:>5}  {:<8}  {:>14}  {:>14}  {:>9}",
+                round,
+                r.first.as_deref().unwrap_or("-"),
+                num(r.base),
+                num(r.patched),
+                ratio
+            );
+        }
+    }
+    Ok(out)
+}

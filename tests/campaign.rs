@@ -1,0 +1,536 @@
+//! `patchbench campaign` with the local executor, for real: an A/A campaign of 3 rounds, the
+//! step records, status and report; SIGINT and SIGKILL mid-step, then `resume` (nothing lost
+//! or duplicated, no workload left behind); a side whose setup fails (retried once, recorded
+//! as failed with its console, the campaign goes on); `--until` deciding once after the pilot;
+//! `stop`; and bad input refused before anything is stored.
+
+mod common;
+
+use common::{patchbench_with_store, processes_mentioning, wait_until, wait_with_timeout};
+use patchbench::record::campaign::state::StepState;
+use patchbench::store::db::Store;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+/// A one-test workload of about half a second, marked with `dir` so its processes can be found.
+fn workload(dir: &Path, secs: &str) -> Vec<String> {
+    [
+        "run",
+        "syscall",
+        "--duration",
+        secs,
+        "--passes",
+        "1",
+        "--no-settle",
+        "--copies",
+        "1",
+        "--dir",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([dir.display().to_string()])
+    .collect()
+}
+
+fn start(store: &Path, name: &str, opts: &[&str], work: &[String]) -> std::process::Command {
+    let mut c = patchbench_with_store(store);
+    c.args(["campaign", "start", name])
+        .args(opts)
+        .arg("--")
+        .args(work);
+    c
+}
+
+/// Every run of the campaign is stored once per (round, side), with its step's record.
+fn check_runs(store: &Path, name: &str, rounds: u32) {
+    let s = Store::open(store, false).unwrap();
+    let c = s.campaign(name).unwrap().unwrap();
+    let runs = s.campaign_runs(c.id).unwrap();
+    assert_eq!(runs.len() as u32, 2 * rounds, "one run per step");
+    let mut seen = BTreeSet::new();
+    let mut uuids = BTreeSet::new();
+    for (_, r) in &runs {
+        let step = r
+            .campaign
+            .as_ref()
+            .expect("a campaign run records its step");
+        assert_eq!(step.campaign, name);
+        assert_eq!(
+            r.label.as_deref(),
+            Some(format!("{name}/{}", step.side).as_str())
+        );
+        assert_eq!(step.executor, "local");
+        assert!(!step.kernel.release.is_empty() && !step.kernel.cmdline.is_empty());
+        assert!(step.boot.as_ref().is_some_and(|b| !b.boot_id.is_empty()));
+        assert!(
+            seen.insert((step.round, step.side.clone())),
+            "duplicate {step:?}"
+        );
+        assert!(uuids.insert(r.uuid.clone().unwrap()));
+        assert!(!r.incomplete);
+    }
+    let all = s.list(None).unwrap();
+    assert_eq!(all.len() as u32, 2 * rounds, "no other run stored");
+    for round in 1..=rounds {
+        let slots: Vec<u32> = runs
+            .iter()
+            .filter_map(|(_, r)| r.campaign.as_ref())
+            .filter(|s| s.round == round)
+            .map(|s| s.slot)
+            .collect();
+        assert_eq!(slots.len(), 2);
+        assert_ne!(slots[0], slots[1]);
+    }
+}
+
+#[test]
+fn an_aa_campaign_of_three_rounds_stores_six_runs_and_reports_them() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(
+        &store,
+        "aa",
+        &["--rounds", "3", "--seed", "7"],
+        &workload(d.path(), "0.3"),
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("campaign aa finished: 6 steps done, 0 failed"),
+        "{err}"
+    );
+    check_runs(&store, "aa", 3);
+
+    let status = patchbench_with_store(&store)
+        .args(["campaign", "status", "aa"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success(), "{text}");
+    assert!(text.contains("campaign aa: finished"), "{text}");
+    assert!(text.contains("3 of 3 planned rounds complete"), "{text}");
+    assert!(
+        text.contains("unixbench.index[copies=1]") && text.contains("3 rounds paired"),
+        "{text}"
+    );
+
+    let json = patchbench_with_store(&store)
+        .args(["campaign", "status", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["campaigns"][0]["steps_done"], 6);
+    assert_eq!(doc["campaigns"][0]["campaign"]["spec"]["seed"], 7);
+
+    let report = patchbench_with_store(&store)
+        .args(["campaign", "report", "aa"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    assert!(
+        text.contains("System Call Overhead") && text.contains("Rounds ("),
+        "{text}"
+    );
+    // The sides are stored under their labels, for `compare`.
+    let cmp = patchbench_with_store(&store)
+        .args(["compare", "aa/base", "aa/patched"])
+        .output()
+        .unwrap();
+    assert!(cmp.status.success());
+    // The same seed gives the same order.
+    let again = d.path().join("again.db");
+    start(
+        &again,
+        "aa",
+        &["--rounds", "3", "--seed", "7"],
+        &workload(d.path(), "0.2"),
+    )
+    .output()
+    .unwrap();
+    let order = |p: &Path| -> Vec<(u32, u32, String)> {
+        let s = Store::open(p, false).unwrap();
+        let c = s.campaign("aa").unwrap().unwrap();
+        s.steps(c.id)
+            .unwrap()
+            .into_iter()
+            .map(|st| (st.round, st.slot, st.side))
+            .collect()
+    };
+    assert_eq!(order(&store), order(&again));
+}
+
+/// Stops a campaign with `sig` while its second step runs; returns the exit status.
+fn interrupt_mid_step(
+    store: &Path,
+    name: &str,
+    marker: &Path,
+    sig: i32,
+) -> std::process::ExitStatus {
+    let mut child = start(store, name, &["--rounds", "2"], &workload(marker, "3"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mark = marker.display().to_string();
+    // The first step is done and the second has started.
+    wait_until(Duration::from_secs(120), "the second step", || {
+        let done = Store::open(store, false)
+            .ok()
+            .and_then(|s| {
+                let c = s.campaign(name).ok()??;
+                Some(
+                    s.steps(c.id)
+                        .ok()?
+                        .iter()
+                        .filter(|st| st.state == StepState::Done)
+                        .count(),
+                )
+            })
+            .unwrap_or(0);
+        done == 1 && processes_mentioning(&mark).len() >= 2
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    common::signal(&child, sig);
+    let status = wait_with_timeout(&mut child, Duration::from_secs(60));
+    // No workload is left behind.
+    wait_until(Duration::from_secs(20), "the workload to go", || {
+        processes_mentioning(&mark).is_empty()
+    });
+    status
+}
+
+#[test]
+fn sigint_mid_step_hands_the_step_back_and_resume_completes() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let status = interrupt_mid_step(&store, "int", d.path(), libc::SIGINT);
+    assert_eq!(status.code(), Some(130));
+    {
+        let s = Store::open(&store, false).unwrap();
+        let c = s.campaign("int").unwrap().unwrap();
+        let steps = s.steps(c.id).unwrap();
+        assert_eq!(
+            steps.iter().filter(|s| s.state == StepState::Done).count(),
+            1
+        );
+        assert_eq!(
+            steps
+                .iter()
+                .filter(|s| s.state == StepState::Running)
+                .count(),
+            0
+        );
+        // The interrupted attempt is not counted.
+        assert!(steps
+            .iter()
+            .all(|s| s.state != StepState::Planned || s.attempts == 0));
+        assert_eq!(s.list(None).unwrap().len(), 1, "no half-stored run");
+    }
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "int"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_runs(&store, "int", 2);
+}
+
+#[test]
+fn sigkill_mid_step_leaves_no_workload_and_resume_reruns_the_step() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let status = interrupt_mid_step(&store, "kill", d.path(), libc::SIGKILL);
+    assert_eq!(status.code(), None);
+    {
+        let s = Store::open(&store, false).unwrap();
+        let c = s.campaign("kill").unwrap().unwrap();
+        let steps = s.steps(c.id).unwrap();
+        // The killed process still owns its step; resume takes it back.
+        assert_eq!(
+            steps
+                .iter()
+                .filter(|s| s.state == StepState::Running)
+                .count(),
+            1
+        );
+        assert_eq!(s.list(None).unwrap().len(), 1, "no half-stored run");
+    }
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "kill"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("left unfinished; it runs again"), "{err}");
+    check_runs(&store, "kill", 2);
+}
+
+#[test]
+fn a_failing_side_is_retried_once_then_recorded_and_the_campaign_goes_on() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(
+        &store,
+        "fail",
+        &[
+            "--rounds",
+            "2",
+            "--patched-setup",
+            "echo about to fail; echo \"console line $PATCHBENCH_SIDE\"; exit 3",
+        ],
+        &workload(d.path(), "0.2"),
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("2 steps done, 2 failed"), "{err}");
+    assert!(
+        err.contains("will be retried once") && err.contains("recorded as failed"),
+        "{err}"
+    );
+    let s = Store::open(&store, false).unwrap();
+    let c = s.campaign("fail").unwrap().unwrap();
+    let failed: Vec<_> = s
+        .steps(c.id)
+        .unwrap()
+        .into_iter()
+        .filter(|s| s.state == StepState::Failed)
+        .collect();
+    assert_eq!(failed.len(), 2);
+    for f in &failed {
+        assert_eq!(f.side, "patched");
+        assert_eq!(f.attempts, 2);
+        assert!(f.error.as_deref().unwrap().contains("setup command failed"));
+        assert!(f
+            .console_tail
+            .as_deref()
+            .unwrap()
+            .contains("console line patched"));
+    }
+    let status = patchbench_with_store(&store)
+        .args(["campaign", "status", "fail"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("2 of 4 steps failed") && text.contains("console line patched"),
+        "{text}"
+    );
+    // The report says there is nothing to pair on the patched side.
+    let report = patchbench_with_store(&store)
+        .args(["campaign", "report", "fail"])
+        .output()
+        .unwrap();
+    assert_eq!(report.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&report.stderr).contains("no stored run of the patched side"));
+}
+
+#[test]
+fn until_decides_once_after_the_pilot_within_its_bounds() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(
+        &store,
+        "until",
+        &["--until", "0.1", "--max-rounds", "4"],
+        &workload(d.path(), "0.2"),
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let s = Store::open(&store, false).unwrap();
+    let c = s.campaign("until").unwrap().unwrap();
+    let decision = c.decision.expect("decided after the pilot");
+    // ±0.1 % is out of reach on this machine: the cap binds, and says so.
+    assert_eq!(decision.rounds, 4);
+    assert_eq!(decision.bound.as_deref(), Some("--max-rounds"));
+    assert!(decision.rounds_needed > 4 && decision.pilot_pairs == 3);
+    assert_eq!(c.planned_rounds, 4);
+    check_runs(&store, "until", 4);
+    assert!(err.contains("bound by --max-rounds"), "{err}");
+}
+
+#[test]
+fn stop_ends_a_running_campaign_after_its_step() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let mut child = start(&store, "stop", &["--rounds", "5"], &workload(d.path(), "1"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until(Duration::from_secs(120), "a step to finish", || {
+        Store::open(&store, false)
+            .ok()
+            .and_then(|s| Some(!s.list(None).ok()?.is_empty()))
+            .unwrap_or(false)
+    });
+    // A second process may not run it at the same time.
+    wait_until(Duration::from_secs(120), "a step to run", || {
+        Store::open(&store, false)
+            .ok()
+            .and_then(|s| {
+                let c = s.campaign("stop").ok()??;
+                Some(
+                    s.steps(c.id)
+                        .ok()?
+                        .iter()
+                        .any(|st| st.state == StepState::Running),
+                )
+            })
+            .unwrap_or(false)
+    });
+    let twice = patchbench_with_store(&store)
+        .args(["campaign", "resume", "stop"])
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("is being run by process"));
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "stop", "stop"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let status = wait_with_timeout(&mut child, Duration::from_secs(60));
+    assert!(status.success());
+    let s = Store::open(&store, false).unwrap();
+    let c = s.campaign("stop").unwrap().unwrap();
+    assert_eq!(c.state.as_str(), "stopped");
+    let done = s.list(None).unwrap().len();
+    assert!((1..10).contains(&done), "{done}");
+    let resume = patchbench_with_store(&store)
+        .args(["campaign", "resume", "stop"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&resume.stderr).contains("is stopped; nothing to resume"));
+}
+
+#[test]
+fn scratch_gives_each_step_a_fresh_ext4_and_leaves_no_mount() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(
+        &store,
+        "scratch",
+        &["--rounds", "1", "--scratch", "ext4:32M"],
+        &[
+            "run",
+            "fstime-w",
+            "--duration",
+            "0.3",
+            "--passes",
+            "1",
+            "--no-settle",
+            "--copies",
+            "1",
+        ]
+        .map(String::from),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = Store::open(&store, false).unwrap();
+    let c = s.campaign("scratch").unwrap().unwrap();
+    for (_, r) in s.campaign_runs(c.id).unwrap() {
+        assert_eq!(r.config["dir_fstype"], "ext4", "{:?}", r.config);
+        let step = r.campaign.unwrap();
+        assert_eq!(step.scratch.as_deref(), Some("ext4:32M on a loop device"));
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        !mounts.contains("patchbench-campaign-"),
+        "a scratch mount was left"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_stored() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let work = workload(d.path(), "0.2");
+    let not_a_kernel = d.path().join("vmlinuz");
+    std::fs::write(&not_a_kernel, "not a kernel").unwrap();
+    let nk = format!("{}:pti=on", not_a_kernel.display());
+    let cases: Vec<(Vec<&str>, Vec<String>, &str)> = vec![
+        (vec![], vec!["list".into()], "measuring command"),
+        (vec![], vec!["check".into()], "measuring command"),
+        (
+            vec![],
+            [work.clone(), vec!["--json".into(), "x.json".into()]].concat(),
+            "--json",
+        ),
+        (
+            vec![],
+            [work.clone(), vec!["--label".into(), "x".into()]].concat(),
+            "--label",
+        ),
+        (vec!["--scratch", "ext4:64M"], work.clone(), "--scratch"),
+        (vec!["--duet"], work.clone(), "--duet"),
+        (vec!["--base-setup", " "], work.clone(), "empty"),
+        (
+            vec!["--base", "/nonexistent/vmlinuz"],
+            work.clone(),
+            "cannot read kernel image",
+        ),
+        (
+            vec!["--base", &nk, "--executor", "vm"],
+            work.clone(),
+            "not a Linux kernel image",
+        ),
+        (
+            vec!["--base", ":pti=on", "--executor", "local"],
+            work.clone(),
+            "local executor",
+        ),
+        (vec!["--rounds", "0"], work.clone(), "--rounds"),
+        (vec!["--scratch", "xfs:1G"], work.clone(), "ext4"),
+    ];
+    for (opts, w, why) in cases {
+        let out = start(&store, "bad", &opts, &w).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{opts:?} {w:?}: {err}");
+        assert!(err.contains(why), "{opts:?}: {err}");
+        // One line (clap's own refusals add its "For more information" hint).
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information"))
+            .collect();
+        assert_eq!(lines.len(), 1, "one line: {err}");
+        assert!(!store.exists(), "{opts:?} created the store");
+    }
+    let bad_name = start(&store, "a b", &[], &work).output().unwrap();
+    assert_eq!(bad_name.status.code(), Some(2));
+    // A second campaign of the same name is refused, and the first is untouched.
+    assert!(start(&store, "once", &["--rounds", "1"], &work)
+        .status()
+        .unwrap()
+        .success());
+    let out = start(&store, "once", &["--rounds", "1"], &work)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists"));
+    assert_eq!(
+        Store::open(&store, false)
+            .unwrap()
+            .list(None)
+            .unwrap()
+            .len(),
+        2
+    );
+}
