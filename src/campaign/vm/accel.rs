@@ -59,8 +59,7 @@ pub fn kvm_unusable(sys: &Path, dev: &Path) -> Option<String> {
     let module = |m: &str| sys.join("module").join(m).exists();
     if module("kvm_pvm") {
         return Some(format!(
-            "{shown} is a PVM host (the kvm_pvm module), on which a stock kernel never gets \
-             past its decompressor"
+            "{shown} is a PVM host (kvm_pvm), where a stock kernel does not boot"
         ));
     }
     if !module("kvm_intel") && !module("kvm_amd") {

@@ -177,7 +177,15 @@ fn check_side(spec: &CampaignSpec, side: &SideSpec) -> Result<SidePlan, String> 
             .map_err(|e| format!("the {name} side: cannot read initrd {}: {e}", i.display()))?;
     }
     let modules = match &kernel.modules {
-        None => Vec::new(),
+        None => {
+            if let Some(option) = modular_root_support(&kernel) {
+                return Err(format!(
+                    "the {name} side's kernel {} has {option}=m, but no modules were found for                      it (lib/modules/{} with a modules.dep beside its boot/, or                      --{name}-modules DIR)",
+                    kernel.release, kernel.release
+                ));
+            }
+            Vec::new()
+        }
         Some(dir) => {
             let dir_name = dir
                 .file_name()
@@ -219,6 +227,19 @@ fn check_side(spec: &CampaignSpec, side: &SideSpec) -> Result<SidePlan, String> 
         kernel,
         modules,
     })
+}
+
+/// The first option the guest's root needs that the image's `config-RELEASE` (beside it, as
+/// in `/boot`) says is a module; None when it is built in or there is no config to read.
+fn modular_root_support(kernel: &KernelSpec) -> Option<&'static str> {
+    let config = kernel
+        .image
+        .parent()?
+        .join(format!("config-{}", kernel.release));
+    let text = std::fs::read_to_string(config).ok()?;
+    ["CONFIG_VIRTIO_PCI", "CONFIG_NET_9P_VIRTIO", "CONFIG_9P_FS"]
+        .into_iter()
+        .find(|o| text.lines().any(|l| l == format!("{o}=m")))
 }
 
 /// The modules a guest needs.
@@ -273,5 +294,27 @@ mod tests {
             ]
         );
         assert_eq!(brd_args(&s), "rd_nr=1 rd_size=65536 max_part=0");
+    }
+
+    #[test]
+    fn a_kernel_whose_9p_is_a_module_needs_its_modules() {
+        let d = tempfile::tempdir().unwrap();
+        let kernel = KernelSpec {
+            image: d.path().join("vmlinuz-6.1.0-1-amd64"),
+            sha256: String::new(),
+            release: "6.1.0-1-amd64".into(),
+            initrd: None,
+            modules: None,
+        };
+        assert_eq!(modular_root_support(&kernel), None);
+        let config = d.path().join("config-6.1.0-1-amd64");
+        std::fs::write(&config, "CONFIG_VIRTIO_PCI=y\nCONFIG_NET_9P_VIRTIO=m\n").unwrap();
+        assert_eq!(modular_root_support(&kernel), Some("CONFIG_NET_9P_VIRTIO"));
+        std::fs::write(
+            &config,
+            "CONFIG_VIRTIO_PCI=y\nCONFIG_NET_9P_VIRTIO=y\nCONFIG_9P_FS=y\n",
+        )
+        .unwrap();
+        assert_eq!(modular_root_support(&kernel), None);
     }
 }

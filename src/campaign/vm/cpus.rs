@@ -20,10 +20,14 @@ pub fn allowed() -> Vec<u32> {
         .collect()
 }
 
-/// The default vCPUs of a guest: 2, or fewer when the CPUs (halved for a duet) are fewer.
-pub fn default_vcpus(cpus: usize, duet: bool) -> u32 {
-    let per_guest = if duet { cpus / 2 } else { cpus };
-    per_guest.clamp(1, 2) as u32
+/// The default vCPUs of a guest: 2, or 1 when there are fewer than 4 CPUs to use (so a small
+/// host keeps a CPU for the rest of QEMU and the system, and a duet's halves hold a guest each).
+pub fn default_vcpus(cpus: usize) -> u32 {
+    if cpus < 4 {
+        1
+    } else {
+        2
+    }
 }
 
 /// The default CPU set: `vcpus` CPUs per guest, taken from the end of `allowed` (CPU 0 is
@@ -75,12 +79,13 @@ mod tests {
 
     #[test]
     fn defaults_fit_small_and_large_hosts() {
-        assert_eq!(default_vcpus(1, false), 1);
-        assert_eq!(default_vcpus(2, false), 2);
-        assert_eq!(default_vcpus(64, false), 2);
-        assert_eq!(default_vcpus(2, true), 1);
-        assert_eq!(default_vcpus(3, true), 1);
-        assert_eq!(default_vcpus(8, true), 2);
+        assert_eq!(default_vcpus(1), 1);
+        assert_eq!(default_vcpus(2), 1);
+        assert_eq!(default_vcpus(4), 2);
+        assert_eq!(default_vcpus(64), 2);
+        assert_eq!(default_vcpus(2), 1);
+        assert_eq!(default_vcpus(3), 1);
+        assert_eq!(default_vcpus(8), 2);
         assert_eq!(default_cpus(&[0, 1], 2, false), [0, 1]);
         assert_eq!(default_cpus(&[0, 1, 2, 3, 4, 5, 6, 7], 2, false), [6, 7]);
         assert_eq!(

@@ -39,7 +39,7 @@ use crate::private_dir::PrivateDir;
 use crate::proc::signals::Signals;
 use crate::proc::supervise::{wait_all, Outcome, Supervised};
 use crate::record::campaign::spec::{CampaignSpec, ExecutorKind};
-use crate::record::campaign::GuestInfo;
+use crate::record::campaign::{add_run_warning, GuestInfo};
 use crate::record::RunRecord;
 use accel::Accel;
 use checks::Checked;
@@ -193,8 +193,8 @@ impl Vm {
     fn warnings(&self) -> Vec<String> {
         match (self.checked.accel, &self.checked.accel_note) {
             (Accel::Tcg, note) => vec![format!(
-                "measured in a guest under TCG, QEMU's emulator{}: the numbers time an \
-                 emulated CPU and say nothing about the kernel's speed",
+                "measured under TCG, QEMU's emulator{}: the numbers time an emulated CPU, \
+                 not the kernel",
                 note.as_ref()
                     .map(|n| format!(" (KVM: {n})"))
                     .unwrap_or_default()
@@ -372,7 +372,7 @@ impl Vm {
                     serde_json::Value::from(released),
                 );
                 if let Some(n) = most_tasks(&m.record).filter(|&n| n > u64::from(vcpus)) {
-                    add_warning(
+                    add_run_warning(
                         &mut m.record,
                         format!(
                             "not fit for duet: the workload runs up to {n} copies or tasks in a \
@@ -390,17 +390,6 @@ impl Vm {
             .pop()
             .unwrap_or_else(|| StepOutcome::failed("lost", ""));
         [first, second]
-    }
-}
-
-/// Adds a warning to a run (`extra.warnings`, a list of strings).
-pub fn add_warning(record: &mut RunRecord, text: String) {
-    let list = record
-        .extra
-        .entry("warnings".to_string())
-        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-    if let serde_json::Value::Array(items) = list {
-        items.push(serde_json::Value::String(text));
     }
 }
 

@@ -1,7 +1,8 @@
 //! The guest settings of a `vm` campaign from its command line: vCPUs, memory, the host CPUs
 //! every QEMU thread is bound to, TCG allowed or not, and the QEMU program, with defaults that
-//! suit a benchmark rather than "every host CPU" (see [`super::cpus`]: 2 vCPUs or fewer, on the
-//! last CPUs this process may use; 2 GiB, less on a host with little free memory), checked
+//! suit a benchmark rather than "every host CPU" (see [`super::cpus`]: 2 vCPUs, 1 on a host
+//! with fewer than 4 CPUs, on the last CPUs this process may use; 2 GiB, less on a host with
+//! little free memory), checked
 //! (CPUs this process may use, enough of them for a duet's two disjoint halves).
 
 use super::cpus;
@@ -64,7 +65,7 @@ fn resolve_on(
     let vcpus = match given.vcpus {
         Some(0) => return Err("--vcpus: a guest needs at least 1 vCPU".to_string()),
         Some(v) => v,
-        None => cpus::default_vcpus(pool.len(), given.duet),
+        None => cpus::default_vcpus(pool.len()),
     };
     let cpus = match &given.cpus {
         Some(c) => {

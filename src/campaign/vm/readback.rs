@@ -13,7 +13,7 @@ use super::step_script::{
 };
 use crate::campaign::executor::{read_result, Measured, StepOutcome, SETUP_FAILED_EXIT};
 use crate::proc::supervise::{Ended, Outcome};
-use crate::record::campaign::{BootInfo, GuestInfo, KernelInfo};
+use crate::record::campaign::{add_run_warning, BootInfo, GuestInfo, KernelInfo};
 use std::path::Path;
 
 /// What the reading needs besides the result directory and QEMU's end.
@@ -23,7 +23,7 @@ pub struct Context<'a> {
     pub has_setup: bool,
     pub guest: GuestInfo,
     pub scratch: Option<String>,
-    /// Warnings to attach to the run (`extra.warnings`).
+    /// Warnings for the run (`crate::record::campaign::run_warnings`).
     pub warnings: &'a [String],
 }
 
@@ -114,11 +114,8 @@ pub fn outcome(dir: &Path, qemu: Outcome, ctx: Context) -> StepOutcome {
         Ok(r) => r,
         Err(reason) => return StepOutcome::failed(reason, console),
     };
-    if !ctx.warnings.is_empty() {
-        record.extra.insert(
-            "warnings".to_string(),
-            serde_json::Value::from(ctx.warnings.to_vec()),
-        );
+    for w in ctx.warnings {
+        add_run_warning(&mut record, w.clone());
     }
     let since_boot_s = read(dir, UPTIME_FILE)
         .and_then(|u| u.parse().ok())
