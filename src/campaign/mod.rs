@@ -8,6 +8,7 @@
 //! - [`executor`]: what an executor does ("run this step, hand back a run or a failure with its
 //!   console"), and the workload command line every executor runs.
 //! - [`local`]: the running kernel; sides differ by their setup commands.
+//! - [`vm`]: a fresh QEMU guest per step, booting the side's kernel on the host's root.
 //! - [`primary`]: which metric the schedule follows, its per-round ratios, and the `--until`
 //!   decision (Stein's two-stage rule on the pilot's ratios).
 //!
@@ -20,3 +21,4 @@ pub mod executor;
 pub mod kernel_image;
 pub mod local;
 pub mod primary;
+pub mod vm;

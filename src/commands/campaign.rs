@@ -17,7 +17,7 @@ use crate::error::{usage, Usage};
 use crate::progress::Progress;
 use crate::record::campaign::plan;
 use crate::record::campaign::spec::{
-    CampaignSpec, ExecutorKind, KernelSpec, Order, Schedule, Scratch, SideSpec, VmOptions,
+    CampaignSpec, ExecutorKind, KernelSpec, Order, Schedule, Scratch, SideSpec,
 };
 use crate::record::campaign::state::{Campaign, CampaignState, Owner, StepState};
 use crate::store::db::Store;
@@ -478,13 +478,6 @@ fn side(
     })
 }
 
-/// The host CPUs a guest may use by default: the last `n` of those this process may use.
-fn default_cpus(n: u32) -> Vec<u32> {
-    let allowed = crate::counter_harness::placement::allowed_cpus();
-    let k = allowed.len().saturating_sub(n as usize);
-    allowed[k..].iter().map(|&c| c as u32).collect()
-}
-
 /// Builds the spec from the arguments, checking everything that can be checked here.
 fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     check_name(&a.name)?;
@@ -532,20 +525,19 @@ fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
         return usage("--scratch with the local executor mounts a loop device: run as root");
     }
     let vm = if executor == ExecutorKind::Vm {
-        let cpus = crate::sysinfo::online_cpus();
-        let vcpus = a.vcpus.unwrap_or(if cpus < 4 { 1 } else { 2 });
-        let per_guest = if a.duet { 2 * vcpus } else { vcpus };
         let cpus = match a.cpus.as_deref() {
-            Some(list) => parse_cpu_list(list).map_err(Usage)?,
-            None => default_cpus(per_guest),
+            Some(list) => Some(parse_cpu_list(list).map_err(Usage)?),
+            None => None,
         };
-        Some(VmOptions {
-            vcpus,
-            memory_mib: a.memory,
+        let given = crate::campaign::vm::options::Given {
+            vcpus: a.vcpus,
+            memory_mib: Some(a.memory),
             cpus,
             allow_tcg: a.allow_tcg,
-            qemu: a.qemu.clone(),
-        })
+            qemu: Some(a.qemu.clone()),
+            duet: a.duet,
+        };
+        Some(crate::campaign::vm::options::resolve(&given).map_err(Usage)?)
     } else {
         None
     };
@@ -601,7 +593,8 @@ fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
 fn executor_for(spec: &CampaignSpec) -> anyhow::Result<Box<dyn Executor>> {
     match spec.executor {
         ExecutorKind::Local => Ok(Box::new(crate::campaign::local::Local::new()?)),
-        // The vm and kexec executors are wired here when they land.
+        ExecutorKind::Vm => Ok(Box::new(crate::campaign::vm::Vm::new(spec)?)),
+        // The kexec executor is wired here when it lands.
         other => usage(format!(
             "the {} executor is not available in this build",
             other.as_str()

@@ -245,6 +245,9 @@ pub fn show(id: &str, r: &RunRecord) -> String {
                 b.boot_id, b.via, b.since_boot_s
             );
         }
+        for w in crate::record::campaign::run_warnings(r) {
+            let _ = writeln!(out, "campaign warning: {w}");
+        }
     }
     let _ = writeln!(out);
     let _ = writeln!(
