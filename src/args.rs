@@ -207,63 +207,13 @@ pub fn check_real_dir(dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(real)
 }
 
-/// Rejects an output path whose directory is missing or not writable, or that names a
-/// directory.
+/// Checks an output path before any work, as the writer will decide it
+/// (`crate::record::output_file::target`): a regular or new file (replaced atomically; a
+/// symbolic link is followed), a FIFO or character device (written in place), or `-`
+/// (standard output). A directory, a block device, anything else, or a path that cannot be
+/// written is refused with one line.
 pub fn check_output(what: &str, path: &Path) -> anyhow::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if path.is_dir() {
-        return usage(format!(
-            "{what} {}: is a directory; give a file name",
-            path.display()
-        ));
-    }
-    if !parent.is_dir() {
-        return usage(format!(
-            "{what} {}: directory {} does not exist; create it or write elsewhere",
-            path.display(),
-            parent.display()
-        ));
-    }
-    let w = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
-    if nix::unistd::access(&parent, w).is_err() {
-        return usage(format!(
-            "{what} {}: directory {} is not writable; write elsewhere",
-            path.display(),
-            parent.display()
-        ));
-    }
-    if path.exists() && nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_err() {
-        return usage(format!(
-            "{what} {}: file is not writable; write elsewhere",
-            path.display()
-        ));
-    }
-    // access() answers for root from the mode bits alone; a read-only mount or a filesystem
-    // that takes no new files (/proc, /sys) says no only when a file is made there. So make
-    // a file there once, as the writer will for its temporary file, and remove it at once.
-    let probe = parent.join(format!(".patchbench-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-        }
-        // Another patchbench of this pid's number left one: the directory takes files.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => {
-            return usage(format!(
-                "{what} {}: cannot create a file in {} ({e}); write elsewhere",
-                path.display(),
-                parent.display()
-            ))
-        }
-    }
-    Ok(())
+    crate::record::output_file::target(what, path).map(|_| ())
 }
 
 /// Kernel interface filesystems: no storage, nowhere to put a workload's files.

@@ -14,7 +14,8 @@
 //!   writer), `report` (every renderer, stdout, progress), `store`, `import`, `compare`,
 //!   `stats`.
 //! - shared bits: `sysinfo`, `fsinfo`, `clock`, `private_dir`, `progress` (the one progress
-//!   line), `error`, and `noise` (the noise sources `check` reports and every measuring
+//!   line), `error`, `safe_text` (how data strings are shown on a terminal and in text
+//!   formats: the one sanitising layer), and `noise` (the noise sources `check` reports and every measuring
 //!   command stores in its fingerprint, and the per-pass monitor).
 
 // Everything written to stdout goes through `report::print`, which turns a closed pipe into an
@@ -38,6 +39,7 @@ pub mod proc;
 pub mod progress;
 pub mod record;
 pub mod report;
+pub mod safe_text;
 pub mod stats;
 pub mod store;
 pub mod sysinfo;

@@ -129,7 +129,9 @@ impl Sinks {
 /// What a [`FileSink`] writes: the whole file from the record so far (None: nothing yet).
 pub type Render = Box<dyn Fn(&RunRecord) -> anyhow::Result<Option<Vec<u8>>>>;
 
-/// An output file, rewritten atomically (see [`super::output_file`]).
+/// An output file (see [`super::output_file`]): a file is rewritten atomically (after every
+/// unit where asked, and at the end); a FIFO, a device or standard output is written once, at
+/// the end, so its reader gets one whole document.
 pub struct FileSink {
     option: &'static str,
     path: PathBuf,
@@ -170,9 +172,13 @@ impl FileSink {
         )
     }
 
-    fn write(&mut self, record: &RunRecord) -> anyhow::Result<()> {
+    fn write(&mut self, record: &RunRecord, last: bool) -> anyhow::Result<()> {
+        let target = super::output_file::target(self.option, &self.path)?;
+        if target.is_stream() && !last {
+            return Ok(());
+        }
         if let Some(bytes) = (self.render)(record)? {
-            super::output_file::write_atomic(&self.path, &bytes)?;
+            super::output_file::write_to(&target, self.option, &self.path, &bytes)?;
             self.wrote = true;
         }
         Ok(())
@@ -181,21 +187,30 @@ impl FileSink {
 
 impl Sink for FileSink {
     fn name(&self) -> String {
-        format!("{} {}", self.option, self.path.display())
+        format!(
+            "{} {}",
+            self.option,
+            crate::safe_text::field(&self.path.display().to_string())
+        )
     }
 
     fn progress(&mut self, record: &RunRecord) -> anyhow::Result<()> {
         if self.every_unit {
-            self.write(record)?;
+            self.write(record, false)?;
         }
         Ok(())
     }
 
     fn finished(&mut self, record: &RunRecord) -> anyhow::Result<()> {
-        self.write(record)
+        self.write(record, true)
     }
 
     fn done_line(&self) -> Option<String> {
-        (self.announce && self.wrote).then(|| format!("wrote {}", self.path.display()))
+        (self.announce && self.wrote).then(|| {
+            format!(
+                "wrote {}",
+                crate::safe_text::field(&self.path.display().to_string())
+            )
+        })
     }
 }
