@@ -21,6 +21,9 @@
 // Everything written to stdout goes through `report::print`, which turns a closed pipe into an
 // error instead of a panic.
 #![warn(clippy::print_stdout)]
+// Everything written to stderr goes through `safe_text::eprint_line` (or the progress line),
+// which shows control characters escaped and keeps a message on one line.
+#![warn(clippy::print_stderr)]
 
 pub mod aim7;
 pub mod args;

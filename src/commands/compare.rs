@@ -211,7 +211,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         });
     if !format::shows_warnings(fmt) {
         for w in format::warning_lines(&c) {
-            eprintln!("{w}");
+            crate::safe_text::eprint_line(&format!("{w}"));
         }
     }
     let color = crate::report::color::enabled();
@@ -223,16 +223,16 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             .filter(|r| r.judgement.estimate.is_none())
             .count();
         if unjudged > 0 {
-            eprintln!(
+            crate::safe_text::eprint_line(&format!(
                 "note: {unjudged} of {} rows could not be gated (too few runs, or a metric on \
                  one side only)",
                 c.rows.len()
-            );
+            ));
         }
         let bad = c.regressions_beyond(limit);
         if !bad.is_empty() {
             for r in &bad {
-                eprintln!(
+                crate::safe_text::eprint_line(&format!(
                     "regression beyond {limit}%: {} {} {}",
                     r.display_name(),
                     format::pct(r.change_pct, 2),
@@ -244,7 +244,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                             e.lower_pct, e.upper_pct, e.holm
                         ))
                         .unwrap_or_default()
-                );
+                ));
             }
             return Ok(1);
         }

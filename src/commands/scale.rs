@@ -112,18 +112,18 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         return Err(e);
     }
     sinks.started(&record)?;
-    eprintln!(
+    crate::safe_text::eprint_line(&format!(
         "patchbench scale: {} at tasks {:?}, {}; {}",
         tests.iter().map(|t| t.name).collect::<Vec<_>>().join(" "),
         tasks,
         crate::counter_harness::Mode::join(&modes),
         plan.describe(),
-    );
-    eprintln!(
+    ));
+    crate::safe_text::eprint_line(&format!(
         "patchbench scale: {}; {}",
         placement.describe(),
         aslr.describe()
-    );
+    ));
     let req = Request {
         tests: &tests,
         tasks: &tasks,

@@ -110,7 +110,7 @@ pub fn conclude(
     match (outcome, kept) {
         (Err(e), Err(k)) => {
             if !crate::error::is_quiet(&k) {
-                eprintln!("patchbench: error: {k:#}");
+                crate::safe_text::eprint_line(&format!("patchbench: error: {k:#}"));
             }
             Err(e)
         }

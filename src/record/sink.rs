@@ -49,6 +49,17 @@ fn is_stdout_failure(e: &anyhow::Error) -> bool {
     e.downcast_ref::<StdoutFailed>().is_some()
 }
 
+/// A sink's failure with the sink named once: `store X: the filesystem is full`, not
+/// `store X: store X: the filesystem is full` when the error already names it.
+fn named(name: &str, e: &anyhow::Error) -> String {
+    let text = format!("{e:#}");
+    if text.starts_with(name) {
+        text
+    } else {
+        format!("{name}: {text}")
+    }
+}
+
 impl Sinks {
     pub fn new() -> Sinks {
         Sinks::default()
@@ -79,11 +90,11 @@ impl Sinks {
         for slot in self.slots.iter_mut().filter(|s| s.failure.is_none()) {
             if let Err(e) = f(slot.sink.as_mut(), record) {
                 if !is_stdout_failure(&e) {
-                    eprintln!(
-                        "patchbench: warning: {}: {e:#}; the run goes on and its other outputs \
-                         keep the results",
-                        slot.sink.name()
-                    );
+                    crate::safe_text::eprint_line(&format!(
+                        "patchbench: warning: {}; the run goes on and its other outputs keep \
+                         the results",
+                        named(&slot.sink.name(), &e)
+                    ));
                 }
                 slot.failure = Some(e);
             }
@@ -102,7 +113,7 @@ impl Sinks {
         self.call(record, |s, r| s.finished(r));
         for slot in self.slots.iter().filter(|s| s.failure.is_none()) {
             if let Some(line) = slot.sink.done_line() {
-                eprintln!("patchbench: {line}");
+                crate::safe_text::eprint_line(&format!("patchbench: {line}"));
             }
         }
         let mut failures: Vec<(String, anyhow::Error)> = self
@@ -115,7 +126,8 @@ impl Sinks {
             None => Ok(()),
             Some((_, e)) if is_stdout_failure(&e) => Err(e),
             Some((name, e)) => Err(anyhow::anyhow!(
-                "{name}: {e:#} (the run's other outputs have its results)"
+                "{} (the run's other outputs have its results)",
+                named(&name, &e)
             )),
         }
     }
