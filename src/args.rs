@@ -53,6 +53,47 @@ pub fn parse_precision(s: &str) -> Result<f64, String> {
     Ok(p)
 }
 
+/// The most characters a label may have.
+pub const MAX_LABEL_CHARS: usize = 200;
+
+/// Why `label` cannot name runs, or None when it can: empty, longer than
+/// [`MAX_LABEL_CHARS`], with a control character (a newline, an escape sequence: a label is
+/// printed in tables and reports, where it would forge lines or drive the terminal), or with a
+/// comma (`compare` separates runs with commas).
+pub fn label_problem(label: &str) -> Option<String> {
+    let shown = crate::safe_text::field(label);
+    if label.trim().is_empty() {
+        return Some("a label must not be empty; give e.g. --label base".into());
+    }
+    if label.chars().count() > MAX_LABEL_CHARS {
+        return Some(format!(
+            "label {shown} is longer than {MAX_LABEL_CHARS} characters; give a shorter one"
+        ));
+    }
+    if label.chars().any(crate::safe_text::is_unsafe) {
+        return Some(format!(
+            "label {shown} contains a control character (a newline, a tab, an escape \
+             sequence); labels are printed in tables and reports, so give plain text"
+        ));
+    }
+    if label.contains(',') {
+        return Some(format!(
+            "label {shown} contains a comma, which `patchbench compare` reads as a list of \
+             runs; give e.g. base-v2"
+        ));
+    }
+    None
+}
+
+/// A label for runs (`--label`, a campaign's NAME): see [`label_problem`] for what is
+/// refused.
+pub fn parse_label(s: &str) -> Result<String, String> {
+    match label_problem(s) {
+        Some(why) => Err(why),
+        None => Ok(s.to_string()),
+    }
+}
+
 /// A non-negative percentage (`2`, `2%`).
 pub fn parse_pct(s: &str) -> Result<f64, String> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
@@ -345,6 +386,28 @@ mod tests {
             let e = check_dir(&tmp.path().join(f)).unwrap_err().to_string();
             assert!(e.contains("not a directory"), "{f}: {e}");
         }
+    }
+
+    #[test]
+    fn labels_with_control_characters_or_commas_are_refused() {
+        assert_eq!(parse_label("base"), Ok("base".to_string()));
+        assert_eq!(
+            parse_label("patched v2 (rc1)"),
+            Ok("patched v2 (rc1)".into())
+        );
+        let forged = parse_label("base\nverdict: everything improved +50%").unwrap_err();
+        assert!(forged.contains("control character"), "{forged}");
+        assert!(forged.contains("base\\nverdict"), "shown escaped: {forged}");
+        assert!(!forged.contains('\n'));
+        for bad in ["\x1b[2J", "a\tb", "a\rb", "x\u{202e}y", "\x7f"] {
+            assert!(parse_label(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_label("a,b").unwrap_err().contains("comma"));
+        assert!(parse_label("").is_err());
+        assert!(parse_label("  ").is_err());
+        assert!(parse_label(&"l".repeat(MAX_LABEL_CHARS)).is_ok());
+        let long = parse_label(&"l".repeat(100_000)).unwrap_err();
+        assert!(long.chars().count() < 400, "the refusal is short: {long}");
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub enum ShowFormat {
 #[derive(Debug, Clone, Args)]
 pub struct RunsArgs {
     /// Only runs with this label.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
     pub label: Option<String>,
     /// Output format: the table, or JSON (schema patchbench.runs/1, docs/json.md).
     #[arg(long, value_enum, default_value = "text")]

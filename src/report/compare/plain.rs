@@ -1,6 +1,7 @@
 //! The simple formats: `inline` (one line per metric, `+3.3% (15431 -> 15936)`, for mail and
 //! commit messages), `markdown` (a review-ready table) and `csv` (one row per metric, every
-//! figure the comparison computed).
+//! figure the comparison computed). Every CSV cell is neutralised for spreadsheets
+//! (`crate::safe_text::csv_cell`).
 
 use super::{
     ci_header, interval, mean, n, painted_grid, pct, pq, spread, stat_note, verdict, verdict_paint,
@@ -101,7 +102,11 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
         header.push(format!("runs_for_{t}pct"));
         header.push(format!("runs_for_{t}pct_at_noise_pct"));
     }
-    w.write_record(&header)?;
+    w.write_record(
+        header
+            .iter()
+            .map(|c| crate::safe_text::csv_cell(c).into_owned()),
+    )?;
     let f = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     let side = |s: &Option<SideStats>| {
         (
@@ -163,7 +168,11 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
             );
             record.push(f(p.map(|p| p.band_pct)));
         }
-        w.write_record(&record)?;
+        w.write_record(
+            record
+                .iter()
+                .map(|c| crate::safe_text::csv_cell(c).into_owned()),
+        )?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }
