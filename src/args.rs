@@ -94,12 +94,30 @@ pub fn parse_label(s: &str) -> Result<String, String> {
     }
 }
 
-/// A non-negative percentage (`2`, `2%`).
-pub fn parse_pct(s: &str) -> Result<f64, String> {
+/// The largest noise band or regression limit: a drop of 100 % is a drop to zero, so a band
+/// or limit beyond it means nothing (and `1e308` printed 300-digit numbers).
+pub const MAX_BAND_PCT: f64 = 100.0;
+/// The largest change a plan is asked for (a tenfold improvement).
+pub const MAX_PLAN_PCT: f64 = 1000.0;
+
+/// A percentage from 0 to `max` (`2`, `2%`), shown escaped and cut when refused.
+fn pct_up_to(s: &str, max: f64) -> Result<f64, String> {
     match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("{s:?} is not a percentage; give e.g. 2 or 2%")),
+        Ok(v) if v.is_finite() && (0.0..=max).contains(&v) => Ok(v),
+        Ok(v) if v.is_finite() && v > max => Err(format!(
+            "{} is above {max}%; give a percentage from 0 to {max}, e.g. 2",
+            crate::safe_text::field(s.trim())
+        )),
+        _ => Err(format!(
+            "{} is not a percentage; give e.g. 2 or 2%",
+            crate::safe_text::field(&format!("{s:?}"))
+        )),
     }
+}
+
+/// A percentage from 0 to [`MAX_BAND_PCT`] (`2`, `2%`): a noise band or a regression limit.
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    pct_up_to(s, MAX_BAND_PCT)
 }
 
 /// A sampling time in seconds, 0.05 to 60 (`check --sample`).
@@ -116,11 +134,14 @@ pub fn parse_sample_secs(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// A percentage above 0 (`1`, `2%`): a change to plan for.
+/// A percentage above 0 and at most [`MAX_PLAN_PCT`] (`1`, `2%`): a change to plan for.
 pub fn parse_positive_pct(s: &str) -> Result<f64, String> {
-    match parse_pct(s)? {
+    match pct_up_to(s, MAX_PLAN_PCT)? {
         v if v > 0.0 => Ok(v),
-        _ => Err(format!("{s:?}: give a change above 0, e.g. 1 or 2%")),
+        _ => Err(format!(
+            "{}: give a change above 0, e.g. 1 or 2%",
+            crate::safe_text::field(&format!("{s:?}"))
+        )),
     }
 }
 
@@ -386,6 +407,24 @@ mod tests {
             let e = check_dir(&tmp.path().join(f)).unwrap_err().to_string();
             assert!(e.contains("not a directory"), "{f}: {e}");
         }
+    }
+
+    #[test]
+    fn percentages_are_bounded() {
+        assert_eq!(parse_pct("1"), Ok(1.0));
+        assert_eq!(parse_pct("100%"), Ok(100.0));
+        assert_eq!(parse_pct("0"), Ok(0.0));
+        let e = parse_pct("1e308").unwrap_err();
+        assert!(e.contains("above 100%"), "{e}");
+        assert!(e.len() < 100, "{e}");
+        assert!(parse_pct("-1").is_err());
+        assert!(parse_pct("inf").is_err());
+        assert!(parse_pct("nan").is_err());
+        assert_eq!(parse_positive_pct("200"), Ok(200.0));
+        assert!(parse_positive_pct("1e308")
+            .unwrap_err()
+            .contains("above 1000%"));
+        assert!(parse_positive_pct("0").is_err());
     }
 
     #[test]

@@ -30,19 +30,19 @@ pub struct CompareArgs {
     /// Labelling rule: welch (interval, q-values, noise band) or lkp (the 0-day robot's).
     #[arg(long, value_enum, default_value = "welch")]
     pub rule: Rule,
-    /// Exit with status 1 when a metric regressed by more than PCT percent: Holm-adjusted
-    /// p < α and the whole interval beyond -PCT (a drop to zero always counts).
+    /// Exit with status 1 when a metric regressed by more than PCT percent (0 to 100):
+    /// Holm-adjusted p < α and the whole interval beyond -PCT (a drop to zero always counts).
     #[arg(long, value_name = "PCT", value_parser = crate::args::parse_pct)]
     pub fail_on_regression: Option<f64>,
-    /// Noise band: changes within ±PCT % do not matter; "no change" means the interval is
-    /// inside it, improved/regressed that it is wholly beyond it.
+    /// Noise band (0 to 100): changes within ±PCT % do not matter; "no change" means the
+    /// interval is inside it, improved/regressed that it is wholly beyond it.
     #[arg(long, value_name = "PCT", default_value = "1", value_parser = crate::args::parse_pct)]
     pub noise: f64,
     /// Two-sided level of the printed interval. Its one-sided bounds are at α = (1 − C)/2,
     /// which is also the level for q-values and the gate (0.90: α = 0.05).
     #[arg(long, value_name = "C", default_value = "0.90", value_parser = crate::args::parse_fraction)]
     pub confidence: f64,
-    /// Changes (in %) for which the plan gives the runs a side needed.
+    /// Changes (in %, above 0, at most 1000) for which the plan gives the runs a side needed.
     #[arg(long, value_name = "PCT,...", value_delimiter = ',', default_value = "1,2", value_parser = crate::args::parse_positive_pct)]
     pub plan: Vec<f64>,
     /// Keep interrupted (incomplete) runs; by default they are left out, and the output says
