@@ -48,7 +48,7 @@ fn assert_safe(what: &str, bytes: &[u8]) {
             "{what}: a data string forged a line: {line:.300}"
         );
         assert!(
-            line.chars().count() <= 5000,
+            line.chars().count() <= 1000,
             "{what}: a line of {} characters",
             line.chars().count()
         );

@@ -167,8 +167,8 @@ fn noise_profile(side: &Side, other: &Side, store: &Store) -> anyhow::Result<Opt
         .collect();
     let description = format!(
         "{runs} runs of host {}, kernel {} with the same settings (labels {})",
-        first.system.hostname,
-        first.system.kernel_release,
+        crate::safe_text::field(&first.system.hostname),
+        crate::safe_text::field(&first.system.kernel_release),
         labels.join(", ")
     );
     let refs: Vec<Vec<&RunRecord>> = groups.values().map(|g| g.iter().collect()).collect();
@@ -211,7 +211,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         });
     if !format::shows_warnings(fmt) {
         for w in format::warning_lines(&c) {
-            crate::safe_text::eprint_line(&format!("{w}"));
+            crate::safe_text::eprint_line(&w);
         }
     }
     let color = crate::report::color::enabled();

@@ -226,3 +226,55 @@ impl Sink for FileSink {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink whose every write fails with `message`.
+    struct Failing {
+        name: String,
+        message: String,
+    }
+
+    impl Sink for Failing {
+        fn name(&self) -> String {
+            self.name.clone()
+        }
+        fn progress(&mut self, _: &RunRecord) -> anyhow::Result<()> {
+            anyhow::bail!("{}", self.message)
+        }
+        fn finished(&mut self, _: &RunRecord) -> anyhow::Result<()> {
+            anyhow::bail!("{}", self.message)
+        }
+    }
+
+    fn failure_of(name: &str, message: &str) -> String {
+        let mut sinks = Sinks::new();
+        sinks.add(Failing {
+            name: name.into(),
+            message: message.into(),
+        });
+        let record = RunRecord::new(
+            crate::record::Kind::Debug,
+            crate::sysinfo::SystemInfo::default(),
+            &(),
+        );
+        sinks.progress(&record);
+        sinks.finished(&record).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_failing_sink_is_named_once() {
+        let e = failure_of("store /s.db", "store /s.db: the filesystem is full");
+        assert_eq!(
+            e,
+            "store /s.db: the filesystem is full (the run's other outputs have its results)"
+        );
+        let e = failure_of("--json r.json", "disk on fire");
+        assert_eq!(
+            e,
+            "--json r.json: disk on fire (the run's other outputs have its results)"
+        );
+    }
+}
