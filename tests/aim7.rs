@@ -519,7 +519,7 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
     ])
     .arg(dir.path());
     common::with_process_limit(&mut cmd, 100);
-    common::as_unprivileged(&mut cmd, &[dir.path()]);
+    common::as_unprivileged(&mut cmd, common::unprivileged::AIM7, &[dir.path()]);
     let out = Command::from_std(cmd).assert().code(2).get_output().clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ulimit -u"), "{stderr}");

@@ -519,7 +519,7 @@ fn a_load_over_the_process_limit_names_the_number_asked_for() {
         .arg(d.path());
     with_soft_limit(&mut c, libc::RLIMIT_NPROC, 1);
     // As an unprivileged user: root is not held to the limit.
-    common::as_unprivileged(&mut c, &[d.path()]);
+    common::as_unprivileged(&mut c, common::unprivileged::FAULTS, &[d.path()]);
     let out = run_bounded(&mut c, Duration::from_secs(30));
     assert_refusal(&out, "", &["--tasks 50 needs", "RLIMIT_NPROC"]);
 }

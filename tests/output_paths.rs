@@ -3,8 +3,9 @@
 //! (`--json` on a full device fails to write, says so, and replaces nothing; on a null device
 //! it succeeds), a FIFO is written in place for the test's reader, a symbolic link is followed
 //! and its target replaced (the link stays), `/dev/stdout` writes to standard output (a file
-//! redirected there keeps the report too), and a directory or a block device is refused with
-//! one line, exit status 2, before any work, for every output option.
+//! redirected there keeps the report too; the command sees /dev through an overlay, so /dev
+//! is provably untouched and the machine's never at risk), and a directory or a block device
+//! is refused with one line, exit status 2, before any work, for every output option.
 
 mod common;
 
@@ -159,35 +160,103 @@ fn store_with_a_run(dir: &Path) -> PathBuf {
     store
 }
 
+/// Makes `cmd` see /dev through an overlay whose upper layer is `upper` (in a mount
+/// namespace of its own), so that whatever it would do to /dev/stdout lands in `upper`, where
+/// the test sees it, and never on the machine's /dev. (patchbench before issue 20 replaced
+/// `/dev/stdout` with a regular file when run as root with `--json /dev/stdout`.)
+fn with_private_dev(cmd: &mut std::process::Command, upper: &Path, work: &Path) {
+    use std::ffi::CString;
+    use std::os::unix::process::CommandExt;
+    let root = CString::new("/").unwrap();
+    let dev = CString::new("/dev").unwrap();
+    let overlay = CString::new("overlay").unwrap();
+    let options = CString::new(format!(
+        "lowerdir=/dev,upperdir={},workdir={}",
+        upper.display(),
+        work.display()
+    ))
+    .unwrap();
+    // SAFETY: unshare and mount are system calls (async-signal-safe); the strings were made
+    // before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            let fail = || Err(std::io::Error::last_os_error());
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                return fail();
+            }
+            let private = libc::MS_REC | libc::MS_PRIVATE;
+            if libc::mount(
+                std::ptr::null(),
+                root.as_ptr(),
+                std::ptr::null(),
+                private,
+                std::ptr::null(),
+            ) != 0
+            {
+                return fail();
+            }
+            if libc::mount(
+                overlay.as_ptr(),
+                dev.as_ptr(),
+                overlay.as_ptr(),
+                0,
+                options.as_ptr().cast(),
+            ) != 0
+            {
+                return fail();
+            }
+            Ok(())
+        });
+    }
+}
+
 #[test]
 fn dev_stdout_and_dash_write_to_standard_output() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_a_run(dir.path());
+    let (upper, work) = (dir.path().join("dev-upper"), dir.path().join("dev-work"));
+    std::fs::create_dir(&upper).unwrap();
+    std::fs::create_dir(&work).unwrap();
+    let spawned = |c: &mut std::process::Command| {
+        c.output().unwrap_or_else(|e| {
+            panic!(
+                "cannot start patchbench with a private /dev (an overlay mount; needs root): {e}"
+            )
+        })
+    };
     for out in ["/dev/stdout", "-", "/proc/self/fd/1"] {
-        let got = std_patchbench()
-            .args(["export", "1", "-o", out, "--store"])
-            .arg(&store)
-            .output()
-            .unwrap();
+        let mut c = std_patchbench();
+        c.args(["export", "1", "-o", out, "--store"]).arg(&store);
+        with_private_dev(&mut c, &upper, &work);
+        let got = spawned(&mut c);
         assert_eq!(got.status.code(), Some(0), "{out}");
         let doc: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
         assert_eq!(doc["kind"], "unixbench", "{out}");
+        assert!(
+            common::entries(&upper).is_empty(),
+            "{out}: /dev was written: {:?}",
+            common::entries(&upper)
+        );
     }
-    assert!(kind(Path::new("/dev/stdout")).is_symlink());
 
     // Standard output redirected to a file: written through the descriptor, so the file
     // keeps the report printed before and after it, and is never replaced.
     let file_path = dir.path().join("both.txt");
     let file = std::fs::File::create(&file_path).unwrap();
     let inode = std::os::unix::fs::MetadataExt::ino(&file.metadata().unwrap());
-    let status = std_patchbench()
-        .args(QUICK)
+    let mut c = std_patchbench();
+    c.args(QUICK)
         .args(["--json", "/dev/stdout", "--dir"])
         .arg(dir.path())
-        .stdout(Stdio::from(file))
-        .status()
-        .unwrap();
+        .stdout(Stdio::from(file));
+    with_private_dev(&mut c, &upper, &work);
+    let status = spawned(&mut c).status;
     assert_eq!(status.code(), Some(0));
+    assert!(
+        common::entries(&upper).is_empty(),
+        "/dev was written: {:?}",
+        common::entries(&upper)
+    );
     let text = std::fs::read_to_string(&file_path).unwrap();
     let inode_after = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&file_path).unwrap());
     assert_eq!(inode, inode_after, "the redirected file was replaced");

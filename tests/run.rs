@@ -300,7 +300,7 @@ fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
         .arg(dir.path());
     common::with_process_limit(&mut cmd, 50);
     // As an unprivileged user: root is not held to the limit.
-    common::as_unprivileged(&mut cmd, &[dir.path()]);
+    common::as_unprivileged(&mut cmd, common::unprivileged::RUN, &[dir.path()]);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -152,7 +152,7 @@ fn resolve(names: &[String]) -> Result<Vec<&'static Testcase>> {
     for n in names {
         let Some(t) = testcases::find(n.trim()) else {
             return usage(format!(
-                "unknown testcase {}; `patchbench scale --list` shows the {} testcases",
+                "unknown testcase \"{}\"; `patchbench scale --list` shows the {} testcases",
                 crate::safe_text::field(n),
                 testcases::ALL.len()
             ));
