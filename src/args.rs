@@ -53,12 +53,71 @@ pub fn parse_precision(s: &str) -> Result<f64, String> {
     Ok(p)
 }
 
-/// A non-negative percentage (`2`, `2%`).
-pub fn parse_pct(s: &str) -> Result<f64, String> {
-    match s.trim().trim_end_matches('%').parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("{s:?} is not a percentage; give e.g. 2 or 2%")),
+/// The most characters a label may have.
+pub const MAX_LABEL_CHARS: usize = 200;
+
+/// Why `label` cannot name runs, or None when it can: empty, longer than
+/// [`MAX_LABEL_CHARS`], with a control character (a newline, an escape sequence: a label is
+/// printed in tables and reports, where it would forge lines or drive the terminal), or with a
+/// comma (`compare` separates runs with commas).
+pub fn label_problem(label: &str) -> Option<String> {
+    let shown = crate::safe_text::field(label);
+    if label.trim().is_empty() {
+        return Some("a label must not be empty; give e.g. --label base".into());
     }
+    if label.chars().count() > MAX_LABEL_CHARS {
+        return Some(format!(
+            "label {shown} is longer than {MAX_LABEL_CHARS} characters; give a shorter one"
+        ));
+    }
+    if label.chars().any(crate::safe_text::is_unsafe) {
+        return Some(format!(
+            "label {shown} contains a control character (a newline, a tab, an escape \
+             sequence); labels are printed in tables and reports, so give plain text"
+        ));
+    }
+    if label.contains(',') {
+        return Some(format!(
+            "label {shown} contains a comma, which `patchbench compare` reads as a list of \
+             runs; give e.g. base-v2"
+        ));
+    }
+    None
+}
+
+/// A label for runs (`--label`, a campaign's NAME): see [`label_problem`] for what is
+/// refused.
+pub fn parse_label(s: &str) -> Result<String, String> {
+    match label_problem(s) {
+        Some(why) => Err(why),
+        None => Ok(s.to_string()),
+    }
+}
+
+/// The largest noise band or regression limit: a drop of 100 % is a drop to zero, so a band
+/// or limit beyond it means nothing (and `1e308` printed 300-digit numbers).
+pub const MAX_BAND_PCT: f64 = 100.0;
+/// The largest change a plan is asked for (a tenfold improvement).
+pub const MAX_PLAN_PCT: f64 = 1000.0;
+
+/// A percentage from 0 to `max` (`2`, `2%`), shown escaped and cut when refused.
+fn pct_up_to(s: &str, max: f64) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=max).contains(&v) => Ok(v),
+        Ok(v) if v.is_finite() && v > max => Err(format!(
+            "{} is above {max}%; give a percentage from 0 to {max}, e.g. 2",
+            crate::safe_text::field(s.trim())
+        )),
+        _ => Err(format!(
+            "{} is not a percentage; give e.g. 2 or 2%",
+            crate::safe_text::field(&format!("{s:?}"))
+        )),
+    }
+}
+
+/// A percentage from 0 to [`MAX_BAND_PCT`] (`2`, `2%`): a noise band or a regression limit.
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    pct_up_to(s, MAX_BAND_PCT)
 }
 
 /// A sampling time in seconds, 0.05 to 60 (`check --sample`).
@@ -75,11 +134,14 @@ pub fn parse_sample_secs(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// A percentage above 0 (`1`, `2%`): a change to plan for.
+/// A percentage above 0 and at most [`MAX_PLAN_PCT`] (`1`, `2%`): a change to plan for.
 pub fn parse_positive_pct(s: &str) -> Result<f64, String> {
-    match parse_pct(s)? {
+    match pct_up_to(s, MAX_PLAN_PCT)? {
         v if v > 0.0 => Ok(v),
-        _ => Err(format!("{s:?}: give a change above 0, e.g. 1 or 2%")),
+        _ => Err(format!(
+            "{}: give a change above 0, e.g. 1 or 2%",
+            crate::safe_text::field(&format!("{s:?}"))
+        )),
     }
 }
 
@@ -207,63 +269,13 @@ pub fn check_real_dir(dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(real)
 }
 
-/// Rejects an output path whose directory is missing or not writable, or that names a
-/// directory.
+/// Checks an output path before any work, as the writer will decide it
+/// (`crate::record::output_file::target`): a regular or new file (replaced atomically; a
+/// symbolic link is followed), a FIFO or character device (written in place), or `-`
+/// (standard output). A directory, a block device, anything else, or a path that cannot be
+/// written is refused with one line.
 pub fn check_output(what: &str, path: &Path) -> anyhow::Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if path.is_dir() {
-        return usage(format!(
-            "{what} {}: is a directory; give a file name",
-            path.display()
-        ));
-    }
-    if !parent.is_dir() {
-        return usage(format!(
-            "{what} {}: directory {} does not exist; create it or write elsewhere",
-            path.display(),
-            parent.display()
-        ));
-    }
-    let w = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
-    if nix::unistd::access(&parent, w).is_err() {
-        return usage(format!(
-            "{what} {}: directory {} is not writable; write elsewhere",
-            path.display(),
-            parent.display()
-        ));
-    }
-    if path.exists() && nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_err() {
-        return usage(format!(
-            "{what} {}: file is not writable; write elsewhere",
-            path.display()
-        ));
-    }
-    // access() answers for root from the mode bits alone; a read-only mount or a filesystem
-    // that takes no new files (/proc, /sys) says no only when a file is made there. So make
-    // a file there once, as the writer will for its temporary file, and remove it at once.
-    let probe = parent.join(format!(".patchbench-probe-{}", std::process::id()));
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&probe)
-    {
-        Ok(_) => {
-            let _ = std::fs::remove_file(&probe);
-        }
-        // Another patchbench of this pid's number left one: the directory takes files.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => {
-            return usage(format!(
-                "{what} {}: cannot create a file in {} ({e}); write elsewhere",
-                path.display(),
-                parent.display()
-            ))
-        }
-    }
-    Ok(())
+    crate::record::output_file::target(what, path).map(|_| ())
 }
 
 /// Kernel interface filesystems: no storage, nowhere to put a workload's files.
@@ -395,6 +407,46 @@ mod tests {
             let e = check_dir(&tmp.path().join(f)).unwrap_err().to_string();
             assert!(e.contains("not a directory"), "{f}: {e}");
         }
+    }
+
+    #[test]
+    fn percentages_are_bounded() {
+        assert_eq!(parse_pct("1"), Ok(1.0));
+        assert_eq!(parse_pct("100%"), Ok(100.0));
+        assert_eq!(parse_pct("0"), Ok(0.0));
+        let e = parse_pct("1e308").unwrap_err();
+        assert!(e.contains("above 100%"), "{e}");
+        assert!(e.len() < 100, "{e}");
+        assert!(parse_pct("-1").is_err());
+        assert!(parse_pct("inf").is_err());
+        assert!(parse_pct("nan").is_err());
+        assert_eq!(parse_positive_pct("200"), Ok(200.0));
+        assert!(parse_positive_pct("1e308")
+            .unwrap_err()
+            .contains("above 1000%"));
+        assert!(parse_positive_pct("0").is_err());
+    }
+
+    #[test]
+    fn labels_with_control_characters_or_commas_are_refused() {
+        assert_eq!(parse_label("base"), Ok("base".to_string()));
+        assert_eq!(
+            parse_label("patched v2 (rc1)"),
+            Ok("patched v2 (rc1)".into())
+        );
+        let forged = parse_label("base\nverdict: everything improved +50%").unwrap_err();
+        assert!(forged.contains("control character"), "{forged}");
+        assert!(forged.contains("base\\nverdict"), "shown escaped: {forged}");
+        assert!(!forged.contains('\n'));
+        for bad in ["\x1b[2J", "a\tb", "a\rb", "x\u{202e}y", "\x7f"] {
+            assert!(parse_label(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_label("a,b").unwrap_err().contains("comma"));
+        assert!(parse_label("").is_err());
+        assert!(parse_label("  ").is_err());
+        assert!(parse_label(&"l".repeat(MAX_LABEL_CHARS)).is_ok());
+        let long = parse_label(&"l".repeat(100_000)).unwrap_err();
+        assert!(long.chars().count() < 400, "the refusal is short: {long}");
     }
 
     #[test]

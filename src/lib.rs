@@ -14,12 +14,16 @@
 //!   writer), `report` (every renderer, stdout, progress), `store`, `import`, `compare`,
 //!   `stats`.
 //! - shared bits: `sysinfo`, `fsinfo`, `clock`, `private_dir`, `progress` (the one progress
-//!   line), `error`, and `noise` (the noise sources `check` reports and every measuring
+//!   line), `error`, `safe_text` (how data strings are shown on a terminal and in text
+//!   formats: the one sanitising layer), and `noise` (the noise sources `check` reports and every measuring
 //!   command stores in its fingerprint, and the per-pass monitor).
 
 // Everything written to stdout goes through `report::print`, which turns a closed pipe into an
 // error instead of a panic.
 #![warn(clippy::print_stdout)]
+// Everything written to stderr goes through `safe_text::eprint_line` (or the progress line),
+// which shows control characters escaped and keeps a message on one line.
+#![warn(clippy::print_stderr)]
 
 pub mod aim7;
 pub mod args;
@@ -38,6 +42,7 @@ pub mod proc;
 pub mod progress;
 pub mod record;
 pub mod report;
+pub mod safe_text;
 pub mod stats;
 pub mod store;
 pub mod sysinfo;

@@ -1,14 +1,42 @@
 //! The `patchbench` command: parse the command line, run the command, map errors to exit
 //! statuses (0 ok, 1 regression or failed workload, 2 bad input or error, 128+N on signal N,
-//! 141 when standard output was closed).
+//! 141 when standard output was closed). Every error is one line, with whatever it quotes
+//! (a path, a value given, another process's command line) shown escaped
+//! (`patchbench::safe_text`).
 
+use clap::error::{ContextKind, ContextValue};
 use clap::Parser;
 
 mod cli;
 
+/// Clap's error with every value it quotes from the command line shown escaped, so an
+/// argument with a newline or an escape sequence cannot forge a line or drive the terminal.
+fn escaped(mut err: clap::Error) -> clap::Error {
+    let quoted: Vec<(ContextKind, ContextValue)> = err
+        .context()
+        .filter_map(|(kind, value)| match value {
+            ContextValue::String(s) => {
+                Some((kind, ContextValue::String(patchbench::safe_text::field(s))))
+            }
+            ContextValue::Strings(v) => Some((
+                kind,
+                ContextValue::Strings(v.iter().map(|s| patchbench::safe_text::field(s)).collect()),
+            )),
+            _ => None,
+        })
+        .collect();
+    for (kind, value) in quoted {
+        err.insert(kind, value);
+    }
+    err
+}
+
 fn main() {
     patchbench::private_dir::install_panic_hook();
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => escaped(err).exit(),
+    };
     let status = match cli::execute(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -19,7 +47,7 @@ fn main() {
                     msg.push_str(": ");
                     msg.push_str(&cause.to_string());
                 }
-                eprintln!("patchbench: error: {msg}");
+                patchbench::safe_text::eprint_line(&format!("patchbench: error: {msg}"));
             }
             patchbench::error::exit_status(&err)
         }

@@ -77,7 +77,9 @@ pub fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        eprintln!("patchbench: internal error (a bug, please report it): {msg}{place}");
+        crate::safe_text::eprint_line(&format!(
+            "patchbench: internal error (a bug, please report it): {msg}{place}"
+        ));
         if OWNER.load(Ordering::SeqCst) == std::process::id() as i32 {
             if let Ok(dirs) = REGISTERED.try_lock() {
                 for d in dirs.iter() {

@@ -2,7 +2,8 @@
 //! an import of many files): a live line on stderr saying where the run is, drawn with
 //! indicatif only when stderr is a terminal and redrawn by the command's own loop (no ticker
 //! thread, so a harness can still fork). Lines that must stay in the log go through
-//! [`Progress::line`]: above the live line on a terminal, plain stderr lines otherwise.
+//! [`Progress::line`]: above the live line on a terminal, plain stderr lines otherwise, each
+//! one line with control characters shown escaped.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -30,19 +31,22 @@ impl Progress {
         Progress { bar: None }
     }
 
-    /// Shows where the run is.
+    /// Shows where the run is (escaped and cut as a data field: it may name a file or a
+    /// test).
     pub fn show(&self, message: &str) {
         if let Some(bar) = &self.bar {
-            bar.set_message(message.to_string());
+            bar.set_message(crate::safe_text::field(message));
             bar.tick();
         }
     }
 
-    /// Prints a line that stays (above the live line on a terminal).
+    /// Prints a line that stays (above the live line on a terminal), as one line with every
+    /// control character escaped (`crate::safe_text::line`): noise lines name other
+    /// processes, console lines come from other programs.
     pub fn line(&self, text: &str) {
         match &self.bar {
-            Some(bar) => bar.println(text),
-            None => eprintln!("{text}"),
+            Some(bar) => bar.println(crate::safe_text::line(text)),
+            None => crate::safe_text::eprint_line(text),
         }
     }
 

@@ -477,6 +477,32 @@ fn bad_input_gets_one_clear_line_and_exit_2() {
     );
 }
 
+/// Root may exceed RLIMIT_NPROC (the kernel lets it, so patchbench's check does too).
+#[test]
+fn root_is_not_refused_a_load_above_its_process_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = bin();
+    cmd.args([
+        "aim7",
+        "creat-clo",
+        "--load",
+        "300",
+        "--jobs",
+        "1",
+        "--no-store",
+        "--no-start-delay",
+        "--dir",
+    ])
+    .arg(dir.path());
+    common::with_process_limit(&mut cmd, 50);
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("ulimit -u"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("300"));
+}
+
+/// Run as an unprivileged user, whom the kernel holds to RLIMIT_NPROC.
 #[test]
 fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
@@ -493,6 +519,7 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
     ])
     .arg(dir.path());
     common::with_process_limit(&mut cmd, 100);
+    common::as_unprivileged(&mut cmd, common::unprivileged::AIM7, &[dir.path()]);
     let out = Command::from_std(cmd).assert().code(2).get_output().clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("ulimit -u"), "{stderr}");
@@ -844,6 +871,7 @@ fn a_missing_or_unrunnable_task_program_is_one_line_and_leaves_nothing() {
     assert!(entries(&work).is_empty());
 }
 
+/// An interrupt in the delay stops the point with the gate shut: no "released".
 #[test]
 fn aims_start_delay_is_the_default_and_said_so_and_an_interrupt_in_it_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
@@ -893,6 +921,10 @@ fn aims_start_delay_is_the_default_and_said_so_and_an_interrupt_in_it_cleans_up(
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        !rest.iter().any(|l| l.contains("released")),
+        "the tasks were released after the signal: {rest:?}"
+    );
     assert!(members_of_group(pgid).is_empty(), "tasks left behind");
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();

@@ -4,9 +4,9 @@
 //! opened in headless Chromium twice:
 //! once with a probe script appended that writes every chart's laid-out size into the DOM
 //! (`--dump-dom`), once as it is for a screenshot (`--screenshot`), which is decoded and must
-//! not be blank. The test skips, with one line naming the browser, where Chromium is missing
-//! (`apt-get install chromium`; .ci/run installs it). PATCHBENCH_CHROMIUM names another
-//! binary.
+//! not be blank. Where Chromium is missing the test fails, saying so (a test that cannot run
+//! must not pass): `apt-get install chromium` (.ci/run installs it), or PATCHBENCH_CHROMIUM
+//! names another binary.
 
 mod common;
 
@@ -153,8 +153,11 @@ fn ink(png_path: &Path) -> (u32, u32, usize, usize, bool, bool) {
 #[test]
 fn the_report_draws_its_charts_in_headless_chromium() {
     let Some(exe) = chromium() else {
-        eprintln!("skipped: no Chromium browser found (apt-get install chromium, or set PATCHBENCH_CHROMIUM)");
-        return;
+        panic!(
+            "no Chromium browser found, so the HTML report could not be checked in a browser: \
+             install it (apt-get install chromium; .ci/run does) or set PATCHBENCH_CHROMIUM to \
+             its binary"
+        );
     };
     let started = Instant::now();
     let dir = tempfile::tempdir().unwrap();

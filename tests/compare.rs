@@ -807,3 +807,55 @@ fn a_side_that_ran_with_noise_check_warnings_is_named_in_every_format() {
     assert!(html.contains("warning: noise: "), "the page's warnings");
     assert!(html.contains("<li>run ") && html.contains("4.0% of CPU time"));
 }
+
+#[test]
+fn the_same_runs_on_both_sides_are_said_to_be_the_same() {
+    let (_dir, store) = unixbench_store();
+    let text = stdout(patchbench(&store).args(["compare", "base", "base", "--format", "lkp"]));
+    assert!(
+        text.contains("note: the two sides are the same runs (1, 2, 3)"),
+        "{text}"
+    );
+    let text = stdout(patchbench(&store).args(["compare", "1,4", "1,2", "--format", "lkp"]));
+    assert!(text.contains("note: 1 run is on both sides (1)"), "{text}");
+    let text = stdout(patchbench(&store).args(["compare", "base", "patched", "--format", "lkp"]));
+    assert!(
+        !text.contains("on both sides") && !text.contains("same runs"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_noise_band_or_limit_beyond_100_percent_is_refused() {
+    let (_dir, store) = unixbench_store();
+    for args in [
+        ["--noise", "1e308"],
+        ["--fail-on-regression", "1e308"],
+        ["--noise", "101"],
+        ["--plan", "1e308"],
+    ] {
+        let out = patchbench(&store)
+            .args(["compare", "base", "patched"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("give a percentage from 0 to"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+        assert!(
+            err.lines().all(|l| l.len() < 300),
+            "no 300-digit number: {err}"
+        );
+    }
+    let text = stdout(patchbench(&store).args([
+        "compare", "base", "patched", "--noise", "100", "--format", "lkp",
+    ]));
+    assert!(
+        text.lines().all(|l| l.len() < 1000),
+        "no endless number: {text}"
+    );
+}

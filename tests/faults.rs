@@ -515,8 +515,11 @@ fn a_killed_will_it_scale_task_is_reported_with_testcase_and_task_count() {
 fn a_load_over_the_process_limit_names_the_number_asked_for() {
     let d = tempfile::tempdir().unwrap();
     let mut c = patchbench_with_store(&d.path().join("unused.db"));
-    c.args(["scale", "getppid1", "--tasks", "50", "--no-store"]);
+    c.args(["scale", "getppid1", "--tasks", "50", "--no-store", "--dir"])
+        .arg(d.path());
     with_soft_limit(&mut c, libc::RLIMIT_NPROC, 1);
+    // As an unprivileged user: root is not held to the limit.
+    common::as_unprivileged(&mut c, common::unprivileged::FAULTS, &[d.path()]);
     let out = run_bounded(&mut c, Duration::from_secs(30));
     assert_refusal(&out, "", &["--tasks 50 needs", "RLIMIT_NPROC"]);
 }

@@ -19,6 +19,7 @@ const LAYERS: &[&[&str]] = &[
         "fsinfo",
         "noise",
         "private_dir",
+        "safe_text",
         "sysinfo",
     ],
 ];

@@ -342,6 +342,12 @@ fn a_store_that_fills_up_mid_run_keeps_the_report_and_the_json() {
     assert!(stderr.contains(&store.display().to_string()), "{stderr}");
     assert!(stderr.contains("full"), "{stderr}");
     assert!(!stderr.contains("corrupt"), "{stderr}");
+    for line in stderr.lines() {
+        assert!(
+            line.matches(&store.display().to_string()).count() <= 1,
+            "the store is named once per line (not `store X: store X:`): {line}"
+        );
+    }
 
     // With 0 bytes free the valid store is never called corrupt, and a run is refused at once.
     let out = patchbench()
@@ -367,7 +373,11 @@ fn a_store_that_fills_up_mid_run_keeps_the_report_and_the_json() {
 #[test]
 fn a_lock_held_by_another_process_is_reported_with_its_holder() {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("s.db");
+    // A directory name with a newline: the holder's command line and the store's path both
+    // carry it, and the error must still be one line.
+    let odd = dir.path().join("lock\nheld");
+    std::fs::create_dir(&odd).unwrap();
+    let store = odd.join("s.db");
     let json = dir.path().join("r.json");
     let child = run_two_tests(
         &store,
@@ -387,15 +397,16 @@ fn a_lock_held_by_another_process_is_reported_with_its_holder() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stdout.contains("Pipe Throughput"), "{stdout}");
     assert_eq!(read_json(&json)["tests"].as_array().unwrap().len(), 2);
+    let escaped = store.display().to_string().replace('\n', "\\n");
     assert!(
-        stderr.contains(&format!(
-            "store {} is locked by pid {}",
-            store.display(),
-            holder.id()
-        )),
+        stderr.contains(&format!("store {escaped} is locked by pid {}", holder.id())),
         "{stderr}"
     );
     assert!(stderr.contains("debug-hold-lock"), "{stderr}");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("held/s.db")),
+        "a newline in the path or the holder's command line broke a line: {stderr}"
+    );
     let _ = holder.kill();
     let _ = holder.wait();
 }

@@ -299,6 +299,8 @@ fn a_process_limit_below_the_copies_is_refused_before_anything_starts() {
     cmd.args(["run", "shell8", "--copies", "4", "--no-store", "--dir"])
         .arg(dir.path());
     common::with_process_limit(&mut cmd, 50);
+    // As an unprivileged user: root is not held to the limit.
+    common::as_unprivileged(&mut cmd, common::unprivileged::RUN, &[dir.path()]);
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);

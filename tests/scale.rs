@@ -612,6 +612,8 @@ fn more_tasks_than_the_process_limit_is_refused() {
     .arg("--dir")
     .arg(dir.path());
     common::with_process_limit(&mut cmd, 16);
+    // As an unprivileged user: root is not held to the limit.
+    common::as_unprivileged(&mut cmd, common::unprivileged::SCALE, &[dir.path()]);
     let out = cmd.output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");

@@ -381,6 +381,14 @@ fn drive(
         while monotonic_ns() < until && signals.pending().is_none() {
             let _ = signals.sleep(Duration::from_nanos(until.saturating_sub(monotonic_ns())));
         }
+    }
+    // A signal during the delay (or just before the release) stops the point with the gate
+    // shut: the tasks are killed where they wait, no job runs, nothing says "released".
+    if let Some(sig) = signals.pending().map(|i| i.signal) {
+        t.kill_and_reap();
+        return Err(Stop::Interrupted(sig));
+    }
+    if !start_delay.is_zero() {
         progress("released");
     }
     gate.open();

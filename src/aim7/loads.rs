@@ -2,7 +2,8 @@
 //! start by an increment up to a maximum (aim7.md §3); patchbench takes any mix of single
 //! loads and such ranges, comma separated: `3000`, `1,10,100,1000,3000`, `1-100:10` (1, 11,
 //! .., 91: START, START+STEP, .. while at most END, as multitask steps its load), `1-5` (step
-//! 1). The points run in the order given.
+//! 1). The points run in the order given. A load given twice is refused: a run records one
+//! result per load point (`--runs N` repeats every point).
 
 /// The parsed `--load`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +51,13 @@ pub fn parse(s: &str) -> Result<Loads, String> {
     if out.is_empty() {
         return Err("give at least one load (e.g. --load 3000)".into());
     }
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(again) = out.iter().find(|n| !seen.insert(**n)) {
+        return Err(format!(
+            "load {again} is given twice in --load {s:?}; a run records one result per load \
+             point, so give each once (--runs N repeats every point)"
+        ));
+    }
     Ok(Loads(out))
 }
 
@@ -80,5 +88,9 @@ mod tests {
         assert!(parse("1-10:0").unwrap_err().contains("step"));
         assert!(parse("1-100000").unwrap_err().contains("more than"));
         assert!(parse(",").unwrap_err().contains("at least one"));
+        assert!(parse("1,1").unwrap_err().contains("load 1 is given twice"));
+        assert!(parse("1-10,5")
+            .unwrap_err()
+            .contains("load 5 is given twice"));
     }
 }

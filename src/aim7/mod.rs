@@ -350,7 +350,7 @@ fn run_of(mix: &Mix, n: usize, figures: Figures, o: Outcome, leftover: u64) -> A
 }
 
 /// Recomputes the record's metrics from its points (those with a finished run).
-fn update_metrics(record: &mut RunRecord) {
+pub fn update_metrics(record: &mut RunRecord) {
     record.metrics = record
         .aim7
         .iter()

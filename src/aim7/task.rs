@@ -303,28 +303,28 @@ const CANNOT_START: i32 = 5;
 pub fn main(args: Vec<OsString>) -> i32 {
     crate::proc::child::report_panics_as("aim7 task");
     let Some(p) = task_program::parse(&args) else {
-        eprintln!(
+        crate::safe_text::eprint_line(&format!(
             "patchbench: usage: {} ... (started by `patchbench aim7`, not by hand)",
             task_program::PROGRAM
-        );
+        ));
         return BAD_COMMAND_LINE;
     };
     // SAFETY: suite_dir is NUL-terminated.
     if unsafe { libc::chdir(p.plan.suite_dir.as_ptr()) } < 0 {
-        eprintln!(
+        crate::safe_text::eprint_line(&format!(
             "patchbench: aim7 task {}: cannot enter {}: {}",
             p.task,
             p.plan.suite_dir.to_string_lossy(),
             std::io::Error::last_os_error()
-        );
+        ));
         return CANNOT_START;
     }
     let tables = CString::new(TABLES_FILE).unwrap_or_default();
     if let Err(e) = super::jobs::num_fcns::attach(&tables) {
-        eprintln!(
+        crate::safe_text::eprint_line(&format!(
             "patchbench: aim7 task {}: cannot map {TABLES_FILE}: {e}",
             p.task
-        );
+        ));
         return CANNOT_START;
     }
     let fds = TaskFds {

@@ -16,6 +16,9 @@ use crate::record::campaign::spec::{Schedule, PILOT_ROUNDS};
 use crate::record::campaign::state::{Campaign, CampaignState, Step, StepState};
 use crate::record::campaign::StepInfo;
 use crate::store::campaign::AfterFailure;
+
+/// The most characters of a step's console line shown (escaped by `crate::safe_text`).
+const CONSOLE_LINE_CHARS: usize = 100;
 use crate::store::db::Store;
 
 /// How a drive ended.
@@ -152,7 +155,10 @@ impl Driver<'_> {
         let progress = &*self.progress;
         let what = step_name(c, &step);
         let outcome = self.executor.run_step(&req, self.signals, &mut |line| {
-            progress.show(&format!("{what}: {}", shorten(line)));
+            progress.show(&format!(
+                "{what}: {}",
+                crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
+            ));
         });
         self.settle(c, &step, outcome, started.elapsed().as_secs_f64(), false)
     }
@@ -168,7 +174,10 @@ impl Driver<'_> {
         let outcomes = self
             .executor
             .run_pair([&ra, &rb], self.signals, &mut |line| {
-                progress.show(&format!("{what}: {}", shorten(line)));
+                progress.show(&format!(
+                    "{what}: {}",
+                    crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
+                ));
             });
         let Some([oa, ob]) = outcomes else {
             self.store.release_step(a.id, &self.owner)?;
@@ -280,7 +289,10 @@ impl Driver<'_> {
             .into_iter()
             .rev()
         {
-            self.progress.line(&format!("  | {}", shorten(l)));
+            self.progress.line(&format!(
+                "  | {}",
+                crate::safe_text::field_cut(l, CONSOLE_LINE_CHARS)
+            ));
         }
         Ok(())
     }
@@ -414,20 +426,6 @@ fn step_name(c: &Campaign, s: &Step) -> String {
         "campaign {} round {}/{}{boxed} {}",
         c.name, s.round, c.planned_rounds, s.side
     )
-}
-
-/// A console line for the progress line: control characters shown as `?`, at most 100
-/// characters.
-pub fn shorten(line: &str) -> String {
-    let mut out: String = line
-        .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .take(100)
-        .collect();
-    if line.chars().count() > 100 {
-        out.push('…');
-    }
-    out
 }
 
 /// `1 h 05 min`, `4 min 10 s`, `12 s`.

@@ -227,7 +227,7 @@ fn check_name(name: &str) -> anyhow::Result<()> {
         usage(format!(
             "campaign name {:?} is not usable: use 1-64 letters, digits, '.', '_' or '-', not \
              starting with '-' or '.'",
-            crate::campaign::driver::shorten(name)
+            crate::safe_text::field(name)
         ))
     }
 }
@@ -297,7 +297,7 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<()> {
         return usage(format!(
             "the workload after `--` must be a measuring command (run, aim7, scale or model) \
              with its arguments, got {:?}",
-            crate::campaign::driver::shorten(first)
+            crate::safe_text::field(first)
         ));
     }
     let parsed = Workload::try_parse_from(words).map_err(|e| {
@@ -609,7 +609,7 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
     let rounds = spec.schedule.initial_rounds();
     let steps = plan::steps(spec.order, spec.seed, 1, rounds);
     store.create_campaign(&spec, rounds, &steps)?;
-    eprintln!(
+    crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {} planned: {} rounds of 2 steps ({} executor, {} order, seed {}) \
          in store {}",
         spec.name,
@@ -626,7 +626,7 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
         },
         spec.seed,
         store.path().display()
-    );
+    ));
     run_campaign(&mut store, &spec.name, executor.as_mut())
 }
 
@@ -634,11 +634,11 @@ fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
     let mut store = a.store.open(false)?;
     let campaign = find(&store, &a.name)?;
     if campaign.state == CampaignState::Stopped || campaign.state == CampaignState::Finished {
-        eprintln!(
+        crate::safe_text::eprint_line(&format!(
             "patchbench: campaign {} is {}; nothing to resume",
             campaign.name,
             campaign.state.as_str()
-        );
+        ));
         return Ok(0);
     }
     // One process runs a campaign at a time: two would measure each other.
@@ -667,10 +667,10 @@ fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
         false,
     )?;
     for s in &taken {
-        eprintln!(
+        crate::safe_text::eprint_line(&format!(
             "patchbench: campaign {}: round {} {} was left unfinished; it runs again",
             campaign.name, s.round, s.side
-        );
+        ));
     }
     let mut executor = executor_for(&campaign.spec)?;
     run_campaign(&mut store, &campaign.name, executor.as_mut())
@@ -703,10 +703,10 @@ fn run_campaign(store: &mut Store, name: &str, executor: &mut dyn Executor) -> a
         End::Stopped => "stopped",
         End::Idle => "has no step left for this process",
     };
-    eprintln!(
+    crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {name} {word}: {done} steps done, {failed} failed; \
          `patchbench campaign report {name}` compares the sides"
-    );
+    ));
     Ok(0)
 }
 
@@ -718,7 +718,7 @@ fn find(store: &Store, name: &str) -> anyhow::Result<Campaign> {
             .unwrap_or_default();
         Usage(format!(
             "no campaign named {:?} in store {} (campaigns there: {})",
-            crate::campaign::driver::shorten(name),
+            crate::safe_text::field(name),
             store.path().display(),
             if known.is_empty() {
                 "none".to_string()
@@ -801,11 +801,11 @@ fn stop(a: &StopArgs) -> anyhow::Result<i32> {
     let mut store = a.store.open(false)?;
     let c = find(&store, &a.name)?;
     if !c.state.is_open() {
-        eprintln!(
+        crate::safe_text::eprint_line(&format!(
             "patchbench: campaign {} is already {}",
             c.name,
             c.state.as_str()
-        );
+        ));
         return Ok(0);
     }
     let steps = store.steps(c.id)?;
@@ -816,10 +816,10 @@ fn stop(a: &StopArgs) -> anyhow::Result<i32> {
         (CampaignState::Stopped, "is stopped")
     };
     store.set_campaign_state(c.id, state, Some("stopped by `campaign stop`"))?;
-    eprintln!(
+    crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {} {what}; `patchbench campaign report {}` compares what it has",
         c.name, c.name
-    );
+    ));
     Ok(0)
 }
 

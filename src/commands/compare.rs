@@ -30,19 +30,19 @@ pub struct CompareArgs {
     /// Labelling rule: welch (interval, q-values, noise band) or lkp (the 0-day robot's).
     #[arg(long, value_enum, default_value = "welch")]
     pub rule: Rule,
-    /// Exit with status 1 when a metric regressed by more than PCT percent: Holm-adjusted
-    /// p < α and the whole interval beyond -PCT (a drop to zero always counts).
+    /// Exit with status 1 when a metric regressed by more than PCT percent (0 to 100):
+    /// Holm-adjusted p < α and the whole interval beyond -PCT (a drop to zero always counts).
     #[arg(long, value_name = "PCT", value_parser = crate::args::parse_pct)]
     pub fail_on_regression: Option<f64>,
-    /// Noise band: changes within ±PCT % do not matter; "no change" means the interval is
-    /// inside it, improved/regressed that it is wholly beyond it.
+    /// Noise band (0 to 100): changes within ±PCT % do not matter; "no change" means the
+    /// interval is inside it, improved/regressed that it is wholly beyond it.
     #[arg(long, value_name = "PCT", default_value = "1", value_parser = crate::args::parse_pct)]
     pub noise: f64,
     /// Two-sided level of the printed interval. Its one-sided bounds are at α = (1 − C)/2,
     /// which is also the level for q-values and the gate (0.90: α = 0.05).
     #[arg(long, value_name = "C", default_value = "0.90", value_parser = crate::args::parse_fraction)]
     pub confidence: f64,
-    /// Changes (in %) for which the plan gives the runs a side needed.
+    /// Changes (in %, above 0, at most 1000) for which the plan gives the runs a side needed.
     #[arg(long, value_name = "PCT,...", value_delimiter = ',', default_value = "1,2", value_parser = crate::args::parse_positive_pct)]
     pub plan: Vec<f64>,
     /// Keep interrupted (incomplete) runs; by default they are left out, and the output says
@@ -167,8 +167,8 @@ fn noise_profile(side: &Side, other: &Side, store: &Store) -> anyhow::Result<Opt
         .collect();
     let description = format!(
         "{runs} runs of host {}, kernel {} with the same settings (labels {})",
-        first.system.hostname,
-        first.system.kernel_release,
+        crate::safe_text::field(&first.system.hostname),
+        crate::safe_text::field(&first.system.kernel_release),
         labels.join(", ")
     );
     let refs: Vec<Vec<&RunRecord>> = groups.values().map(|g| g.iter().collect()).collect();
@@ -211,7 +211,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         });
     if !format::shows_warnings(fmt) {
         for w in format::warning_lines(&c) {
-            eprintln!("{w}");
+            crate::safe_text::eprint_line(&w);
         }
     }
     let color = crate::report::color::enabled();
@@ -223,16 +223,16 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             .filter(|r| r.judgement.estimate.is_none())
             .count();
         if unjudged > 0 {
-            eprintln!(
+            crate::safe_text::eprint_line(&format!(
                 "note: {unjudged} of {} rows could not be gated (too few runs, or a metric on \
                  one side only)",
                 c.rows.len()
-            );
+            ));
         }
         let bad = c.regressions_beyond(limit);
         if !bad.is_empty() {
             for r in &bad {
-                eprintln!(
+                crate::safe_text::eprint_line(&format!(
                     "regression beyond {limit}%: {} {} {}",
                     r.display_name(),
                     format::pct(r.change_pct, 2),
@@ -244,7 +244,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                             e.lower_pct, e.upper_pct, e.holm
                         ))
                         .unwrap_or_default()
-                );
+                ));
             }
             return Ok(1);
         }

@@ -56,12 +56,12 @@ pub fn man(a: &ManArgs, mut cmd: clap::Command) -> anyhow::Result<i32> {
             .unwrap_or_else(|| p.get_name())
             .to_string();
         let path = dir.join(format!("{name}.1"));
-        crate::record::output_file::write_atomic(&path, &page(p)?)?;
+        crate::record::output_file::write("man --dir", &path, &page(p)?)?;
     }
-    eprintln!(
+    crate::safe_text::eprint_line(&format!(
         "patchbench: wrote {} man pages to {}",
         pages.len(),
         dir.display()
-    );
+    ));
     Ok(0)
 }

@@ -14,8 +14,9 @@ use std::path::PathBuf;
 pub struct ImportArgs {
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// Label the imported runs (e.g. base, patched).
-    #[arg(long, value_name = "NAME")]
+    /// Label the imported runs (e.g. base, patched): plain text, no control characters or
+    /// commas.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
     pub label: Option<String>,
     /// Test name for AIM7 and will-it-scale files, which do not name it (default: file stem).
     #[arg(long, value_name = "NAME")]
@@ -38,7 +39,7 @@ pub fn execute(a: &ImportArgs) -> anyhow::Result<i32> {
         if a.files.len() > 1 {
             progress.show(&format!(
                 "reading {} ({} of {})",
-                f.display(),
+                crate::safe_text::field(&f.display().to_string()),
                 i + 1,
                 a.files.len()
             ));
@@ -53,10 +54,13 @@ pub fn execute(a: &ImportArgs) -> anyhow::Result<i32> {
     let ids = store.insert_all(&records)?;
     let mut out = String::new();
     for (id, (f, r)) in ids.iter().zip(from.iter().zip(&records)) {
+        // The file's name and the label it gave are shown escaped and cut.
         out.push_str(&format!(
             "imported {} as run {id} (label {}, {} metrics)\n",
-            f.display(),
-            r.label.as_deref().unwrap_or("-"),
+            crate::safe_text::field(&f.display().to_string()),
+            r.label
+                .as_deref()
+                .map_or_else(|| "-".into(), crate::safe_text::field),
             r.metrics.len()
         ));
     }

@@ -104,17 +104,17 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
     };
     let needed = tasks.iter().max().copied().unwrap_or(1) + 1;
     let (mut sinks, mut record, session) = start(args, needed, &config)?;
-    eprintln!(
+    crate::safe_text::eprint_line(&format!(
         "patchbench model-setbit: tasks {tasks:?}, {}, read mix {}; {}",
         crate::counter_harness::Mode::join(&modes),
         if args.read_mix { "on" } else { "off" },
         plan.describe()
-    );
-    eprintln!(
+    ));
+    crate::safe_text::eprint_line(&format!(
         "patchbench model-setbit: {}; {}",
         placement.describe(),
         aslr.describe()
-    );
+    ));
     let req = Request {
         variants: &variants,
         tasks: &tasks,
@@ -163,7 +163,7 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
     };
     let needed = readers.iter().max().copied().unwrap_or(1) + 2;
     let (mut sinks, mut record, session) = start(args, needed, &config)?;
-    eprintln!(
+    crate::safe_text::eprint_line(&format!(
         "patchbench model-isize: 1 writer + readers {readers:?}, {}; at least {} × {:.3} s \
          samples and {} reads after {} warm-up samples",
         crate::counter_harness::Mode::join(&modes),
@@ -171,12 +171,12 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
         plan.interval.as_secs_f64(),
         args.reads,
         plan.warmup
-    );
-    eprintln!(
+    ));
+    crate::safe_text::eprint_line(&format!(
         "patchbench model-isize: {}; {}",
         placement.describe(),
         aslr.describe()
-    );
+    ));
     let req = Request {
         variants: &variants,
         tasks: &readers,

@@ -104,6 +104,13 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     } else {
         args.copies.clone()
     };
+    if let Some(again) = repeated(&copies) {
+        return usage(format!(
+            "copy count {again} is given twice in --copies; a run records one result per copy \
+             count and test, so give each once (e.g. --copies 1,2), and repeat the run for more \
+             samples"
+        ));
+    }
     // The real directory (links among its parents resolved): what the run works in and names.
     // Tests that write there are refused a full or unusable one up front, before a run is
     // opened in the store.
@@ -149,6 +156,12 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         max_time: args.max_time,
         skipped,
     })
+}
+
+/// The first value given a second time, if any.
+fn repeated(values: &[u32]) -> Option<u32> {
+    let mut seen = std::collections::BTreeSet::new();
+    values.iter().copied().find(|v| !seen.insert(*v))
 }
 
 /// Runs `patchbench run`; returns the exit status.

@@ -112,18 +112,18 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         return Err(e);
     }
     sinks.started(&record)?;
-    eprintln!(
+    crate::safe_text::eprint_line(&format!(
         "patchbench scale: {} at tasks {:?}, {}; {}",
         tests.iter().map(|t| t.name).collect::<Vec<_>>().join(" "),
         tasks,
         crate::counter_harness::Mode::join(&modes),
         plan.describe(),
-    );
-    eprintln!(
+    ));
+    crate::safe_text::eprint_line(&format!(
         "patchbench scale: {}; {}",
         placement.describe(),
         aslr.describe()
-    );
+    ));
     let req = Request {
         tests: &tests,
         tasks: &tasks,
@@ -140,7 +140,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The testcases named, or one line saying which name is unknown.
+/// The testcases named, or one line saying which name is unknown or given twice.
 fn resolve(names: &[String]) -> Result<Vec<&'static Testcase>> {
     if names.is_empty() {
         return usage(
@@ -148,16 +148,25 @@ fn resolve(names: &[String]) -> Result<Vec<&'static Testcase>> {
              `patchbench scale --list` shows them all",
         );
     }
-    names
-        .iter()
-        .map(|n| match testcases::find(n.trim()) {
-            Some(t) => Ok(t),
-            None => usage(format!(
-                "unknown testcase {n:?}; `patchbench scale --list` shows the {} testcases",
+    let mut out: Vec<&'static Testcase> = Vec::with_capacity(names.len());
+    for n in names {
+        let Some(t) = testcases::find(n.trim()) else {
+            return usage(format!(
+                "unknown testcase \"{}\"; `patchbench scale --list` shows the {} testcases",
+                crate::safe_text::field(n),
                 testcases::ALL.len()
-            )),
-        })
-        .collect()
+            ));
+        };
+        if out.iter().any(|o| o.name == t.name) {
+            return usage(format!(
+                "testcase {} is given twice; a run records one curve per testcase, so give \
+                 each once",
+                t.name
+            ));
+        }
+        out.push(t);
+    }
+    Ok(out)
 }
 
 /// Where `--csv` writes.

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 /// Where results go: the embedded store (on by default) and a label for comparisons.
 #[derive(Debug, Clone, Args, Default)]
 pub struct StoreOpts {
-    /// Label this run as one side of a comparison (e.g. base, patched).
-    #[arg(long, value_name = "NAME")]
+    /// Label this run as one side of a comparison (e.g. base, patched): plain text, no
+    /// control characters or commas.
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
     pub label: Option<String>,
     /// Result store (SQLite); default: $PATCHBENCH_STORE, else $XDG_DATA_HOME/patchbench/results.db.
     #[arg(long, value_name = "PATH")]
@@ -110,7 +111,7 @@ pub fn conclude(
     match (outcome, kept) {
         (Err(e), Err(k)) => {
             if !crate::error::is_quiet(&k) {
-                eprintln!("patchbench: error: {k:#}");
+                crate::safe_text::eprint_line(&format!("patchbench: error: {k:#}"));
             }
             Err(e)
         }

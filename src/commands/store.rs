@@ -28,7 +28,7 @@ pub enum ShowFormat {
 #[derive(Debug, Clone, Args)]
 pub struct RunsArgs {
     /// Only runs with this label.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
     pub label: Option<String>,
     /// Output format: the table, or JSON (schema patchbench.runs/1, docs/json.md).
     #[arg(long, value_enum, default_value = "text")]
@@ -64,7 +64,8 @@ pub struct ExportArgs {
     pub run: String,
     #[arg(long, value_enum, default_value = "json")]
     pub format: ExportFormat,
-    /// Write to FILE (atomically) instead of standard output.
+    /// Write to FILE instead of standard output: a file is replaced atomically (a link is
+    /// followed), a FIFO or character device written in place; `-` is standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
@@ -147,7 +148,7 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<i32> {
         ExportFormat::Csv => crate::report::store::csv(a.run.trim(), &r)?,
     };
     match &a.output {
-        Some(path) => crate::record::output_file::write_atomic(path, &bytes)?,
+        Some(path) => crate::record::output_file::write("--output", path, &bytes)?,
         None => crate::report::print(&String::from_utf8_lossy(&bytes))?,
     }
     Ok(0)

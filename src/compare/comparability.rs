@@ -52,15 +52,21 @@ pub fn fingerprint(base: &Side, patched: &Side) -> Vec<Attribute> {
 }
 
 /// One warning per attribute whose set of values differs between the sides (the kernel
-/// aside).
+/// aside). The values are quoted escaped and cut (`crate::safe_text::field`): a 100 KB host
+/// name is a line of the warning, not the whole screen; the fingerprint keeps them whole.
 pub fn differences(base: &Side, patched: &Side) -> Vec<String> {
+    use crate::safe_text::field;
     fingerprint(base, patched)
         .into_iter()
         .filter(|a| a.differs && !a.expected)
         .map(|a| {
             format!(
                 "{} differs: {} {} vs {} {}",
-                a.name, base.name, a.base, patched.name, a.patched
+                field(&a.name),
+                field(&base.name),
+                field(&a.base),
+                field(&patched.name),
+                field(&a.patched)
             )
         })
         .collect()

@@ -452,8 +452,43 @@ fn family(rows: &[Row], base: &Side, patched: &Side, s: &Settings) -> Family {
     }
 }
 
+/// A run's identity across sides: its UUID, else the name it was given by (run id or file).
+fn run_identity((name, r): &(String, RunRecord)) -> String {
+    r.uuid.clone().unwrap_or_else(|| name.clone())
+}
+
+/// The note when the sides share runs: all of them (`compare base base`: every difference is
+/// zero by construction), or some.
+fn shared_runs_note(base: &Side, patched: &Side) -> Option<String> {
+    let b: std::collections::BTreeSet<String> = base.runs.iter().map(run_identity).collect();
+    let p: std::collections::BTreeSet<String> = patched.runs.iter().map(run_identity).collect();
+    let shared: Vec<&str> = base
+        .runs
+        .iter()
+        .filter(|r| p.contains(&run_identity(r)))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if b == p {
+        Some(format!(
+            "the two sides are the same runs ({}): every difference is zero by construction \
+             and says nothing about a change; compare two different sets of runs",
+            shared.join(", ")
+        ))
+    } else if !shared.is_empty() {
+        Some(format!(
+            "{} run{} on both sides ({}): the sides are not independent, as the intervals and \
+             verdicts assume",
+            shared.len(),
+            if shared.len() == 1 { " is" } else { "s are" },
+            shared.join(", ")
+        ))
+    } else {
+        None
+    }
+}
+
 fn notes(base: &Side, patched: &Side, rows: &[Row], detected: &paired::Detected) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = shared_runs_note(base, patched).into_iter().collect();
     match detected {
         paired::Detected::Paired(p) => out.push(design_note(&p.0, rows)),
         paired::Detected::NotPaired(why) => out.push(why.clone()),

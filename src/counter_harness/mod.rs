@@ -203,7 +203,9 @@ impl TaskCtx<'_> {
                 std::thread::Builder::new()
                     .spawn(move || {
                         if let Err(e) = f() {
-                            eprintln!("patchbench: helper task failed: {e:#}");
+                            crate::safe_text::eprint_line(&format!(
+                                "patchbench: helper task failed: {e:#}"
+                            ));
                             // SAFETY: ends the whole host process; the driver sees it die.
                             unsafe { libc::_exit(1) }
                         }
@@ -417,7 +419,7 @@ pub fn run(
                         let binder = Binder::new(spec.placement);
                         for nr in 0..n {
                             if let Err(e) = binder.before_task(nr) {
-                                eprintln!("patchbench: {e:#}");
+                                crate::safe_text::eprint_line(&format!("patchbench: {e:#}"));
                                 // SAFETY: ends the whole host process (its threads wait on
                                 // the gate, so the scope could not end them).
                                 unsafe { libc::_exit(1) }
@@ -426,7 +428,9 @@ pub fn run(
                                 // A failed task ends the host (and so every thread) at once:
                                 // the driver sees it die instead of waiting on the others.
                                 if let Err(e) = task_body(nr) {
-                                    eprintln!("patchbench: task {nr} failed: {e:#}");
+                                    crate::safe_text::eprint_line(&format!(
+                                        "patchbench: task {nr} failed: {e:#}"
+                                    ));
                                     // SAFETY: ends the whole host process.
                                     unsafe { libc::_exit(1) }
                                 }

@@ -131,14 +131,16 @@ pub fn open(tids: &[i32]) -> Option<CounterSet> {
     }
     if events.is_empty() {
         if !ALL_WARNED.swap(true, Ordering::Relaxed) {
-            eprintln!("patchbench: performance counters: not available on this system");
+            crate::safe_text::eprint_line(
+                "patchbench: performance counters: not available on this system",
+            );
         }
         return None;
     }
     if hw_missing && !HW_WARNED.swap(true, Ordering::Relaxed) {
-        eprintln!(
+        crate::safe_text::eprint_line(
             "patchbench: hardware counters (instructions, cycles, cache misses): not available \
-             on this system; reporting software counters only"
+             on this system; reporting software counters only",
         );
     }
     Some(CounterSet { events })

@@ -6,6 +6,9 @@
 //! (`will_it_scale`), and patchbench's own JSON. A file that is none of these, or one cut off
 //! part-way, is an error naming the file and line.
 //!
+//! A run's label (in patchbench JSON, or a posted table's header) is refused at the door as
+//! `--label` is (`crate::args::label_problem`: no control characters, no commas).
+//!
 //! A file is taken whole or not at all: one value outside its metric's domain (`crate::record::domain`:
 //! finite, scores > 0, whole task counts), one result given twice, or one malformed row
 //! refuses the file with its line and field. Files larger than [`MAX_IMPORT_BYTES`] (8 MiB;
@@ -72,6 +75,11 @@ pub fn import_file(path: &Path, opts: &ImportOptions) -> anyhow::Result<RunRecor
     };
     if opts.label.is_some() {
         record.label = opts.label.clone();
+    } else if let Some(why) = record.label.as_deref().and_then(crate::args::label_problem) {
+        return Err(Usage(format!(
+            "{shown}: the run's {why}; give --label NAME to label it yourself"
+        ))
+        .into());
     }
     if record.source.as_deref().is_none_or(|s| s == "patchbench") {
         record.source = Some(match record.source {
@@ -240,6 +248,12 @@ pub fn import_file_runs(path: &Path, opts: &ImportOptions) -> anyhow::Result<Vec
     }
     let mut records = posted::parse(&text).map_err(|e| located(&shown, e))?;
     for r in &mut records {
+        if let Some(why) = r.label.as_deref().and_then(crate::args::label_problem) {
+            return Err(Usage(format!(
+                "{shown}: the table's header names a side that cannot be a label: {why}"
+            ))
+            .into());
+        }
         r.validate().map_err(|e| Usage(format!("{shown}: {e}")))?;
         r.source = Some(format!(
             "{shown} ({} column of a posted table)",

@@ -14,7 +14,7 @@
 
 use super::{counter_line, details, Request};
 use crate::counter_harness::session::Session;
-use crate::counter_harness::{Outcome, TaskCtx, Workload};
+use crate::counter_harness::{Mode, Outcome, TaskCtx, Workload};
 use crate::error::RunFailed;
 use crate::progress::Progress;
 use crate::record::model::ModelPoint;
@@ -157,11 +157,12 @@ impl Workload for ISize {
 }
 
 /// What one point measured: rates, the reads made and the violations seen.
-struct Result1 {
-    reader_rate: f64,
-    writer_rate: f64,
-    reads: u64,
-    violations: u64,
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Result1 {
+    pub reader_rate: f64,
+    pub writer_rate: f64,
+    pub reads: u64,
+    pub violations: u64,
 }
 
 fn summarise(outcome: &Outcome, tasks: usize) -> Result1 {
@@ -252,11 +253,6 @@ pub fn run(
                         mode.plural()
                     ));
                 }
-                let p = [
-                    ("variant", variant.name().to_string()),
-                    ("readers", r.to_string()),
-                    ("mode", mode.plural().to_string()),
-                ];
                 let reader_samples: Vec<f64> = outcome
                     .measured
                     .iter()
@@ -264,46 +260,14 @@ pub fn run(
                     .collect();
                 let writer_samples: Vec<f64> =
                     outcome.measured.iter().map(|x| x.rate_of(0..1)).collect();
-                for (name, unit, dir, value, samples) in [
-                    (
-                        "reader_ops",
-                        "reads/s",
-                        Direction::HigherIsBetter,
-                        s.reader_rate,
-                        reader_samples,
-                    ),
-                    (
-                        "writer_ops",
-                        "blocks/s",
-                        Direction::HigherIsBetter,
-                        s.writer_rate,
-                        writer_samples,
-                    ),
-                    (
-                        "violations",
-                        "reads",
-                        Direction::LowerIsBetter,
-                        s.violations as f64,
-                        vec![],
-                    ),
-                    (
-                        "reads",
-                        "reads",
-                        Direction::HigherIsBetter,
-                        s.reads as f64,
-                        vec![],
-                    ),
-                ] {
-                    record.metrics.push(Metric::new(
-                        format!("model.isize.{name}"),
-                        &p,
-                        format!("isize {} {name}", variant.name()),
-                        unit,
-                        dir,
-                        value,
-                        samples,
-                    ));
-                }
+                record.metrics.extend(point_metrics(
+                    variant,
+                    r,
+                    mode,
+                    &s,
+                    reader_samples,
+                    writer_samples,
+                ));
                 details(record, "model-isize").points.push(ModelPoint {
                     variant: variant.name().into(),
                     mode: mode.plural().into(),
@@ -320,6 +284,66 @@ pub fn run(
         }
     }
     Ok(bad)
+}
+
+/// The metrics of one point: reads/s and blocks/s (with their per-sample rates), the
+/// violations and the reads of `variant` with `readers` reader tasks in `mode`.
+pub fn point_metrics(
+    variant: Variant,
+    readers: usize,
+    mode: Mode,
+    s: &Result1,
+    reader_samples: Vec<f64>,
+    writer_samples: Vec<f64>,
+) -> Vec<Metric> {
+    let p = [
+        ("variant", variant.name().to_string()),
+        ("readers", readers.to_string()),
+        ("mode", mode.plural().to_string()),
+    ];
+    [
+        (
+            "reader_ops",
+            "reads/s",
+            Direction::HigherIsBetter,
+            s.reader_rate,
+            reader_samples,
+        ),
+        (
+            "writer_ops",
+            "blocks/s",
+            Direction::HigherIsBetter,
+            s.writer_rate,
+            writer_samples,
+        ),
+        (
+            "violations",
+            "reads",
+            Direction::LowerIsBetter,
+            s.violations as f64,
+            vec![],
+        ),
+        (
+            "reads",
+            "reads",
+            Direction::HigherIsBetter,
+            s.reads as f64,
+            vec![],
+        ),
+    ]
+    .into_iter()
+    .map(|(name, unit, dir, value, samples)| {
+        Metric::new(
+            format!("model.isize.{name}"),
+            &p,
+            format!("isize {} {name}", variant.name()),
+            unit,
+            dir,
+            value,
+            samples,
+        )
+    })
+    .collect()
 }
 
 /// The failure of a run whose correct variants saw violations.

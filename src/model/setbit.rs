@@ -11,7 +11,7 @@
 
 use super::{counter_line, details, Request};
 use crate::counter_harness::session::Session;
-use crate::counter_harness::{TaskCtx, Workload};
+use crate::counter_harness::{Mode, TaskCtx, Workload};
 use crate::progress::Progress;
 use crate::record::model::ModelPoint;
 use crate::record::sink::Sinks;
@@ -146,19 +146,9 @@ pub fn run(
                         .map(|l| format!("  {l}"))
                         .unwrap_or_default()
                 ));
-                record.metrics.push(Metric::new(
-                    "model.setbit.ops_per_task",
-                    &[
-                        ("variant", variant.name().into()),
-                        ("tasks", n.to_string()),
-                        ("mode", mode.plural().into()),
-                    ],
-                    format!("setbit {} at {n} {}", variant.name(), mode.plural()),
-                    "ops/s",
-                    Direction::HigherIsBetter,
-                    value,
-                    rates,
-                ));
+                record
+                    .metrics
+                    .push(point_metric(variant, n, mode, value, rates));
                 per_task.insert(variant.name(), value);
                 details(record, "model-setbit").points.push(ModelPoint {
                     variant: variant.name().into(),
@@ -172,21 +162,44 @@ pub fn run(
             }
             if let (Some(t), Some(a)) = (per_task.get("test-first"), per_task.get("always")) {
                 if let Some(r) = ratio(*t, *a) {
-                    record.metrics.push(Metric::new(
-                        "model.setbit.ratio",
-                        &[("tasks", n.to_string()), ("mode", mode.plural().into())],
-                        format!("setbit test-first/always at {n} {}", mode.plural()),
-                        "ratio",
-                        Direction::HigherIsBetter,
-                        r,
-                        Vec::new(),
-                    ));
+                    record.metrics.push(ratio_metric(n, mode, r));
                     sinks.progress(record);
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The metric of one point: ops/s per task of `variant` at `n` tasks in `mode`, with the
+/// per-sample rates.
+pub fn point_metric(variant: Variant, n: usize, mode: Mode, value: f64, rates: Vec<f64>) -> Metric {
+    Metric::new(
+        "model.setbit.ops_per_task",
+        &[
+            ("variant", variant.name().into()),
+            ("tasks", n.to_string()),
+            ("mode", mode.plural().into()),
+        ],
+        format!("setbit {} at {n} {}", variant.name(), mode.plural()),
+        "ops/s",
+        Direction::HigherIsBetter,
+        value,
+        rates,
+    )
+}
+
+/// The metric of the test-first/always ratio at `n` tasks in `mode`.
+pub fn ratio_metric(n: usize, mode: Mode, r: f64) -> Metric {
+    Metric::new(
+        "model.setbit.ratio",
+        &[("tasks", n.to_string()), ("mode", mode.plural().into())],
+        format!("setbit test-first/always at {n} {}", mode.plural()),
+        "ratio",
+        Direction::HigherIsBetter,
+        r,
+        Vec::new(),
+    )
 }
 
 #[cfg(test)]

@@ -234,7 +234,8 @@ pub struct BusyProcess {
 }
 
 impl BusyProcess {
-    /// `cc1 (pid 4242) 97% of a CPU`.
+    /// `cc1 (pid 4242) 97% of a CPU`. Any process sets its own `comm`: it is shown escaped
+    /// and cut (`crate::safe_text::field`).
     pub fn describe(&self) -> String {
         let what = if self.kernel_thread {
             "kernel thread "
@@ -243,7 +244,9 @@ impl BusyProcess {
         };
         format!(
             "{what}{} (pid {}) {:.0}% of a CPU",
-            self.comm, self.pid, self.cpu_pct
+            crate::safe_text::field(&self.comm),
+            self.pid,
+            self.cpu_pct
         )
     }
 }

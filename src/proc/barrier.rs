@@ -39,7 +39,9 @@ pub fn wait(what: &str, signals: &Signals) -> Result<(), Interrupted> {
     };
     if let Err(e) = result {
         if !WARNED.swap(true, Ordering::SeqCst) {
-            eprintln!("patchbench: warning: duet barrier: {e}; running without it");
+            crate::safe_text::eprint_line(&format!(
+                "patchbench: warning: duet barrier: {e}; running without it"
+            ));
         }
     }
     Ok(())

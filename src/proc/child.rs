@@ -57,10 +57,10 @@ pub fn report_panics_as(what: &'static str) {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!(
+        crate::safe_text::eprint_line(&format!(
             "patchbench: {what} panicked: {}{place}",
             panic_message(info.payload())
-        );
+        ));
         // SAFETY: ends this child at once; nothing of the driver is unwound or dropped.
         unsafe { libc::_exit(PANIC_EXIT) }
     }));
@@ -81,7 +81,7 @@ pub fn run_and_exit(what: &str, f: impl FnOnce() -> anyhow::Result<()>) -> ! {
     let code = match f() {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("patchbench: {what} failed: {e:#}");
+            crate::safe_text::eprint_line(&format!("patchbench: {what} failed: {e:#}"));
             1
         }
     };

@@ -1,7 +1,8 @@
 //! Checks, before anything is forked, that the system lets the requested processes exist at
-//! once: RLIMIT_NPROC (`ulimit -u`, counted in threads of this user, and applied to root too,
-//! so the check can be exercised anywhere), the cgroup's pids.max, kernel.threads-max and
-//! kernel.pid_max, and the open-file limits. A request that cannot be met is refused with the
+//! once: RLIMIT_NPROC (`ulimit -u`, counted in threads of this user; applied as the kernel
+//! applies it at fork: not to root nor to a process with CAP_SYS_ADMIN or CAP_SYS_RESOURCE, in
+//! the initial user namespace), the cgroup's pids.max, kernel.threads-max and kernel.pid_max,
+//! and the open-file limits. A request that cannot be met is refused with the
 //! limit, its current use and how to raise it. Used by `run`, `aim7` and `scale`.
 //!
 //! Each task holds at most a few files open, so a task needs only a small constant of the
@@ -31,6 +32,35 @@ pub struct Load<'a> {
     pub processes: u64,
     /// Descriptors the driver holds open per task, on top of its constant few.
     pub driver_fds_per_task: u64,
+}
+
+/// CAP_SYS_ADMIN and CAP_SYS_RESOURCE, the capabilities that exempt a process from
+/// RLIMIT_NPROC at fork (`copy_process` in kernel/fork.c).
+const CAP_SYS_ADMIN: u32 = 21;
+const CAP_SYS_RESOURCE: u32 = 24;
+
+/// Whether the kernel lets this process fork beyond RLIMIT_NPROC: its real user is root, or
+/// it holds CAP_SYS_ADMIN or CAP_SYS_RESOURCE, in the initial user namespace (where the kernel
+/// checks them; inside another namespace neither counts). `status` is /proc/self/status,
+/// `uid_map` /proc/self/uid_map.
+pub fn exempt_from_nproc(status: &str, uid_map: &str) -> bool {
+    let initial_namespace =
+        uid_map.split_whitespace().collect::<Vec<_>>().as_slice() == ["0", "0", "4294967295"];
+    if !initial_namespace {
+        return false;
+    }
+    let field = |key: &str| status.lines().find_map(|l| l.strip_prefix(key));
+    let real_uid = field("Uid:").and_then(|v| v.split_whitespace().next());
+    let caps = field("CapEff:").and_then(|v| u64::from_str_radix(v.trim(), 16).ok());
+    let has = |cap: u32| caps.is_some_and(|c| c & (1 << cap) != 0);
+    real_uid == Some("0") || has(CAP_SYS_ADMIN) || has(CAP_SYS_RESOURCE)
+}
+
+/// [`exempt_from_nproc`] for this process.
+fn this_process_exempt_from_nproc() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let uid_map = std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default();
+    exempt_from_nproc(&status, &uid_map)
 }
 
 fn read_u64(path: &str) -> Option<u64> {
@@ -117,7 +147,7 @@ pub fn check_load(l: &Load<'_>) -> Result<(), Refusal> {
 
     let nproc = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NPROC);
     if let Ok((soft, _hard)) = nproc {
-        if soft != libc::RLIM_INFINITY {
+        if soft != libc::RLIM_INFINITY && !this_process_exempt_from_nproc() {
             let used = threads_of_user(
                 // SAFETY: getuid has no preconditions.
                 unsafe { libc::getuid() },
@@ -209,6 +239,36 @@ mod tests {
     #[test]
     fn a_small_load_passes_here() {
         assert_eq!(check(2, 1, "--load"), Ok(()));
+    }
+
+    #[test]
+    fn root_and_the_two_capabilities_are_exempt_in_the_initial_namespace_only() {
+        let init = "         0          0 4294967295\n";
+        let userns = "         0       1000          1\n";
+        let status = |uid: &str, caps: &str| {
+            format!("Name:\tx\nUid:\t{uid}\t{uid}\t{uid}\t{uid}\nCapEff:\t{caps}\n")
+        };
+        assert!(exempt_from_nproc(&status("0", "0000000000000000"), init));
+        assert!(!exempt_from_nproc(
+            &status("1000", "0000000000000000"),
+            init
+        ));
+        assert!(
+            exempt_from_nproc(&status("1000", "0000000000200000"), init),
+            "CAP_SYS_ADMIN"
+        );
+        assert!(
+            exempt_from_nproc(&status("1000", "0000000001000000"), init),
+            "CAP_SYS_RESOURCE"
+        );
+        assert!(
+            !exempt_from_nproc(&status("1000", "0000000000000400"), init),
+            "CAP_NET_BIND_SERVICE"
+        );
+        assert!(
+            !exempt_from_nproc(&status("0", "000001ffffffffff"), userns),
+            "root of a user namespace"
+        );
     }
 
     #[test]

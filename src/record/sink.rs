@@ -49,6 +49,17 @@ fn is_stdout_failure(e: &anyhow::Error) -> bool {
     e.downcast_ref::<StdoutFailed>().is_some()
 }
 
+/// A sink's failure with the sink named once: `store X: the filesystem is full`, not
+/// `store X: store X: the filesystem is full` when the error already names it.
+fn named(name: &str, e: &anyhow::Error) -> String {
+    let text = format!("{e:#}");
+    if text.starts_with(name) {
+        text
+    } else {
+        format!("{name}: {text}")
+    }
+}
+
 impl Sinks {
     pub fn new() -> Sinks {
         Sinks::default()
@@ -79,11 +90,11 @@ impl Sinks {
         for slot in self.slots.iter_mut().filter(|s| s.failure.is_none()) {
             if let Err(e) = f(slot.sink.as_mut(), record) {
                 if !is_stdout_failure(&e) {
-                    eprintln!(
-                        "patchbench: warning: {}: {e:#}; the run goes on and its other outputs \
-                         keep the results",
-                        slot.sink.name()
-                    );
+                    crate::safe_text::eprint_line(&format!(
+                        "patchbench: warning: {}; the run goes on and its other outputs keep \
+                         the results",
+                        named(&slot.sink.name(), &e)
+                    ));
                 }
                 slot.failure = Some(e);
             }
@@ -102,7 +113,7 @@ impl Sinks {
         self.call(record, |s, r| s.finished(r));
         for slot in self.slots.iter().filter(|s| s.failure.is_none()) {
             if let Some(line) = slot.sink.done_line() {
-                eprintln!("patchbench: {line}");
+                crate::safe_text::eprint_line(&format!("patchbench: {line}"));
             }
         }
         let mut failures: Vec<(String, anyhow::Error)> = self
@@ -115,7 +126,8 @@ impl Sinks {
             None => Ok(()),
             Some((_, e)) if is_stdout_failure(&e) => Err(e),
             Some((name, e)) => Err(anyhow::anyhow!(
-                "{name}: {e:#} (the run's other outputs have its results)"
+                "{} (the run's other outputs have its results)",
+                named(&name, &e)
             )),
         }
     }
@@ -129,7 +141,9 @@ impl Sinks {
 /// What a [`FileSink`] writes: the whole file from the record so far (None: nothing yet).
 pub type Render = Box<dyn Fn(&RunRecord) -> anyhow::Result<Option<Vec<u8>>>>;
 
-/// An output file, rewritten atomically (see [`super::output_file`]).
+/// An output file (see [`super::output_file`]): a file is rewritten atomically (after every
+/// unit where asked, and at the end); a FIFO, a device or standard output is written once, at
+/// the end, so its reader gets one whole document.
 pub struct FileSink {
     option: &'static str,
     path: PathBuf,
@@ -170,9 +184,13 @@ impl FileSink {
         )
     }
 
-    fn write(&mut self, record: &RunRecord) -> anyhow::Result<()> {
+    fn write(&mut self, record: &RunRecord, last: bool) -> anyhow::Result<()> {
+        let target = super::output_file::target(self.option, &self.path)?;
+        if target.is_stream() && !last {
+            return Ok(());
+        }
         if let Some(bytes) = (self.render)(record)? {
-            super::output_file::write_atomic(&self.path, &bytes)?;
+            super::output_file::write_to(&target, self.option, &self.path, &bytes)?;
             self.wrote = true;
         }
         Ok(())
@@ -181,21 +199,82 @@ impl FileSink {
 
 impl Sink for FileSink {
     fn name(&self) -> String {
-        format!("{} {}", self.option, self.path.display())
+        format!(
+            "{} {}",
+            self.option,
+            crate::safe_text::field(&self.path.display().to_string())
+        )
     }
 
     fn progress(&mut self, record: &RunRecord) -> anyhow::Result<()> {
         if self.every_unit {
-            self.write(record)?;
+            self.write(record, false)?;
         }
         Ok(())
     }
 
     fn finished(&mut self, record: &RunRecord) -> anyhow::Result<()> {
-        self.write(record)
+        self.write(record, true)
     }
 
     fn done_line(&self) -> Option<String> {
-        (self.announce && self.wrote).then(|| format!("wrote {}", self.path.display()))
+        (self.announce && self.wrote).then(|| {
+            format!(
+                "wrote {}",
+                crate::safe_text::field(&self.path.display().to_string())
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink whose every write fails with `message`.
+    struct Failing {
+        name: String,
+        message: String,
+    }
+
+    impl Sink for Failing {
+        fn name(&self) -> String {
+            self.name.clone()
+        }
+        fn progress(&mut self, _: &RunRecord) -> anyhow::Result<()> {
+            anyhow::bail!("{}", self.message)
+        }
+        fn finished(&mut self, _: &RunRecord) -> anyhow::Result<()> {
+            anyhow::bail!("{}", self.message)
+        }
+    }
+
+    fn failure_of(name: &str, message: &str) -> String {
+        let mut sinks = Sinks::new();
+        sinks.add(Failing {
+            name: name.into(),
+            message: message.into(),
+        });
+        let record = RunRecord::new(
+            crate::record::Kind::Debug,
+            crate::sysinfo::SystemInfo::default(),
+            &(),
+        );
+        sinks.progress(&record);
+        sinks.finished(&record).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_failing_sink_is_named_once() {
+        let e = failure_of("store /s.db", "store /s.db: the filesystem is full");
+        assert_eq!(
+            e,
+            "store /s.db: the filesystem is full (the run's other outputs have its results)"
+        );
+        let e = failure_of("--json r.json", "disk on fire");
+        assert_eq!(
+            e,
+            "--json r.json: disk on fire (the run's other outputs have its results)"
+        );
     }
 }

@@ -148,10 +148,7 @@ impl StatusView {
 }
 
 fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .take(200)
-        .collect()
+    crate::safe_text::field(s)
 }
 
 /// `status` as text: one block per campaign.

@@ -4,6 +4,7 @@
 //! `patchbench.runs/1` and `patchbench.show/1`, docs/json.md).
 
 use crate::record::{Direction, Metric, RunRecord};
+use crate::safe_text::{csv_cell, field};
 use crate::store::db::RunSummary;
 use crate::sysinfo::SystemInfo;
 use serde::Serialize;
@@ -135,7 +136,8 @@ pub fn show_json(id: i64, r: &RunRecord) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
 
-/// The `runs` table.
+/// The `runs` table. Labels, hosts and kernels come from the runs (an imported file says
+/// what it likes): each shown escaped and cut (`crate::safe_text::field`).
 pub fn runs(list: &[RunSummary]) -> String {
     let mut out = format!(
         "{:>4}  {:<12} {:<14} {:<20} {:<16} {:<24} {:>5}\n",
@@ -145,7 +147,7 @@ pub fn runs(list: &[RunSummary]) -> String {
         if s.is_empty() {
             "-".to_string()
         } else {
-            s.to_string()
+            field(s)
         }
     };
     for r in list {
@@ -154,9 +156,9 @@ pub fn runs(list: &[RunSummary]) -> String {
             out,
             "{:>4}  {:<12} {:<14} {:<20} {:<16} {:<24} {:>5}{}",
             r.id,
-            r.label.as_deref().unwrap_or("-"),
-            r.kind,
-            date,
+            dash(r.label.as_deref().unwrap_or("")),
+            field(&r.kind),
+            field(&date),
             dash(&r.host),
             dash(&r.kernel),
             if r.tests > 0 { r.tests } else { r.metrics },
@@ -166,43 +168,54 @@ pub fn runs(list: &[RunSummary]) -> String {
     out
 }
 
-/// The `show` text of run `id`.
+/// The `show` text of run `id`. Every string of the run (it may come from an imported file)
+/// is shown escaped and cut (`crate::safe_text::field`).
 pub fn show(id: &str, r: &RunRecord) -> String {
     let s = &r.system;
     let mut out = String::new();
-    let _ = writeln!(out, "run {id}  label {}", r.label.as_deref().unwrap_or("-"));
+    let or_dash = |v: Option<&str>| v.map_or_else(|| "-".to_string(), field);
+    let _ = writeln!(
+        out,
+        "run {}  label {}",
+        field(id),
+        or_dash(r.label.as_deref())
+    );
     let _ = writeln!(
         out,
         "kind {}  source {}",
         r.kind,
-        r.source.as_deref().unwrap_or("-")
+        or_dash(r.source.as_deref())
     );
     let _ = writeln!(
         out,
         "started {}  finished {}{}",
-        r.started_at,
-        r.finished_at,
+        field(&r.started_at),
+        field(&r.finished_at),
         if r.incomplete { "  (incomplete)" } else { "" }
     );
     let _ = writeln!(
         out,
         "host {}  kernel {} {}",
-        s.hostname, s.kernel_release, s.kernel_version
+        field(&s.hostname),
+        field(&s.kernel_release),
+        field(&s.kernel_version)
     );
     let _ = writeln!(
         out,
         "cpu {} × {}  memory {} MiB",
         s.cpus,
-        s.cpu_model,
+        field(&s.cpu_model),
         s.memory_bytes >> 20
     );
     let _ = writeln!(
         out,
         "patchbench {} ({}, {})",
-        s.patchbench_version, s.patchbench_commit, s.build_profile
+        field(&s.patchbench_version),
+        field(&s.patchbench_commit),
+        field(&s.build_profile)
     );
     for (k, v) in &r.config {
-        let _ = writeln!(out, "config {k} = {v}");
+        let _ = writeln!(out, "config {} = {}", field(k), field(&v.to_string()));
     }
     if let Some(c) = &r.campaign {
         let _ = writeln!(
@@ -260,9 +273,9 @@ pub fn show(id: &str, r: &RunRecord) -> String {
         let _ = writeln!(
             out,
             "{:<56} {:>14.2} {:<8} {:>3} {:>8}",
-            m.key(),
+            field(&m.key()),
             m.value,
-            m.unit,
+            field(&m.unit),
             m.samples.len(),
             sd.map(|v| format!("±{v:.2}%"))
                 .unwrap_or_else(|| "-".to_string())
@@ -280,7 +293,9 @@ pub fn sample_spread_pct(m: &Metric) -> Option<f64> {
     )
 }
 
-/// The CSV export of run `id`: one row per metric.
+/// The CSV export of run `id`: one row per metric. Every cell is neutralised for spreadsheets
+/// (`crate::safe_text::csv_cell`: control characters escaped, a cell that would be read as a
+/// formula prefixed with `'`).
 pub fn csv(id: &str, r: &RunRecord) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
@@ -297,7 +312,7 @@ pub fn csv(id: &str, r: &RunRecord) -> anyhow::Result<Vec<u8>> {
     ])?;
     for m in &r.metrics {
         let samples: Vec<String> = m.samples.iter().map(|v| v.to_string()).collect();
-        w.write_record([
+        let cells = [
             id.to_string(),
             r.label.clone().unwrap_or_default(),
             m.key(),
@@ -311,7 +326,8 @@ pub fn csv(id: &str, r: &RunRecord) -> anyhow::Result<Vec<u8>> {
                 .to_string(),
             m.value.to_string(),
             samples.join(";"),
-        ])?;
+        ];
+        w.write_record(cells.iter().map(|c| csv_cell(c).into_owned()))?;
     }
     Ok(w.into_inner()?)
 }

@@ -1,7 +1,8 @@
 //! Standard output, and the terminal reporter every measuring command hands its run to.
 //!
 //! Everything patchbench prints on stdout goes through [`print`], which turns a closed pipe or
-//! a full disk into [`StdoutFailed`] instead of a panic. [`TerminalSink`] shows a run: what a
+//! a full disk into [`StdoutFailed`] instead of a panic, and lets no control character but a
+//! newline, a tab and our own colours reach the terminal (`crate::safe_text`). [`TerminalSink`] shows a run: what a
 //! finished unit adds (AIM's rows as they come), then the final report (UnixBench's, the
 //! scaling tables), after the store and the files have kept the results.
 
@@ -10,8 +11,11 @@ use crate::record::sink::Sink;
 use crate::record::RunRecord;
 use std::io::Write;
 
-/// Writes `text` to standard output and flushes it.
+/// Writes `text` to standard output and flushes it, through the net of
+/// `crate::safe_text::text`: newlines and tabs kept, every other control character shown
+/// escaped, colour sequences kept only when colour is on.
 pub fn print(text: &str) -> anyhow::Result<()> {
+    let text = crate::safe_text::text(text, crate::report::color::enabled());
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|_| out.flush())

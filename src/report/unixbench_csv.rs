@@ -1,6 +1,8 @@
 //! UnixBench's CSV (`UB_OUTPUT_CSV=true`, unixbench.md §7.4): a header
 //! `Concurrency,<test name>,...` in report order, then one row of scores (`%.1f`) per copy
-//! count. Scores only, as UnixBench writes it.
+//! count. Scores only, as UnixBench writes it. A test name (an imported run says what it
+//! likes) is neutralised for spreadsheets as every CSV cell of patchbench is
+//! (`crate::safe_text::csv_cell`).
 
 use crate::record::{RunRecord, TestResult};
 
@@ -12,6 +14,7 @@ pub fn render(record: &RunRecord) -> String {
     let mut copies: Vec<u32> = record.tests.iter().map(|t| t.copies).collect();
     copies.dedup();
     let quote = |s: &str| {
+        let s = &crate::safe_text::csv_cell(s);
         if s.contains(',') || s.contains('"') {
             format!("\"{}\"", s.replace('"', "\"\""))
         } else {

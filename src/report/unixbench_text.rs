@@ -3,9 +3,11 @@
 //! one line per test (sorted by report name) and an index section per category with a
 //! baseline among the results (System Benchmarks, then Non-Index Benchmarks). patchbench's own
 //! notes (precision reached, warnings) sit between the two, in lines no UnixBench parser takes
-//! for results.
+//! for results. Every string of the record (a stored run may be an imported file) is shown
+//! escaped and cut (`crate::safe_text`); a plain record prints byte for byte as before.
 
 use crate::record::{IndexScore, RunRecord, TestResult};
+use crate::safe_text::{field, field_cut};
 use crate::unixbench::catalog::INDEX_CATEGORIES;
 use crate::unixbench::report_notes;
 use crate::unixbench::runner::scoring;
@@ -27,38 +29,51 @@ pub fn render(record: &RunRecord) -> String {
 
 fn header(r: &RunRecord) -> String {
     let s = &r.system;
-    let extra = |k: &str| s.extra.get(k).cloned().unwrap_or_default();
+    let extra = |k: &str| field(s.extra.get(k).map_or("", String::as_str));
     let mut out = String::new();
     let _ = writeln!(out, "   BYTE UNIX Benchmarks (Version {UNIXBENCH_VERSION})");
     let _ = writeln!(out);
-    let _ = writeln!(out, "   System: {}: {}", s.hostname, extra("os_name"));
+    let _ = writeln!(
+        out,
+        "   System: {}: {}",
+        field(&s.hostname),
+        extra("os_name")
+    );
     let _ = writeln!(
         out,
         "   OS: {} -- {} -- {}",
         extra("os_name"),
-        s.kernel_release,
-        s.kernel_version
+        field(&s.kernel_release),
+        field(&s.kernel_version)
     );
-    let _ = writeln!(out, "   Machine: {} (unknown)", s.machine);
+    let _ = writeln!(out, "   Machine: {} (unknown)", field(&s.machine));
     let _ = writeln!(
         out,
         "   Language: {} (charmap=\"UTF-8\", collate=\"UTF-8\")",
-        s.lang
+        field(&s.lang)
     );
     let bogomips: f64 = extra("bogomips").parse().unwrap_or(0.0);
+    // UnixBench's flag list is longer than a field; it is still cut.
+    let flags = field_cut(s.extra.get("cpu_flags").map_or("", String::as_str), 400);
     for i in 0..s.cpus {
-        let _ = writeln!(out, "   CPU {i}: {} ({bogomips:.1} bogomips)", s.cpu_model);
-        let _ = writeln!(out, "          {}", extra("cpu_flags"));
+        let _ = writeln!(
+            out,
+            "   CPU {i}: {} ({bogomips:.1} bogomips)",
+            field(&s.cpu_model)
+        );
+        let _ = writeln!(out, "          {flags}");
     }
     let profile = r
         .config
         .get("profile")
         .and_then(|v| v.as_str())
-        .unwrap_or("unixbench");
+        .map_or_else(|| "unixbench".to_string(), field);
     let _ = writeln!(
         out,
         "   patchbench {} ({}, {}); profile: {profile}",
-        s.patchbench_version, s.patchbench_commit, s.build_profile
+        field(&s.patchbench_version),
+        field(&s.patchbench_commit),
+        field(&s.build_profile)
     );
     if r.incomplete {
         let _ = writeln!(
@@ -107,7 +122,11 @@ fn plural(n: u32, one: &str, many: &str) -> String {
 pub fn test_line(t: &TestResult) -> String {
     format!(
         "{:<40} {:>12.1} {:<5} ({:.1} s, {} samples)",
-        t.name, t.score, t.unit, t.time, t.samples
+        field(&t.name),
+        t.score,
+        field(&t.unit),
+        t.time,
+        t.samples
     )
 }
 
@@ -130,14 +149,20 @@ pub fn index_section(tests: &[&TestResult], index: &IndexScore) -> String {
                 let _ = writeln!(
                     out,
                     "{:<40} {:>12.1} {:>12.1} {:>8.1}",
-                    t.name, b, t.score, i
+                    field(&t.name),
+                    b,
+                    t.score,
+                    i
                 );
             }
             _ => {
                 let _ = writeln!(
                     out,
                     "{:<40} {:>12} {:>12.1} {:>8}",
-                    t.name, "---", t.score, "---"
+                    field(&t.name),
+                    "---",
+                    t.score,
+                    "---"
                 );
             }
         }
@@ -184,7 +209,7 @@ fn block(record: &RunRecord, copies: u32) -> String {
                 let _ = writeln!(
                     out,
                     "  {:<40} +/-{p:.2}% after {} passes{capped}",
-                    t.name,
+                    field(&t.name),
                     t.passes.len()
                 );
             }
@@ -198,7 +223,7 @@ fn block(record: &RunRecord, copies: u32) -> String {
                 p.noise
                     .iter()
                     .flat_map(|a| a.warnings())
-                    .map(move |w| format!("  {} pass {}: {w}", t.name, p.pass))
+                    .map(move |w| format!("  {} pass {}: {}", field(&t.name), p.pass, field(&w)))
             })
         })
         .collect();
@@ -215,7 +240,7 @@ fn block(record: &RunRecord, copies: u32) -> String {
         let _ = writeln!(out, "{}", report_notes::WARNINGS);
         for t in &tests {
             for w in &t.warnings {
-                let _ = writeln!(out, "  {}: {w}.", t.name);
+                let _ = writeln!(out, "  {}: {}.", field(&t.name), field(w));
             }
         }
         let _ = writeln!(out);

@@ -304,12 +304,12 @@ impl Store {
             tx.query_row("SELECT count(*) FROM metrics_refused", [], |r| r.get(0))?;
         tx.commit()?;
         if refused > 0 {
-            eprintln!(
+            crate::safe_text::eprint_line(&format!(
                 "patchbench: warning: store {}: {refused} stored metric values were outside \
                  their domain (not finite, or a zero score: written by an earlier patchbench); \
                  they are kept in table metrics_refused and left out of every result",
                 self.path.display()
-            );
+            ));
         }
         Ok(())
     }
@@ -473,11 +473,11 @@ impl Store {
         }
         let record = RunRecord::from_value(doc).with_context(damaged)?;
         for what in left_out {
-            eprintln!(
+            crate::safe_text::eprint_line(&format!(
                 "patchbench: warning: run {id} in {}: left out {what}; its other results are \
                  used",
                 self.path.display()
-            );
+            ));
         }
         Ok(Some(record))
     }

@@ -3,9 +3,13 @@
 //! file's device and inode. Used to say which process a store write waited for.
 
 use std::os::unix::fs::MetadataExt;
+
+/// The most characters of a holder's command line shown.
+const HOLDER_CHARS: usize = 120;
 use std::path::Path;
 
-/// `pid 1234 (patchbench run ...)` for every other process holding a lock on the store.
+/// `pid 1234 (patchbench run ...)` for every other process holding a lock on the store (its
+/// command line escaped and cut to [`HOLDER_CHARS`] characters).
 pub fn holders(store: &Path) -> Vec<String> {
     let mut inodes = Vec::new();
     for suffix in ["", "-wal", "-shm"] {
@@ -42,9 +46,13 @@ fn describe(pid: i64) -> String {
                 .join(" ")
         })
         .unwrap_or_default();
+    // Any local process sets its own command line: shown escaped, on one line, cut short.
     if cmd.is_empty() {
         format!("pid {pid}")
     } else {
-        format!("pid {pid} ({cmd})")
+        format!(
+            "pid {pid} ({})",
+            crate::safe_text::field_cut(&cmd, HOLDER_CHARS)
+        )
     }
 }

@@ -300,6 +300,41 @@ pub fn with_process_limit(cmd: &mut std::process::Command, limit: u64) {
     with_limit(cmd, libc::RLIMIT_NPROC, limit);
 }
 
+/// The users the process-limit tests run patchbench as (the kernel exempts root, and
+/// CAP_SYS_ADMIN and CAP_SYS_RESOURCE, from RLIMIT_NPROC, and so does patchbench's check): one
+/// per test, with no other process, since RLIMIT_NPROC counts every process of the user and
+/// the tests run at the same time.
+pub mod unprivileged {
+    pub const AIM7: u32 = 61001;
+    pub const RUN: u32 = 61002;
+    pub const SCALE: u32 = 61003;
+    pub const FAULTS: u32 = 61004;
+}
+
+/// Makes `cmd` run as user and group `uid` (no supplementary groups, so no capabilities),
+/// after any limit set before; `paths` are given to that user first, so it may work there.
+/// Needs root (the tests run as root).
+pub fn as_unprivileged(cmd: &mut std::process::Command, uid: u32, paths: &[&Path]) {
+    use std::os::unix::process::CommandExt;
+    for p in paths {
+        std::os::unix::fs::chown(p, Some(uid), Some(uid))
+            .unwrap_or_else(|e| panic!("chown {}: {e} (these tests need root)", p.display()));
+    }
+    // SAFETY: setgroups, setgid and setuid are async-signal-safe; nothing else runs between
+    // fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setgid(uid) != 0
+                || libc::setuid(uid) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Makes `cmd` start with `resource` lowered to `value` (soft and hard limit).
 pub fn with_limit(
     cmd: &mut std::process::Command,

@@ -15,6 +15,12 @@
 //!
 //! With `color` the verdict words of the human formats are coloured (see
 //! `crate::report::color`); nothing else changes, so the uncoloured text is the same bytes.
+//!
+//! The text formats (all but json and html) print [`for_text`]'s copy of the comparison:
+//! every string that came from the runs or the command line (side names, run names, metric
+//! names, titles, units, parameters, warnings, notes) shown escaped and cut
+//! (`crate::safe_text`), and Markdown cells with `|` escaped. JSON keeps the exact strings;
+//! HTML escapes for itself.
 
 mod lkp;
 pub mod paired;
@@ -44,6 +50,13 @@ pub enum Format {
 /// for the human formats; csv, json and html leave them to the caller for the terminal (json
 /// and html carry them too).
 pub fn render(c: &Comparison, format: Format, color: bool) -> anyhow::Result<String> {
+    let shown;
+    let c = if matches!(format, Format::Json | Format::Html) {
+        c
+    } else {
+        shown = for_text(c);
+        &shown
+    };
     Ok(match format {
         Format::Unixbench => preamble(c) + &unixbench::render(c, color) + &summary(c, false),
         Format::Lkp => preamble(c) + &lkp::render(c, color) + &summary(c, false),
@@ -60,9 +73,46 @@ pub fn shows_warnings(format: Format) -> bool {
     !matches!(format, Format::Csv | Format::Json | Format::Html)
 }
 
+/// The comparison as the text formats show it: every string from the runs or the command line
+/// escaped and cut (`crate::safe_text::field`; warnings, notes and reasons as whole lines,
+/// `crate::safe_text::line`). Escaping is idempotent, so a copy made twice is the same.
+pub fn for_text(c: &Comparison) -> Comparison {
+    use crate::safe_text::{field, line};
+    let fields = |v: &[String]| v.iter().map(|s| field(s)).collect::<Vec<_>>();
+    let lines = |v: &[String]| v.iter().map(|s| line(s)).collect::<Vec<_>>();
+    let mut t = c.clone();
+    t.base = field(&c.base);
+    t.patched = field(&c.patched);
+    t.base_runs = fields(&c.base_runs);
+    t.patched_runs = fields(&c.patched_runs);
+    t.warnings = lines(&c.warnings);
+    t.notes = lines(&c.notes);
+    for n in &mut t.noise {
+        n.side = field(&n.side);
+        n.line = n.line.as_deref().map(line);
+    }
+    for r in &mut t.rows {
+        r.key = field(&r.key);
+        r.name = field(&r.name);
+        r.title = field(&r.title);
+        r.unit = field(&r.unit);
+        r.params = r.params.iter().map(|(k, v)| (field(k), field(v))).collect();
+        let j = &mut r.judgement;
+        j.reason = j.reason.as_deref().map(line);
+        if let Some(e) = &mut j.estimate {
+            e.borrowed = fields(&e.borrowed);
+        }
+        if let Some(Shape::Bimodal { side, .. }) = &mut j.shape {
+            *side = field(side);
+        }
+    }
+    t
+}
+
 /// The warning lines of a comparison: what is not comparable, and the noise-check warnings
-/// the sides ran with.
+/// the sides ran with (shown as [`for_text`] shows them).
 pub fn warning_lines(c: &Comparison) -> Vec<String> {
+    let c = &for_text(c);
     let mut out: Vec<String> = c
         .warnings
         .iter()
@@ -531,6 +581,17 @@ pub(crate) fn grid(header: &[String], rows: &[Vec<String>], markdown: bool) -> S
     });
     t.set_content_arrangement(ContentArrangement::Disabled);
     t.force_no_tty();
+    // A `|` inside a Markdown cell would end it: escaped as Markdown wants.
+    let cell = |s: &String| {
+        if markdown {
+            s.replace('|', "\\|")
+        } else {
+            s.clone()
+        }
+    };
+    let header: Vec<String> = header.iter().map(cell).collect();
+    let rows: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(cell).collect()).collect();
+    let (header, rows) = (header.as_slice(), rows.as_slice());
     t.set_header(header.to_vec());
     if markdown {
         let width = |i: usize| {
@@ -605,6 +666,21 @@ System Call Overhead           |  968.50 |  960.00 | -0.88% |
 | Pipe Throughput |   3 | 1234.50 | ±1.0% |
 "
         );
+    }
+
+    #[test]
+    fn a_bar_in_a_markdown_cell_is_escaped() {
+        let header = cells(&["metric", "base|x"]);
+        let rows = vec![cells(&["a | b", "1"])];
+        let md = grid(&header, &rows, true);
+        for line in md.lines() {
+            assert_eq!(
+                line.matches('|').count() - line.matches("\\|").count(),
+                3,
+                "two cells, three separators: {md}"
+            );
+        }
+        assert!(md.contains("a \\| b"), "{md}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The simple formats: `inline` (one line per metric, `+3.3% (15431 -> 15936)`, for mail and
 //! commit messages), `markdown` (a review-ready table) and `csv` (one row per metric, every
 //! figure the comparison computed). A paired row's inline line ends with its unpaired
-//! interval and which is narrower; csv has columns for the paired design.
+//! interval and which is narrower; csv has columns for the paired design. Every CSV cell is
+//! neutralised for spreadsheets (`crate::safe_text::csv_cell`).
 
 use super::{
     ci_header, interval, mean, n, painted_grid, paired, pct, pq, spread, stat_note, verdict,
@@ -145,7 +146,11 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
         .iter()
         .map(|s| s.to_string()),
     );
-    w.write_record(&header)?;
+    w.write_record(
+        header
+            .iter()
+            .map(|c| crate::safe_text::csv_cell(c).into_owned()),
+    )?;
     let f = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     let side = |s: &Option<SideStats>| {
         (
@@ -249,7 +254,11 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
             f(order.map(|o| o.p)),
             f(pr.and_then(|p| p.between_boxes.map(|b| b.share))),
         ]);
-        w.write_record(&record)?;
+        w.write_record(
+            record
+                .iter()
+                .map(|c| crate::safe_text::csv_cell(c).into_owned()),
+        )?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
 }
