@@ -136,7 +136,9 @@ fn an_aa_campaign_of_three_rounds_stores_six_runs_and_reports_them() {
         String::from_utf8_lossy(&report.stderr)
     );
     assert!(
-        text.contains("System Call Overhead") && text.contains("Rounds ("),
+        text.contains("System Call Overhead")
+            && text.contains("3 pairs")
+            && text.contains("paired 95%"),
         "{text}"
     );
     // The sides are stored under their labels, for `compare`.

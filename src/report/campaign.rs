@@ -381,7 +381,18 @@ pub fn report_text(v: &StatusView, comparison: &Comparison) -> anyhow::Result<St
     }
     out.push_str(&crate::report::compare::render(comparison, fmt, false)?);
     out.push('\n');
-    let keys: Vec<&str> = v.primary.iter().map(String::as_str).collect();
+    // The comparison names a partial index by its tests (`partial=...`); the run's metric
+    // key does not.
+    let keys: Vec<&str> = comparison
+        .rows
+        .iter()
+        .filter(|r| {
+            let mut params = r.params.clone();
+            params.remove("partial");
+            v.primary.as_deref() == Some(crate::record::metric_key(&r.name, &params).as_str())
+        })
+        .map(|r| r.key.as_str())
+        .collect();
     out.push_str(&crate::report::campaign_rounds::render(comparison, &keys));
     Ok(out)
 }
