@@ -376,6 +376,27 @@ fn stop_ends_a_running_campaign_after_its_step() {
             .and_then(|s| Some(!s.list(None).ok()?.is_empty()))
             .unwrap_or(false)
     });
+    // A second process may not run it at the same time.
+    wait_until(Duration::from_secs(120), "a step to run", || {
+        Store::open(&store, false)
+            .ok()
+            .and_then(|s| {
+                let c = s.campaign("stop").ok()??;
+                Some(
+                    s.steps(c.id)
+                        .ok()?
+                        .iter()
+                        .any(|st| st.state == StepState::Running),
+                )
+            })
+            .unwrap_or(false)
+    });
+    let twice = patchbench_with_store(&store)
+        .args(["campaign", "resume", "stop"])
+        .output()
+        .unwrap();
+    assert_eq!(twice.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&twice.stderr).contains("is being run by process"));
     let out = patchbench_with_store(&store)
         .args(["campaign", "stop", "stop"])
         .output()
@@ -393,6 +414,48 @@ fn stop_ends_a_running_campaign_after_its_step() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&resume.stderr).contains("is stopped; nothing to resume"));
+}
+
+#[test]
+fn scratch_gives_each_step_a_fresh_ext4_and_leaves_no_mount() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(
+        &store,
+        "scratch",
+        &["--rounds", "1", "--scratch", "ext4:32M"],
+        &[
+            "run",
+            "fstime-w",
+            "--duration",
+            "0.3",
+            "--passes",
+            "1",
+            "--no-settle",
+            "--copies",
+            "1",
+        ]
+        .map(String::from),
+    )
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = Store::open(&store, false).unwrap();
+    let c = s.campaign("scratch").unwrap().unwrap();
+    for (_, r) in s.campaign_runs(c.id).unwrap() {
+        assert_eq!(r.config["dir_fstype"], "ext4", "{:?}", r.config);
+        let step = r.campaign.unwrap();
+        assert_eq!(step.scratch.as_deref(), Some("ext4:32M on a loop device"));
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        !mounts.contains("patchbench-campaign-"),
+        "a scratch mount was left"
+    );
 }
 
 #[test]

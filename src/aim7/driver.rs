@@ -359,6 +359,11 @@ fn drive(
             });
         }
     }
+    // In a duet, wait until the other guest's load point is ready too (nothing otherwise).
+    if let Err(i) = crate::proc::barrier::wait(&format!("aim7 load {tasks}"), signals) {
+        t.kill_and_reap();
+        return Err(Stop::Interrupted(i.signal));
+    }
     let (start_ticks, before) = joblog::times();
     t.start = Some(start_ticks);
     let start = monotonic_ns();

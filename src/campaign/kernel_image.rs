@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 const MAGIC_AT: usize = 0x202;
 /// Offset of the header's `kernel_version` field (a pointer, less 0x200, to the version).
 const VERSION_PTR_AT: usize = 0x20E;
+/// The most setup code an image has: 255 setup sectors and the boot sector.
+const SETUP_MAX: usize = 256 * 512;
 
 /// An image, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +36,9 @@ pub fn inspect(path: &Path) -> Result<ImageInfo, String> {
     if !meta.is_file() {
         return Err(format!("kernel image {shown} is not a regular file"));
     }
-    let mut head = vec![0u8; 0x4000];
+    // The version string lies in the real-mode setup code, which is up to 255 + 1 sectors
+    // (Debian's 6.1 images have it past 16 KiB).
+    let mut head = vec![0u8; SETUP_MAX];
     let n = read_up_to(&mut file, &mut head)
         .map_err(|e| format!("cannot read kernel image {shown}: {e}"))?;
     head.truncate(n);
@@ -195,9 +199,13 @@ mod tests {
 
     /// A file with a boot header pointing at `version`.
     pub fn fake_image(dir: &Path, version: &str) -> PathBuf {
-        let mut img = vec![0u8; 0x1000];
+        fake_image_at(dir, version, 0x800)
+    }
+
+    /// A file with a boot header pointing at `version`, placed at offset `at`.
+    pub fn fake_image_at(dir: &Path, version: &str, at: usize) -> PathBuf {
+        let mut img = vec![0u8; at + 0x400];
         img[MAGIC_AT..MAGIC_AT + 4].copy_from_slice(b"HdrS");
-        let at = 0x800usize;
         img[VERSION_PTR_AT..VERSION_PTR_AT + 2]
             .copy_from_slice(&((at - 0x200) as u16).to_le_bytes());
         img[at..at + version.len()].copy_from_slice(version.as_bytes());
@@ -255,6 +263,13 @@ mod tests {
         img.truncate(0xc80);
         std::fs::write(&p, &img).unwrap();
         assert!(!is_signed(&p).unwrap(), "a table past the end of the file");
+    }
+
+    #[test]
+    fn reads_a_version_string_past_16_kib_as_debian_images_have_it() {
+        let d = tempfile::tempdir().unwrap();
+        let img = fake_image_at(d.path(), "6.1.0-48-amd64 (debian-kernel) #1 SMP", 0x44c0);
+        assert_eq!(inspect(&img).unwrap().release, "6.1.0-48-amd64");
     }
 
     #[test]

@@ -50,7 +50,7 @@ impl Executor for Local {
         let json = self.dir.path().join(format!("step-{}.json", req.step.id));
         let _ = std::fs::remove_file(&json);
         let scratch = match &req.spec.scratch {
-            Some(s) => match ScratchFs::make(self.dir.path(), req.step.id, s) {
+            Some(s) => match ScratchFs::make(self.dir.path(), s) {
                 Ok(fs) => Some(fs),
                 Err(e) => return StepOutcome::failed(format!("scratch file system: {e}"), ""),
             },
@@ -143,9 +143,11 @@ struct ScratchFs {
 }
 
 impl ScratchFs {
-    fn make(dir: &Path, step: i64, spec: &Scratch) -> Result<ScratchFs, String> {
-        let image = dir.join(format!("scratch-{step}.img"));
-        let mount = dir.join(format!("scratch-{step}"));
+    /// Makes the file system at the same place for every step (the workload's `--dir` is part
+    /// of its recorded settings, which should not differ between steps).
+    fn make(dir: &Path, spec: &Scratch) -> Result<ScratchFs, String> {
+        let image = dir.join("scratch.img");
+        let mount = dir.join("scratch");
         let file =
             std::fs::File::create(&image).map_err(|e| format!("{}: {e}", image.display()))?;
         file.set_len(spec.bytes)

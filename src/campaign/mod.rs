@@ -10,6 +10,7 @@
 //! - [`local`]: the running kernel; sides differ by their setup commands.
 //! - [`kexec`]: bare metal: each step in a boot of its own, reached with kexec, resumed by a
 //!   boot hook.
+//! - [`vm`]: a fresh QEMU guest per step, booting the side's kernel on the host's root.
 //! - [`primary`]: which metric the schedule follows, its per-round ratios, and the `--until`
 //!   decision (Stein's two-stage rule on the pilot's ratios).
 //!
@@ -23,3 +24,4 @@ pub mod kernel_image;
 pub mod kexec;
 pub mod local;
 pub mod primary;
+pub mod vm;

@@ -22,7 +22,7 @@ use crate::error::{usage, Usage};
 use crate::progress::Progress;
 use crate::record::campaign::plan;
 use crate::record::campaign::spec::{
-    CampaignSpec, ExecutorKind, KernelSpec, Order, Schedule, Scratch, SideSpec, VmOptions,
+    CampaignSpec, ExecutorKind, KernelSpec, Order, Schedule, Scratch, SideSpec,
 };
 use crate::record::campaign::state::{Campaign, CampaignState, Owner, StepState};
 use crate::store::db::Store;
@@ -519,14 +519,8 @@ fn side(
     })
 }
 
-/// The host CPUs a guest may use by default: the last `n` of those this process may use.
-fn default_cpus(n: u32) -> Vec<u32> {
-    let allowed = crate::counter_harness::placement::allowed_cpus();
-    let k = allowed.len().saturating_sub(n as usize);
-    allowed[k..].iter().map(|&c| c as u32).collect()
-}
-
 /// Builds the spec from the arguments, checking everything that can be checked here.
+
 pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     check_name(&a.name)?;
     check_workload(&a.workload, a.scratch.is_some())?;
@@ -573,20 +567,19 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
         return usage("--scratch with the local executor mounts a loop device: run as root");
     }
     let vm = if executor == ExecutorKind::Vm {
-        let cpus = crate::sysinfo::online_cpus();
-        let vcpus = a.vcpus.unwrap_or(if cpus < 4 { 1 } else { 2 });
-        let per_guest = if a.duet { 2 * vcpus } else { vcpus };
         let cpus = match a.cpus.as_deref() {
-            Some(list) => parse_cpu_list(list).map_err(Usage)?,
-            None => default_cpus(per_guest),
+            Some(list) => Some(parse_cpu_list(list).map_err(Usage)?),
+            None => None,
         };
-        Some(VmOptions {
-            vcpus,
-            memory_mib: a.memory,
+        let given = crate::campaign::vm::options::Given {
+            vcpus: a.vcpus,
+            memory_mib: Some(a.memory),
             cpus,
             allow_tcg: a.allow_tcg,
-            qemu: a.qemu.clone(),
-        })
+            qemu: Some(a.qemu.clone()),
+            duet: a.duet,
+        };
+        Some(crate::campaign::vm::options::resolve(&given).map_err(Usage)?)
     } else {
         None
     };
@@ -643,15 +636,11 @@ fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
 fn executor_for(spec: &CampaignSpec) -> anyhow::Result<Box<dyn Executor>> {
     match spec.executor {
         ExecutorKind::Local => Ok(Box::new(crate::campaign::local::Local::new()?)),
+        ExecutorKind::Vm => Ok(Box::new(crate::campaign::vm::Vm::new(spec)?)),
         ExecutorKind::Kexec => usage(
             "a kexec campaign runs one step per boot: `patchbench campaign resume --boot` \
              (the boot hook) runs it",
         ),
-        // The vm executor is wired here when it lands.
-        other => usage(format!(
-            "the {} executor is not available in this build",
-            other.as_str()
-        )),
     }
 }
 
@@ -702,6 +691,26 @@ fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
             campaign.state.as_str()
         );
         return Ok(0);
+    }
+    // One process runs a campaign at a time: two would measure each other.
+    let steps = store.steps(campaign.id)?;
+    if let Some(live) = steps.iter().find(|s| {
+        s.state == StepState::Running
+            && s.owner
+                .as_deref()
+                .and_then(Owner::parse)
+                .is_some_and(|o| o.host == crate::sysinfo::hostname() && !o.is_dead_here())
+    }) {
+        let pid = live.owner.as_deref().and_then(Owner::parse).map(|o| o.pid);
+        return usage(format!(
+            "campaign {} is being run by process {} (round {} {}); wait for it, or `patchbench \
+             campaign stop {}`",
+            campaign.name,
+            pid.map(|p| p.to_string()).unwrap_or_default(),
+            live.round,
+            live.side,
+            campaign.name
+        ));
     }
     let taken = store.reclaim_steps(
         campaign.id,

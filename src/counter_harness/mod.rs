@@ -478,6 +478,8 @@ pub fn run(
         None
     };
 
+    // In a duet, wait until the other guest's point is ready too (nothing otherwise).
+    crate::proc::barrier::wait(&format!("{n} tasks"), interrupt)?;
     let read_ops = || -> Vec<u64> { (0..n).map(|i| slots.slot(i + 1).ops()).collect() };
     let mut prev = read_ops();
     gate.open();

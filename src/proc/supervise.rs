@@ -4,13 +4,15 @@
 //! one pipe and kept as the last lines (the console), stopped (SIGTERM to the group, then
 //! SIGKILL) on a deadline or when patchbench is interrupted. This process waits in one `poll`
 //! of the pipe, the signal pipe and the deadline; it never forks from more than one thread.
+//! [`wait_all`] waits on several programs at once in the same way (a duet's two guests),
+//! together with other descriptors the caller watches ([`Alongside`]: the duet's barrier).
 
 use super::signals::Signals;
 use crate::error::Interrupted;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::collections::VecDeque;
 use std::io::Read;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -124,70 +126,53 @@ impl Supervised {
     /// console line as it comes (for a progress line or a marker), and may ask to stop early
     /// by returning false (the program is then stopped and the end is `Exited` with its status).
     pub fn wait(
-        mut self,
+        self,
         signals: &Signals,
         deadline: Option<Instant>,
         on_line: &mut dyn FnMut(&str) -> bool,
     ) -> Outcome {
-        let mut open = true;
-        let mut stop_early = false;
-        loop {
-            if let Some(i) = signals.pending() {
-                self.stop();
-                return self.outcome(Ended::Interrupted(i));
+        let mut outcomes = wait_all(
+            vec![self],
+            signals,
+            deadline,
+            &mut |_, line| on_line(line),
+            &mut Nothing,
+        );
+        outcomes.pop().unwrap_or(Outcome {
+            ended: Ended::Exited {
+                success: false,
+                code: None,
+                how: "was lost".to_string(),
+            },
+            tail: Vec::new(),
+        })
+    }
+
+    /// Reads what the pipe has now; false once it is closed.
+    fn read_some(&mut self, on_line: &mut dyn FnMut(&str) -> bool, stop: &mut bool) -> bool {
+        let mut buf = [0u8; 8192];
+        match self.output.read(&mut buf) {
+            Ok(0) | Err(_) => {
+                self.flush_partial(on_line, stop);
+                false
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                self.stop();
-                return self.outcome(Ended::TimedOut);
-            }
-            if stop_early {
-                self.stop();
-                break;
-            }
-            if !open {
-                match self.child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) => {}
-                }
-            }
-            let wait_ms = deadline
-                .map(|d| d.saturating_duration_since(Instant::now()).as_millis())
-                .unwrap_or(1000)
-                .clamp(1, if open { 1000 } else { 100 }) as i32;
-            let ready = {
-                let mut fds = vec![PollFd::new(signals.fd(), PollFlags::POLLIN)];
-                if open {
-                    fds.push(PollFd::new(self.output.as_fd(), PollFlags::POLLIN));
-                }
-                let _ = poll(
-                    &mut fds,
-                    PollTimeout::try_from(wait_ms).unwrap_or(PollTimeout::MAX),
-                );
-                let sig = fds[0].revents().is_some_and(|r| !r.is_empty());
-                let out = open && fds[1].revents().is_some_and(|r| !r.is_empty());
-                (sig, out)
-            };
-            if ready.0 {
-                signals.drain();
-            }
-            if ready.1 {
-                let mut buf = [0u8; 8192];
-                match self.output.read(&mut buf) {
-                    Ok(0) | Err(_) => {
-                        open = false;
-                        self.flush_partial(on_line, &mut stop_early);
-                    }
-                    Ok(n) => self.take(&buf[..n], on_line, &mut stop_early),
-                }
+            Ok(n) => {
+                self.take(&buf[..n], on_line, stop);
+                true
             }
         }
+    }
+
+    /// Reaps the program (its pipe is closed or it was stopped) and kills what it left in its
+    /// group; the end, described.
+    fn reap(&mut self) -> Ended {
         let status = self.child.wait();
         // Anything the program left in its group goes with it.
         let _ = nix::sys::signal::killpg(
             nix::unistd::Pid::from_raw(self.pgid),
             nix::sys::signal::Signal::SIGKILL,
         );
-        let ended = match status {
+        match status {
             Ok(s) => Ended::Exited {
                 success: s.success(),
                 code: s.code(),
@@ -204,8 +189,7 @@ impl Supervised {
                 code: None,
                 how: format!("could not be waited for ({e})"),
             },
-        };
-        self.outcome(ended)
+        }
     }
 
     fn take(&mut self, bytes: &[u8], on_line: &mut dyn FnMut(&str) -> bool, stop: &mut bool) {
@@ -235,26 +219,36 @@ impl Supervised {
         self.tail.push_back(line);
     }
 
-    /// SIGTERM to the group, SIGKILL after a grace period, and reap.
-    fn stop(&mut self) {
+    /// SIGTERM to the group (the first half of stopping it).
+    fn terminate(&self) {
         let pg = nix::unistd::Pid::from_raw(self.pgid);
         let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGTERM);
-        let end = Instant::now() + GRACE;
-        while Instant::now() < end {
+    }
+
+    /// After [`Supervised::terminate`]: waits until `grace_end` for the program to go, then
+    /// SIGKILL to the group, reap, and keep what it printed before it went.
+    fn finish_stop(&mut self, grace_end: Instant) {
+        while Instant::now() < grace_end {
             if let Ok(Some(_)) = self.child.try_wait() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        let pg = nix::unistd::Pid::from_raw(self.pgid);
         let _ = nix::sys::signal::killpg(pg, nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.wait();
-        // Keep what it printed before it went.
         let mut rest = Vec::new();
         let _ = set_nonblocking(&self.output);
         let _ = self.output.read_to_end(&mut rest);
         let mut ignore = false;
         self.take(&rest, &mut |_| true, &mut ignore);
         self.flush_partial(&mut |_| true, &mut ignore);
+    }
+
+    /// SIGTERM to the group, SIGKILL after a grace period, and reap.
+    fn stop(&mut self) {
+        self.terminate();
+        self.finish_stop(Instant::now() + GRACE);
     }
 
     fn outcome(mut self, ended: Ended) -> Outcome {
@@ -274,6 +268,166 @@ impl Drop for Supervised {
             );
             let _ = self.child.wait();
         }
+    }
+}
+
+/// Something a wait watches beside its programs' output (a duet's barrier connections): its
+/// descriptors are polled with the programs' pipes, and it hears when a program ends.
+pub trait Alongside {
+    /// The descriptors to watch for input now (valid until the next call of a `&mut` method).
+    fn fds(&self) -> Vec<RawFd>;
+    /// Descriptor `index` of the last [`Alongside::fds`] is readable or hung up.
+    fn readable(&mut self, index: usize);
+    /// Program `which` (its index in the wait) has ended.
+    fn ended(&mut self, which: usize);
+}
+
+/// Nothing alongside.
+pub struct Nothing;
+
+impl Alongside for Nothing {
+    fn fds(&self) -> Vec<RawFd> {
+        Vec::new()
+    }
+    fn readable(&mut self, _index: usize) {}
+    fn ended(&mut self, _which: usize) {}
+}
+
+/// A program of a wait, with where it is.
+struct Slot {
+    program: Supervised,
+    open: bool,
+    stop_early: bool,
+    ended: Option<Ended>,
+}
+
+/// Waits on several programs at once, in one `poll` of their pipes, the signal pipe, what is
+/// `alongside` and the deadline, until every one has ended. `on_line` sees each console line
+/// with the index of its program, and may stop that program early by returning false. A
+/// signal stops them all (each ends `Interrupted`); the deadline stops those still running
+/// (`TimedOut`); a program that ended before keeps its own end. The outcomes are in the
+/// programs' order.
+pub fn wait_all(
+    programs: Vec<Supervised>,
+    signals: &Signals,
+    deadline: Option<Instant>,
+    on_line: &mut dyn FnMut(usize, &str) -> bool,
+    alongside: &mut dyn Alongside,
+) -> Vec<Outcome> {
+    let mut slots: Vec<Slot> = programs
+        .into_iter()
+        .map(|program| Slot {
+            program,
+            open: true,
+            stop_early: false,
+            ended: None,
+        })
+        .collect();
+    loop {
+        if let Some(i) = signals.pending() {
+            stop_running(&mut slots, || Ended::Interrupted(Interrupted { ..i }));
+            break;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            stop_running(&mut slots, || Ended::TimedOut);
+            break;
+        }
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if slot.ended.is_some() {
+                continue;
+            }
+            if slot.stop_early {
+                slot.program.stop();
+                slot.ended = Some(slot.program.reap());
+                alongside.ended(i);
+            } else if !slot.open {
+                match slot.program.child.try_wait() {
+                    Ok(Some(_)) | Err(_) => {
+                        slot.ended = Some(slot.program.reap());
+                        alongside.ended(i);
+                    }
+                    Ok(None) => {}
+                }
+            }
+        }
+        if slots.iter().all(|s| s.ended.is_some()) {
+            break;
+        }
+        let any_open = slots.iter().any(|s| s.ended.is_none() && s.open);
+        let wait_ms = deadline
+            .map(|d| d.saturating_duration_since(Instant::now()).as_millis())
+            .unwrap_or(1000)
+            .clamp(1, if any_open { 1000 } else { 100 }) as i32;
+        let extra = alongside.fds();
+        let (sig, out, also) = {
+            let mut fds = vec![PollFd::new(signals.fd(), PollFlags::POLLIN)];
+            let mut watched = Vec::new();
+            for (i, slot) in slots.iter().enumerate() {
+                if slot.ended.is_none() && slot.open {
+                    fds.push(PollFd::new(slot.program.output.as_fd(), PollFlags::POLLIN));
+                    watched.push(i);
+                }
+            }
+            for &fd in &extra {
+                // SAFETY: `alongside` keeps these open until its next `&mut` call, after the
+                // poll.
+                fds.push(PollFd::new(
+                    unsafe { BorrowedFd::borrow_raw(fd) },
+                    PollFlags::POLLIN,
+                ));
+            }
+            let _ = poll(
+                &mut fds,
+                PollTimeout::try_from(wait_ms).unwrap_or(PollTimeout::MAX),
+            );
+            let ready = |k: usize| fds[k].revents().is_some_and(|r| !r.is_empty());
+            let sig = ready(0);
+            let out: Vec<usize> = (0..watched.len())
+                .filter(|&k| ready(1 + k))
+                .map(|k| watched[k])
+                .collect();
+            let also: Vec<usize> = (0..extra.len())
+                .filter(|&k| ready(1 + watched.len() + k))
+                .collect();
+            (sig, out, also)
+        };
+        if sig {
+            signals.drain();
+        }
+        for i in out {
+            let slot = &mut slots[i];
+            let mut stop = false;
+            slot.open = slot
+                .program
+                .read_some(&mut |line| on_line(i, line), &mut stop);
+            slot.stop_early |= stop;
+        }
+        for k in also {
+            alongside.readable(k);
+        }
+    }
+    slots
+        .into_iter()
+        .map(|mut s| {
+            let ended = s.ended.take().unwrap_or(Ended::TimedOut);
+            s.program.outcome(ended)
+        })
+        .collect()
+}
+
+/// Stops every program still running (SIGTERM to all, one grace period, SIGKILL), giving each
+/// the end `why` makes.
+fn stop_running(slots: &mut [Slot], why: impl Fn() -> Ended) {
+    let running: Vec<usize> = (0..slots.len())
+        .filter(|&i| slots[i].ended.is_none())
+        .collect();
+    for &i in &running {
+        slots[i].program.terminate();
+    }
+    let grace_end = Instant::now() + GRACE;
+    for &i in &running {
+        slots[i].program.finish_stop(grace_end);
+        slots[i].ended = Some(why());
     }
 }
 

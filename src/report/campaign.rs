@@ -34,6 +34,8 @@ pub struct StatusView {
     pub failures: Vec<Step>,
     /// The primary metric round by round: (box, round, base first?, base, patched).
     pub rounds: Vec<RoundRow>,
+    /// The distinct warnings the stored steps carry (TCG, unfit for a duet).
+    pub warnings: Vec<String>,
 }
 
 /// The primary metric in one round.
@@ -118,6 +120,15 @@ impl StatusView {
                 .cloned()
                 .collect(),
             rounds,
+            warnings: runs
+                .iter()
+                .flat_map(crate::record::campaign::run_warnings)
+                .fold(Vec::new(), |mut all, w| {
+                    if !all.contains(&w) {
+                        all.push(w);
+                    }
+                    all
+                }),
             campaign,
         }
     }
@@ -237,6 +248,9 @@ fn status_block(out: &mut String, v: &StatusView) {
             .map(|s| format!("; about {} left", human_secs(s)))
             .unwrap_or_default()
     );
+    for w in &v.warnings {
+        let _ = writeln!(out, "  warning:   {}", clean(w));
+    }
     for (round, side, owner) in &v.running {
         let _ = writeln!(
             out,

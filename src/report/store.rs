@@ -75,6 +75,12 @@ struct ShowDoc<'a> {
     /// The noise check's warnings, `source: value` each.
     noise_warnings: Vec<String>,
     metrics: Vec<ShowMetric<'a>>,
+    /// The run's identity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uuid: Option<&'a str>,
+    /// The campaign step that made the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    campaign: Option<&'a crate::record::campaign::StepInfo>,
 }
 
 #[derive(Serialize)]
@@ -107,6 +113,8 @@ pub fn show_json(id: i64, r: &RunRecord) -> anyhow::Result<String> {
         system: &r.system,
         config: &r.config,
         noise_warnings: r.system.noise_warnings(),
+        uuid: r.uuid.as_deref(),
+        campaign: r.campaign.as_ref(),
         metrics: r
             .metrics
             .iter()
@@ -195,6 +203,51 @@ pub fn show(id: &str, r: &RunRecord) -> String {
     );
     for (k, v) in &r.config {
         let _ = writeln!(out, "config {k} = {v}");
+    }
+    if let Some(c) = &r.campaign {
+        let _ = writeln!(
+            out,
+            "campaign {} round {} side {} (slot {}{}), {} executor, attempt {}",
+            c.campaign,
+            c.round,
+            c.side,
+            c.slot,
+            if c.r#box.is_empty() {
+                String::new()
+            } else {
+                format!(", box {}", c.r#box)
+            },
+            c.executor,
+            c.attempt
+        );
+        let _ = writeln!(
+            out,
+            "campaign kernel {}{}  cmdline {}",
+            c.kernel.release,
+            c.kernel
+                .image
+                .as_deref()
+                .map(|i| format!(" ({i})"))
+                .unwrap_or_default(),
+            c.kernel.cmdline
+        );
+        if let Some(g) = &c.guest {
+            let _ = writeln!(
+                out,
+                "campaign guest {} {} vCPUs {} MiB on CPUs {:?}",
+                g.accelerator, g.vcpus, g.memory_mib, g.cpus
+            );
+        }
+        if let Some(b) = &c.boot {
+            let _ = writeln!(
+                out,
+                "campaign boot {} via {}, {:.1} s after boot",
+                b.boot_id, b.via, b.since_boot_s
+            );
+        }
+        for w in crate::record::campaign::run_warnings(r) {
+            let _ = writeln!(out, "campaign warning: {w}");
+        }
     }
     let _ = writeln!(out);
     let _ = writeln!(

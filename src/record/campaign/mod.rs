@@ -96,6 +96,35 @@ pub struct BootInfo {
     pub via: String,
 }
 
+/// The key of a campaign run's warnings in `RunRecord::extra`: a list of sentences saying
+/// what makes its numbers doubtful (measured under TCG; a workload not fit for a duet).
+pub const WARNINGS_KEY: &str = "warnings";
+
+/// A run's warnings (`extra.warnings`).
+pub fn run_warnings(record: &crate::record::RunRecord) -> Vec<String> {
+    record
+        .extra
+        .get(WARNINGS_KEY)
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|w| w.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Adds a warning to a run (`extra.warnings`).
+pub fn add_run_warning(record: &mut crate::record::RunRecord, text: String) {
+    let list = record
+        .extra
+        .entry(WARNINGS_KEY.to_string())
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if let serde_json::Value::Array(items) = list {
+        items.push(serde_json::Value::String(text));
+    }
+}
+
 impl StepInfo {
     /// The label the step's run is stored under: `NAME/SIDE`.
     pub fn label(&self) -> String {

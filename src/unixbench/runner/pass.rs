@@ -217,6 +217,8 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         pump(&mut copies, signals, Duration::from_millis(250))?;
     }
 
+    // In a duet, wait until the other guest's pass is ready too (nothing otherwise).
+    crate::proc::barrier::wait(&what, signals)?;
     // Release everyone at once.
     // The release time is taken just before the gate opens, so no copy's window starts
     // before it.
