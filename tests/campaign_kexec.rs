@@ -382,3 +382,243 @@ fn a_missing_next_image_fails_the_campaign_and_the_guest_stays_on_its_kernel() {
     let shown = String::from_utf8_lossy(&status.stdout);
     assert!(shown.contains("failed") && shown.contains("patched-vmlinuz"), "{shown}");
 }
+
+/// `patchbench campaign start NAME --executor kexec` on the host with the test kernel's image
+/// for both sides and `extra` options; never with --yes, always with PATCHBENCH_FORBID_KEXEC.
+fn host_start(store: &Path, name: &str, image: &Path, extra: &[&str]) -> Command {
+    let mut c = common::std_patchbench();
+    c.env(patchbench::campaign::kexec::load::FORBID_ENV, "1")
+        .stdin(Stdio::null())
+        .args(["campaign", "start", name, "--executor", "kexec", "--rounds", "1"])
+        .arg("--base")
+        .arg(format!("{}:pti=off", image.display()))
+        .arg("--patched")
+        .arg(format!("{}:pti=on", image.display()))
+        .arg("--store")
+        .arg(store)
+        .args(extra)
+        .arg("--")
+        .args(WORKLOAD.split_whitespace());
+    assert!(!extra.contains(&"--yes"), "never --yes on the host");
+    c
+}
+
+/// Runs a command that must be refused: exit 2, one line on stderr containing `want`.
+fn refused(mut c: Command, want: &str) -> String {
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(want), "wanted {want:?} in: {err}");
+    err
+}
+
+/// Faults found before anything changes, on the host, with real conditions: no CAP_SYS_BOOT
+/// (dropped with setpriv), a store on a tmpfs, a missing initrd or modules, no --yes and no
+/// terminal. The store is never created.
+#[test]
+fn faults_are_refused_on_the_host_before_anything_changes() {
+    let k = test_kernel::debian_kernel();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let store = dir.path().join("store.db");
+    let initrd = dir.path().join("initrd.img");
+    std::fs::write(&initrd, b"not really an initrd").unwrap();
+    let ir = initrd.display().to_string();
+    let img = k.image.display().to_string();
+    let complete = [
+        "--base-initrd",
+        ir.as_str(),
+        "--patched-initrd",
+        ir.as_str(),
+        "--return-to",
+        img.as_str(),
+        "--return-initrd",
+        "none",
+    ];
+    // All good: only the confirmation is missing.
+    refused(host_start(&store, "c", &k.image, &complete), "add --yes");
+    // No CAP_SYS_BOOT: dropped from the bounding and inheritable sets, so the exec'd
+    // patchbench runs without it.
+    let mut no_cap = Command::new("setpriv");
+    let inner = host_start(&store, "c", &k.image, &complete);
+    no_cap
+        .args(["--inh-caps=-sys_boot", "--bounding-set=-sys_boot", "--"])
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .envs(inner.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(Stdio::null());
+    refused(no_cap, "CAP_SYS_BOOT");
+    // No initrd beside the image and none given.
+    refused(
+        host_start(&store, "c", &k.image, &complete[2..]),
+        "--base-initrd FILE",
+    );
+    // An image whose modules are nowhere (a copy away from its lib/modules).
+    let lone = dir.path().join("boot");
+    std::fs::create_dir(&lone).unwrap();
+    let lone_image = lone.join(k.image.file_name().unwrap());
+    std::fs::copy(&k.image, &lone_image).unwrap();
+    refused(
+        host_start(&store, "c", &lone_image, &complete),
+        "has no modules",
+    );
+    // The kernel to return to must be known.
+    refused(
+        host_start(&store, "c", &k.image, &complete[..4]),
+        "--return-to",
+    );
+    assert!(!store.exists(), "nothing was stored");
+    // A store on a tmpfs would not survive the reboot.
+    let shm = Path::new("/dev/shm");
+    assert!(
+        nix::sys::statfs::statfs(shm)
+            .is_ok_and(|s| s.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC),
+        "this test needs /dev/shm to be a tmpfs"
+    );
+    let on_tmpfs = shm.join(format!("patchbench-kexec-{}.db", std::process::id()));
+    refused(host_start(&on_tmpfs, "c", &k.image, &complete), "tmpfs");
+    assert!(!on_tmpfs.exists());
+}
+
+/// The boot hook at a boot that is no step: quiet without a store or a campaign; with a
+/// running kexec campaign it takes back a step an earlier boot left running (counting the
+/// attempt), says how to go on, and loads nothing; the stop file stops the campaign.
+#[test]
+fn the_hook_does_nothing_at_a_boot_that_is_no_step() {
+    use patchbench::record::campaign::plan;
+    use patchbench::record::campaign::spec::*;
+    use patchbench::record::campaign::state::StepState;
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let store_path = dir.path().join("store.db");
+    let hook = || {
+        let mut c = common::std_patchbench();
+        c.env(patchbench::campaign::kexec::load::FORBID_ENV, "1")
+            .args(["campaign", "resume", "--boot", "--store"])
+            .arg(&store_path)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let out = hook();
+    assert!(out.status.success() && out.stderr.is_empty() && out.stdout.is_empty());
+    assert!(!store_path.exists(), "the hook creates no store");
+    let kernel = KernelSpec {
+        image: "/boot/vmlinuz-test".into(),
+        sha256: "0".repeat(64),
+        release: "6.1.0-test".into(),
+        initrd: None,
+        modules: None,
+    };
+    let side = |name: &str, word: &str| SideSpec {
+        name: name.into(),
+        kernel: Some(kernel.clone()),
+        cmdline: vec![word.into()],
+        setup: None,
+    };
+    let spec = CampaignSpec {
+        name: "bare".into(),
+        sides: vec![side("base", "pti=off"), side("patched", "pti=on")],
+        workload: WORKLOAD.split_whitespace().map(str::to_string).collect(),
+        schedule: Schedule::Rounds { rounds: 1 },
+        order: Order::Abba,
+        seed: 1,
+        executor: ExecutorKind::Kexec,
+        duet: false,
+        scratch: None,
+        vm: None,
+        kexec: Some(KexecOptions {
+            return_to: BootTarget {
+                image: "/boot/vmlinuz-test".into(),
+                initrd: None,
+                cmdline: "root=/dev/sda1".into(),
+            },
+        }),
+        step_timeout_s: 60.0,
+        settle_s: 0.0,
+        primary: None,
+        confidence: 0.95,
+        program: env!("CARGO_BIN_EXE_patchbench").into(),
+        started_on: "test".into(),
+    };
+    {
+        let mut store = Store::open(&store_path, true).unwrap();
+        let id = store
+            .create_campaign(&spec, 1, &plan::steps(Order::Abba, 1, 1, 1))
+            .unwrap();
+        // A step an earlier boot of this machine was running when it went down.
+        let host = patchbench::sysinfo::hostname();
+        let step = store
+            .claim_step(id, &format!("{host}:1:0000-earlier-boot"), 0.0, None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(step.attempts, 1);
+    }
+    let out = hook();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("round 1 base was cut short") && err.contains("campaign resume bare"),
+        "{err}"
+    );
+    let store = Store::open(&store_path, false).unwrap();
+    let c = store.campaign("bare").unwrap().unwrap();
+    assert_eq!(c.state, CampaignState::Running);
+    let steps = store.steps(c.id).unwrap();
+    assert_eq!(steps[0].state, StepState::Planned);
+    assert_eq!(steps[0].attempts, 1, "the lost attempt counts");
+    drop(store);
+    // `resume NAME` by hand reboots: it wants --yes without a terminal.
+    let mut by_hand = common::std_patchbench();
+    by_hand
+        .env(patchbench::campaign::kexec::load::FORBID_ENV, "1")
+        .args(["campaign", "resume", "bare", "--store"])
+        .arg(&store_path)
+        .stdin(Stdio::null());
+    refused(by_hand, "add --yes");
+    // The stop file ends it at the next boot.
+    std::fs::write(dir.path().join("bare.stop"), b"").unwrap();
+    let out = hook();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("stopped by the stop file"), "{err}");
+    let c = Store::open(&store_path, false)
+        .unwrap()
+        .campaign("bare")
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.state, CampaignState::Stopped);
+    let out = hook();
+    assert!(out.status.success() && out.stderr.is_empty(), "quiet once stopped");
+}
+
+/// install-hook and remove-hook need systemd: refused in a mount namespace where /run (and
+/// so /run/systemd/system) is an empty tmpfs, and /etc/systemd/system too, so nothing of the
+/// host's can be touched even if the check failed.
+#[test]
+fn the_hook_needs_systemd() {
+    for cmd in ["install-hook", "remove-hook"] {
+        let out = Command::new("unshare")
+            .args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(
+                "mount -t tmpfs tmpfs /run || exit 99; \
+                 [ -d /etc/systemd/system ] && { mount -t tmpfs tmpfs /etc/systemd/system || exit 99; }; \
+                 exec \"$@\"",
+            )
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_patchbench"))
+            .args(["campaign", cmd])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(
+            out.status.code(),
+            Some(99),
+            "this test needs root to make a mount namespace: {err}"
+        );
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("needs systemd") && err.contains("@reboot"),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+}
