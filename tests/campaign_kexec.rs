@@ -622,3 +622,72 @@ fn the_hook_needs_systemd() {
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
+
+/// A copy of `image` without its signature: the PE certificate table's entry zeroed.
+fn unsigned_copy(image: &Path, to: &Path) {
+    let mut b = std::fs::read(image).unwrap();
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let pe = u32_at(&b, 0x3c) as usize;
+    assert_eq!(&b[pe..pe + 4], b"PE\0\0", "Debian's image is a PE (EFI stub) file");
+    let opt = pe + 24;
+    assert_eq!(u16::from_le_bytes([b[opt], b[opt + 1]]), 0x20b, "PE32+");
+    let cert = opt + 112 + 4 * 8;
+    b[cert..cert + 8].fill(0);
+    std::fs::write(to, b).unwrap();
+}
+
+/// Faults that need the kernel's own state, in a guest booted with `lockdown=integrity`: an
+/// unsigned image is refused before anything changes, and so is any start once
+/// `kernel.kexec_load_disabled` is 1.
+#[test]
+fn lockdown_and_disabled_kexec_are_refused_inside_a_guest() {
+    let g = TestGuest::new("faults");
+    assert!(
+        patchbench::campaign::kernel_image::is_signed(&g.kernel.image).unwrap(),
+        "Debian's image carries a signature"
+    );
+    let unsigned = g.shared.join("unsigned-vmlinuz");
+    unsigned_copy(&g.kernel.image, &unsigned);
+    assert!(!patchbench::campaign::kernel_image::is_signed(&unsigned).unwrap());
+    let image = g.kernel.image.display().to_string();
+    let no_yes = |name: &str, patched: &str| {
+        g.start_command(name, patched, "")
+            .replace(" --yes ", " ")
+            + " </dev/null"
+    };
+    g.start_with(&format!(
+        "mount -t securityfs securityfs /sys/kernel/security\n\
+         echo \"pbtest: lockdown $(cat /sys/kernel/security/lockdown)\"\n\
+         {}; echo \"pbtest: unsigned exited $?\"\n\
+         echo 1 > /proc/sys/kernel/kexec_load_disabled\n\
+         {}; echo \"pbtest: disabled exited $?\"\n",
+        no_yes("unsigned", &format!("{SHARED}/unsigned-vmlinuz")),
+        no_yes("disabled", &image),
+    ));
+    let console = g.boot(&["lockdown=integrity".to_string()], Duration::from_secs(1200));
+    let text = console.text();
+    assert!(console.status.success(), "{}", console.tail());
+    assert!(text.contains("pbtest: lockdown none [integrity]"), "{}", console.tail());
+    let line_before = |marker: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        let i = lines
+            .iter()
+            .position(|l| l.contains(marker))
+            .unwrap_or_else(|| panic!("no {marker:?}:\n{}", console.tail()));
+        lines[i - 1].to_string()
+    };
+    assert!(text.contains("pbtest: unsigned exited 2"), "{}", console.tail());
+    let why = line_before("pbtest: unsigned exited");
+    assert!(
+        why.contains("locked down") && why.contains("unsigned-vmlinuz"),
+        "{why}"
+    );
+    assert!(text.contains("pbtest: disabled exited 2"), "{}", console.tail());
+    let why = line_before("pbtest: disabled exited");
+    assert!(why.contains("kexec_load_disabled"), "{why}");
+    assert!(
+        !g.shared.join("store.db").exists(),
+        "nothing was stored"
+    );
+    assert_eq!(console.times_of("pbtest: boot").len(), 1, "no kexec");
+}
