@@ -37,8 +37,7 @@ use std::time::{Duration, Instant};
 const SHARED: &str = "/run/patchbench";
 
 /// A one-test workload, short even under TCG.
-const WORKLOAD: &str =
-    "run syscall --duration 0.5 --passes 1 --no-settle --copies 1 --dir /tmp";
+const WORKLOAD: &str = "run syscall --duration 0.5 --passes 1 --no-settle --copies 1 --dir /tmp";
 
 /// A guest that boots Debian's kernel with the vm executor's initramfs, running `boot.sh` of
 /// its shared directory at every boot.
@@ -87,10 +86,8 @@ impl Console {
 impl TestGuest {
     fn new(name: &str) -> TestGuest {
         let kernel = test_kernel::debian_kernel();
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "kexec-{name}-{}",
-            std::process::id()
-        ));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("kexec-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let shared = dir.join("shared");
         std::fs::create_dir_all(&shared).unwrap();
@@ -301,7 +298,11 @@ fn a_campaign_runs_each_step_in_a_kexec_boot_of_its_own_and_returns_home() {
         );
         assert!(words.contains(&"patchbench.campaign=pti"));
         let step_word = format!("patchbench.step={}", step.id);
-        assert!(words.contains(&step_word.as_str()), "{}", info.kernel.cmdline);
+        assert!(
+            words.contains(&step_word.as_str()),
+            "{}",
+            info.kernel.cmdline
+        );
         let boot = info.boot.as_ref().expect("the boot is recorded");
         assert_eq!(boot.via, "kexec");
         assert!(boot.since_boot_s > 0.0);
@@ -319,14 +320,15 @@ fn a_campaign_runs_each_step_in_a_kexec_boot_of_its_own_and_returns_home() {
     // The return home: the first boot's command line, without our words; the hook is quiet.
     let last_boot = text
         .lines()
-        .filter(|l| l.starts_with("pbtest: boot "))
-        .last()
+        .rfind(|l| l.starts_with("pbtest: boot "))
         .unwrap();
     assert!(!last_boot.contains("patchbench.campaign"), "{last_boot}");
     assert!(!last_boot.contains("pti="), "{last_boot}");
     assert!(text.contains("pbtest: hook exited 0"));
     assert!(
-        text.lines().last().is_some_and(|l| l.contains("Power down")),
+        text.lines()
+            .last()
+            .is_some_and(|l| l.contains("Power down")),
         "the guest powers off at the end:\n{}",
         console.tail()
     );
@@ -338,7 +340,9 @@ fn a_campaign_runs_each_step_in_a_kexec_boot_of_its_own_and_returns_home() {
         "kexec campaign under TCG: {} boots in {:.0} s; from one boot's start to the next: {:?} s",
         boots.len(),
         console.lines.last().map_or(0.0, |l| l.0.as_secs_f64()),
-        gaps.iter().map(|g| (g * 10.0).round() / 10.0).collect::<Vec<_>>()
+        gaps.iter()
+            .map(|g| (g * 10.0).round() / 10.0)
+            .collect::<Vec<_>>()
     );
 }
 
@@ -380,7 +384,10 @@ fn a_missing_next_image_fails_the_campaign_and_the_guest_stays_on_its_kernel() {
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&status.stdout);
-    assert!(shown.contains("failed") && shown.contains("patched-vmlinuz"), "{shown}");
+    assert!(
+        shown.contains("failed") && shown.contains("patched-vmlinuz"),
+        "{shown}"
+    );
 }
 
 /// `patchbench campaign start NAME --executor kexec` on the host with the test kernel's image
@@ -389,7 +396,15 @@ fn host_start(store: &Path, name: &str, image: &Path, extra: &[&str]) -> Command
     let mut c = common::std_patchbench();
     c.env(patchbench::campaign::kexec::load::FORBID_ENV, "1")
         .stdin(Stdio::null())
-        .args(["campaign", "start", name, "--executor", "kexec", "--rounds", "1"])
+        .args([
+            "campaign",
+            "start",
+            name,
+            "--executor",
+            "kexec",
+            "--rounds",
+            "1",
+        ])
         .arg("--base")
         .arg(format!("{}:pti=off", image.display()))
         .arg("--patched")
@@ -578,7 +593,10 @@ fn the_hook_does_nothing_at_a_boot_that_is_no_step() {
     std::fs::write(dir.path().join("bare.stop"), b"").unwrap();
     let out = hook();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && err.contains("stopped by the stop file"), "{err}");
+    assert!(
+        out.status.success() && err.contains("stopped by the stop file"),
+        "{err}"
+    );
     let c = Store::open(&store_path, false)
         .unwrap()
         .campaign("bare")
@@ -586,7 +604,10 @@ fn the_hook_does_nothing_at_a_boot_that_is_no_step() {
         .unwrap();
     assert_eq!(c.state, CampaignState::Stopped);
     let out = hook();
-    assert!(out.status.success() && out.stderr.is_empty(), "quiet once stopped");
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "quiet once stopped"
+    );
 }
 
 /// install-hook and remove-hook need systemd: refused in a mount namespace where /run (and
@@ -628,7 +649,11 @@ fn unsigned_copy(image: &Path, to: &Path) {
     let mut b = std::fs::read(image).unwrap();
     let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
     let pe = u32_at(&b, 0x3c) as usize;
-    assert_eq!(&b[pe..pe + 4], b"PE\0\0", "Debian's image is a PE (EFI stub) file");
+    assert_eq!(
+        &b[pe..pe + 4],
+        b"PE\0\0",
+        "Debian's image is a PE (EFI stub) file"
+    );
     let opt = pe + 24;
     assert_eq!(u16::from_le_bytes([b[opt], b[opt + 1]]), 0x20b, "PE32+");
     let cert = opt + 112 + 4 * 8;
@@ -651,9 +676,7 @@ fn lockdown_and_disabled_kexec_are_refused_inside_a_guest() {
     assert!(!patchbench::campaign::kernel_image::is_signed(&unsigned).unwrap());
     let image = g.kernel.image.display().to_string();
     let no_yes = |name: &str, patched: &str| {
-        g.start_command(name, patched, "")
-            .replace(" --yes ", " ")
-            + " </dev/null"
+        g.start_command(name, patched, "").replace(" --yes ", " ") + " </dev/null"
     };
     g.start_with(&format!(
         "mount -t securityfs securityfs /sys/kernel/security\n\
@@ -664,10 +687,17 @@ fn lockdown_and_disabled_kexec_are_refused_inside_a_guest() {
         no_yes("unsigned", &format!("{SHARED}/unsigned-vmlinuz")),
         no_yes("disabled", &image),
     ));
-    let console = g.boot(&["lockdown=integrity".to_string()], Duration::from_secs(1200));
+    let console = g.boot(
+        &["lockdown=integrity".to_string()],
+        Duration::from_secs(1200),
+    );
     let text = console.text();
     assert!(console.status.success(), "{}", console.tail());
-    assert!(text.contains("pbtest: lockdown none [integrity]"), "{}", console.tail());
+    assert!(
+        text.contains("pbtest: lockdown none [integrity]"),
+        "{}",
+        console.tail()
+    );
     let line_before = |marker: &str| {
         let lines: Vec<&str> = text.lines().collect();
         let i = lines
@@ -676,18 +706,23 @@ fn lockdown_and_disabled_kexec_are_refused_inside_a_guest() {
             .unwrap_or_else(|| panic!("no {marker:?}:\n{}", console.tail()));
         lines[i - 1].to_string()
     };
-    assert!(text.contains("pbtest: unsigned exited 2"), "{}", console.tail());
+    assert!(
+        text.contains("pbtest: unsigned exited 2"),
+        "{}",
+        console.tail()
+    );
     let why = line_before("pbtest: unsigned exited");
     assert!(
         why.contains("locked down") && why.contains("unsigned-vmlinuz"),
         "{why}"
     );
-    assert!(text.contains("pbtest: disabled exited 2"), "{}", console.tail());
+    assert!(
+        text.contains("pbtest: disabled exited 2"),
+        "{}",
+        console.tail()
+    );
     let why = line_before("pbtest: disabled exited");
     assert!(why.contains("kexec_load_disabled"), "{why}");
-    assert!(
-        !g.shared.join("store.db").exists(),
-        "nothing was stored"
-    );
+    assert!(!g.shared.join("store.db").exists(), "nothing was stored");
     assert_eq!(console.times_of("pbtest: boot").len(), 1, "no kexec");
 }

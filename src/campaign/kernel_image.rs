@@ -91,7 +91,10 @@ pub fn is_signed(path: &Path) -> Result<bool, String> {
 
 /// The PE certificate table's (file offset, size), from the first bytes of an image.
 fn certificate_table(head: &[u8]) -> Option<(u64, u64)> {
-    let u16_at = |at: usize| head.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u16_at = |at: usize| {
+        head.get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
     let u32_at = |at: usize| {
         head.get(at..at + 4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -254,7 +257,10 @@ mod tests {
         img[opt..opt + 2].copy_from_slice(&0x20bu16.to_le_bytes());
         img[opt + 108..opt + 112].copy_from_slice(&16u32.to_le_bytes());
         std::fs::write(&p, &img).unwrap();
-        assert!(!is_signed(&p).unwrap(), "an empty certificate table: unsigned");
+        assert!(
+            !is_signed(&p).unwrap(),
+            "an empty certificate table: unsigned"
+        );
         let cert = opt + 112 + 32;
         img[cert..cert + 4].copy_from_slice(&0xc00u32.to_le_bytes());
         img[cert + 4..cert + 8].copy_from_slice(&0x100u32.to_le_bytes());

@@ -185,7 +185,11 @@ pub struct StartArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ResumeArgs {
     /// The campaign (not with --boot).
-    #[arg(value_name = "NAME", required_unless_present = "boot", conflicts_with = "boot")]
+    #[arg(
+        value_name = "NAME",
+        required_unless_present = "boot",
+        conflicts_with = "boot"
+    )]
     pub name: Option<String>,
     /// Do this boot's part of the kexec campaign whose step it is (what the boot hook runs;
     /// quiet when there is none).
@@ -520,7 +524,6 @@ fn side(
 }
 
 /// Builds the spec from the arguments, checking everything that can be checked here.
-
 pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     check_name(&a.name)?;
     check_workload(&a.workload, a.scratch.is_some())?;

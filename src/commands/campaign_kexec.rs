@@ -205,4 +205,3 @@ pub fn remove_hook() -> anyhow::Result<i32> {
     }
     Ok(0)
 }
-

@@ -358,9 +358,7 @@ fn step_for_this_boot(
         let why = format!(
             "this boot is for step {} but the next step is {} (round {} {}): the machine was \
              rebooted by something else",
-            markers
-                .step
-                .map_or("(none)".to_string(), |s| s.to_string()),
+            markers.step.map_or("(none)".to_string(), |s| s.to_string()),
             next.id,
             next.round,
             next.side
@@ -478,7 +476,11 @@ fn step_target(store: &mut Store, c: &Campaign, s: &Step) -> anyhow::Result<Next
         if let Err(e) = std::fs::File::open(i) {
             return fail(
                 store,
-                format!("the initrd {} of the {} side is gone: {e}", i.display(), s.side),
+                format!(
+                    "the initrd {} of the {} side is gone: {e}",
+                    i.display(),
+                    s.side
+                ),
             );
         }
     }

@@ -94,7 +94,10 @@ fn split_init(cmdline: &str) -> (&str, Option<&str>) {
     if t.starts_with("-- ") || t == "--" {
         return ("", Some(&t[2..]));
     }
-    match t.find(" -- ").or_else(|| t.ends_with(" --").then(|| t.len() - 3)) {
+    match t
+        .find(" -- ")
+        .or_else(|| t.ends_with(" --").then(|| t.len() - 3))
+    {
         Some(i) => (&t[..i], Some(&t[i + 3..])),
         None => (t, None),
     }

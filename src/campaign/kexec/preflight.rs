@@ -186,8 +186,12 @@ pub fn store_survives(store: &Path) -> Result<(), String> {
             _ => break,
         }
     }
-    let stat = nix::sys::statfs::statfs(&dir)
-        .map_err(|e| format!("cannot inspect the store's directory {}: {e}", dir.display()))?;
+    let stat = nix::sys::statfs::statfs(&dir).map_err(|e| {
+        format!(
+            "cannot inspect the store's directory {}: {e}",
+            dir.display()
+        )
+    })?;
     let magic = stat.filesystem_type();
     let kind = if magic == nix::sys::statfs::TMPFS_MAGIC {
         "a tmpfs"

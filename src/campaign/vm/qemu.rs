@@ -83,7 +83,7 @@ impl Guest<'_> {
             "-append",
             &self.cmdline(),
             "-fsdev",
-            &format!("local,id=root,path=/,readonly=on,security_model=none,multidevs=remap"),
+            "local,id=root,path=/,readonly=on,security_model=none,multidevs=remap",
             "-device",
             &format!("virtio-9p-pci,fsdev=root,mount_tag={ROOT_TAG}"),
             "-fsdev",
