@@ -249,6 +249,7 @@ mod tests {
         let p = fake_image(d.path(), "6.1.0 #1");
         assert!(!is_signed(&p).unwrap(), "no PE header: unsigned");
         let mut img = std::fs::read(&p).unwrap();
+        img.resize(0x1000, 0);
         img[0..2].copy_from_slice(b"MZ");
         let pe = 0x80usize;
         img[0x3c..0x40].copy_from_slice(&(pe as u32).to_le_bytes());

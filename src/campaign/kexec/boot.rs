@@ -34,6 +34,9 @@ use crate::record::campaign::state::{
 use crate::store::db::Store;
 use std::path::{Path, PathBuf};
 
+/// Seconds a step's claim holds beyond its settle time and step timeout.
+const CLAIM_MARGIN_S: f64 = 3600.0;
+
 /// The file that, once it exists, ends campaign `name` at its next boot.
 pub fn stop_file(store: &Path, name: &str) -> PathBuf {
     let dir = store.parent().unwrap_or(Path::new("."));
@@ -212,6 +215,19 @@ impl BootRun<'_> {
         };
         let on_step = self.markers.campaign.as_deref() == Some(name);
         reclaim(store, &c, true)?;
+        if let Some(s) = store
+            .steps(c.id)?
+            .into_iter()
+            .find(|s| s.state == StepState::Running)
+        {
+            self.progress.line(&format!(
+                "patchbench: campaign {name}: round {} {} is running now ({}); nothing to do",
+                s.round,
+                s.side,
+                s.owner.as_deref().unwrap_or("owner unknown")
+            ));
+            return Ok(Next::Stay(0));
+        }
         if let Some(why) = self.stop_asked(store, &c) {
             if c.state.is_open() || c.state == CampaignState::Stopping {
                 store.set_campaign_state(c.id, CampaignState::Stopped, Some(&why))?;
@@ -240,7 +256,9 @@ impl BootRun<'_> {
             signals: self.signals,
             progress: &mut *self.progress,
             owner: Owner::me().to_string(),
-            lease_s: 0.0,
+            // The claim holds for the whole step: only a dead owner (an earlier boot, a gone
+            // process) loses it.
+            lease_s: c.spec.settle_s + c.spec.step_timeout_s + CLAIM_MARGIN_S,
             r#box: None,
         };
         let next = match step_for_this_boot(&mut driver, name, &self.markers, by_hand)? {
