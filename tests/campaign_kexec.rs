@@ -10,6 +10,9 @@
 //!   powers off.
 //! - The next step's image missing: the campaign fails with the reason and the guest stays on
 //!   the kernel it booted (no further boot).
+//! - The hook never loops: a step that fails twice (each time in a kexec boot of its own), or
+//!   a boot carrying a step's marker without its side's words, fails the campaign where it
+//!   stands; `patchbench.stop` on a step's command line stops it and returns home.
 //! - Faults that need a kernel's real state (lockdown refusing an unsigned image, kexec
 //!   disabled), checked in a guest booted with `lockdown=integrity`.
 //! - On the host, without changing anything: no CAP_SYS_BOOT, a store on a tmpfs, a missing
@@ -495,13 +498,63 @@ fn faults_are_refused_on_the_host_before_anything_changes() {
     assert!(!on_tmpfs.exists());
 }
 
+/// A kexec campaign's spec as `start` would store it: both sides on `image`, `pti=off`
+/// against `pti=on`, one round in ABBA order, returning to `image` with `cmdline`.
+fn kexec_spec(
+    name: &str,
+    image: &Path,
+    release: &str,
+    initrd: Option<&Path>,
+    cmdline: &str,
+) -> patchbench::record::campaign::spec::CampaignSpec {
+    use patchbench::record::campaign::spec::*;
+    let kernel = KernelSpec {
+        image: image.into(),
+        sha256: "0".repeat(64),
+        release: release.into(),
+        initrd: initrd.map(Path::to_path_buf),
+        modules: None,
+    };
+    let side = |name: &str, word: &str| SideSpec {
+        name: name.into(),
+        kernel: Some(kernel.clone()),
+        cmdline: vec![word.into()],
+        setup: None,
+    };
+    CampaignSpec {
+        name: name.into(),
+        sides: vec![side("base", "pti=off"), side("patched", "pti=on")],
+        workload: WORKLOAD.split_whitespace().map(str::to_string).collect(),
+        schedule: Schedule::Rounds { rounds: 1 },
+        order: Order::Abba,
+        seed: 1,
+        executor: ExecutorKind::Kexec,
+        duet: false,
+        scratch: None,
+        vm: None,
+        kexec: Some(KexecOptions {
+            return_to: BootTarget {
+                image: image.into(),
+                initrd: initrd.map(Path::to_path_buf),
+                cmdline: cmdline.into(),
+            },
+        }),
+        step_timeout_s: 600.0,
+        settle_s: 0.0,
+        primary: None,
+        confidence: 0.95,
+        program: env!("CARGO_BIN_EXE_patchbench").into(),
+        started_on: "test".into(),
+    }
+}
+
 /// The boot hook at a boot that is no step: quiet without a store or a campaign; with a
 /// running kexec campaign it takes back a step an earlier boot left running (counting the
 /// attempt), says how to go on, and loads nothing; the stop file stops the campaign.
 #[test]
 fn the_hook_does_nothing_at_a_boot_that_is_no_step() {
     use patchbench::record::campaign::plan;
-    use patchbench::record::campaign::spec::*;
+    use patchbench::record::campaign::spec::Order;
     use patchbench::record::campaign::state::StepState;
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let store_path = dir.path().join("store.db");
@@ -516,44 +569,13 @@ fn the_hook_does_nothing_at_a_boot_that_is_no_step() {
     let out = hook();
     assert!(out.status.success() && out.stderr.is_empty() && out.stdout.is_empty());
     assert!(!store_path.exists(), "the hook creates no store");
-    let kernel = KernelSpec {
-        image: "/boot/vmlinuz-test".into(),
-        sha256: "0".repeat(64),
-        release: "6.1.0-test".into(),
-        initrd: None,
-        modules: None,
-    };
-    let side = |name: &str, word: &str| SideSpec {
-        name: name.into(),
-        kernel: Some(kernel.clone()),
-        cmdline: vec![word.into()],
-        setup: None,
-    };
-    let spec = CampaignSpec {
-        name: "bare".into(),
-        sides: vec![side("base", "pti=off"), side("patched", "pti=on")],
-        workload: WORKLOAD.split_whitespace().map(str::to_string).collect(),
-        schedule: Schedule::Rounds { rounds: 1 },
-        order: Order::Abba,
-        seed: 1,
-        executor: ExecutorKind::Kexec,
-        duet: false,
-        scratch: None,
-        vm: None,
-        kexec: Some(KexecOptions {
-            return_to: BootTarget {
-                image: "/boot/vmlinuz-test".into(),
-                initrd: None,
-                cmdline: "root=/dev/sda1".into(),
-            },
-        }),
-        step_timeout_s: 60.0,
-        settle_s: 0.0,
-        primary: None,
-        confidence: 0.95,
-        program: env!("CARGO_BIN_EXE_patchbench").into(),
-        started_on: "test".into(),
-    };
+    let spec = kexec_spec(
+        "bare",
+        Path::new("/boot/vmlinuz-test"),
+        "6.1.0-test",
+        None,
+        "root=/dev/sda1",
+    );
     {
         let mut store = Store::open(&store_path, true).unwrap();
         let id = store
@@ -725,4 +747,129 @@ fn lockdown_and_disabled_kexec_are_refused_inside_a_guest() {
     assert!(why.contains("kexec_load_disabled"), "{why}");
     assert!(!g.shared.join("store.db").exists(), "nothing was stored");
     assert_eq!(console.times_of("pbtest: boot").len(), 1, "no kexec");
+}
+
+/// The hook never loops: a step whose setup fails is retried in a kexec boot of its own, then
+/// the campaign fails and the guest stays on the kernel it booted.
+#[test]
+fn a_step_that_fails_twice_ends_the_campaign_on_its_kernel() {
+    let g = TestGuest::new("twice");
+    let image = g.kernel.image.display().to_string();
+    g.start_with(&g.start_command("twice", &image, "--patched-setup false"));
+    let console = g.boot(&[], Duration::from_secs(2400));
+    assert!(console.status.success(), "{}", console.tail());
+    let text = console.text();
+    // The first boot, round 1's base, then round 1's patched twice; no more.
+    assert_eq!(
+        console.times_of("pbtest: boot").len(),
+        4,
+        "{}",
+        console.tail()
+    );
+    let store = g.store();
+    let c = store.campaign("twice").unwrap().unwrap();
+    assert_eq!(c.state, CampaignState::Failed);
+    let reason = c.state_reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("round 1 patched failed twice in a row")
+            && reason.contains("setup command failed")
+            && reason.contains(&format!("stays on {}", g.kernel.release)),
+        "{reason}"
+    );
+    let steps = store.steps(c.id).unwrap();
+    let patched = steps
+        .iter()
+        .find(|s| s.side == "patched" && s.round == 1)
+        .unwrap();
+    assert_eq!(patched.attempts, 2);
+    assert_eq!(
+        store.campaign_runs(c.id).unwrap().len(),
+        1,
+        "only base was stored"
+    );
+    let last_boot = text
+        .lines()
+        .rfind(|l| l.starts_with("pbtest: boot "))
+        .unwrap();
+    assert!(last_boot.contains("pti=on"), "{last_boot}");
+    assert!(text.contains("pbtest: hook exited 1"), "{}", console.tail());
+}
+
+/// A boot that carries a step's marker but not its side's words fails the campaign without a
+/// jump; `patchbench.stop` on a step's command line ends a campaign and returns home.
+#[test]
+fn a_boot_with_the_wrong_words_fails_and_the_stop_word_returns_home() {
+    use patchbench::record::campaign::plan;
+    use patchbench::record::campaign::spec::Order;
+    let g = TestGuest::new("words");
+    let origin = "console=ttyS0 panic=-1 quiet rdinit=/init";
+    {
+        let mut store = Store::open(&g.shared.join("store.db"), true).unwrap();
+        for name in ["wrong", "halt"] {
+            let spec = kexec_spec(
+                name,
+                &g.kernel.image,
+                &g.kernel.release,
+                Some(&g.initramfs),
+                origin,
+            );
+            store
+                .create_campaign(&spec, 1, &plan::steps(Order::Abba, 1, 1, 1))
+                .unwrap();
+        }
+    }
+    let step_of = |name: &str| {
+        let s = g.store();
+        let c = s.campaign(name).unwrap().unwrap();
+        s.steps(c.id).unwrap()[0].id
+    };
+    // Round 1's base wants pti=off; this boot has pti=on.
+    let wrong = step_of("wrong");
+    let console = g.boot(
+        &[
+            "pti=on".into(),
+            "patchbench.campaign=wrong".into(),
+            format!("patchbench.step={wrong}"),
+            "patchbench.via=kexec".into(),
+        ],
+        Duration::from_secs(1200),
+    );
+    assert!(console.status.success(), "{}", console.tail());
+    assert_eq!(console.times_of("pbtest: boot").len(), 1, "no jump");
+    let c = g.store().campaign("wrong").unwrap().unwrap();
+    assert_eq!(c.state, CampaignState::Failed, "{}", console.tail());
+    let reason = c.state_reason.unwrap_or_default();
+    assert!(
+        reason.contains("not the expected one") && reason.contains("pti=off"),
+        "{reason}"
+    );
+    assert!(console.text().contains("pbtest: hook exited 1"));
+    assert_eq!(g.store().campaign_runs(c.id).unwrap().len(), 0);
+    // The stop word at a step's boot: stopped, then home (the origin's words), then quiet.
+    let halt = step_of("halt");
+    let console = g.boot(
+        &[
+            "pti=off".into(),
+            "patchbench.campaign=halt".into(),
+            format!("patchbench.step={halt}"),
+            "patchbench.via=kexec".into(),
+            "patchbench.stop".into(),
+        ],
+        Duration::from_secs(1200),
+    );
+    assert!(console.status.success(), "{}", console.tail());
+    let text = console.text();
+    let boots: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("pbtest: boot "))
+        .collect();
+    assert_eq!(boots.len(), 2, "the stop boot and home\n{}", console.tail());
+    assert!(boots[1].ends_with(&format!(": {origin}")), "{}", boots[1]);
+    let c = g.store().campaign("halt").unwrap().unwrap();
+    assert_eq!(c.state, CampaignState::Stopped);
+    assert!(c
+        .state_reason
+        .unwrap_or_default()
+        .contains("patchbench.stop"));
+    assert_eq!(g.store().campaign_runs(c.id).unwrap().len(), 0);
 }
