@@ -20,8 +20,8 @@
 //!   hook that does nothing at a boot that is no step.
 
 mod common;
-#[path = "common/test_kernel.rs"]
-mod test_kernel;
+
+use common::test_kernel;
 
 use patchbench::campaign::vm::accel::Accel;
 use patchbench::campaign::vm::checks::ROOT_MODULES;

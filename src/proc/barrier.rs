@@ -25,10 +25,14 @@ pub fn wait(what: &str, signals: &Signals) -> Result<(), Interrupted> {
     let Some(path) = std::env::var_os(ENV).filter(|p| !p.is_empty()) else {
         return Ok(());
     };
-    let port = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path);
+    let port = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open(&path)
+    };
     let result = match port {
         Ok(mut port) => exchange(&mut port, what, signals)?,
         Err(e) => Err(format!("cannot open {}: {e}", path.to_string_lossy())),

@@ -511,4 +511,92 @@ mod tests {
         assert!(t.elapsed() < Duration::from_secs(10));
         assert!(matches!(out.ended, Ended::Exited { success: false, .. }));
     }
+
+    /// Watches one pipe: counts its wake-ups and the programs it hears ended.
+    struct Watch {
+        read: std::os::fd::OwnedFd,
+        readable: usize,
+        ended: Vec<usize>,
+    }
+
+    impl Alongside for Watch {
+        fn fds(&self) -> Vec<RawFd> {
+            use std::os::fd::AsRawFd;
+            vec![self.read.as_raw_fd()]
+        }
+        fn readable(&mut self, index: usize) {
+            assert_eq!(index, 0);
+            let mut b = [0u8; 16];
+            let _ = nix::unistd::read(&self.read, &mut b);
+            self.readable += 1;
+        }
+        fn ended(&mut self, which: usize) {
+            self.ended.push(which);
+        }
+    }
+
+    #[test]
+    fn waits_on_several_programs_and_what_is_alongside() {
+        let signals = Signals::install().unwrap();
+        let (read, write) = nix::unistd::pipe().unwrap();
+        nix::unistd::write(&write, b"x").unwrap();
+        let mut watch = Watch {
+            read,
+            readable: 0,
+            ended: Vec::new(),
+        };
+        let quick = Supervised::spawn(sh("echo a; exit 0")).unwrap();
+        let slow = Supervised::spawn(sh("echo b; sleep 300")).unwrap();
+        let mut lines = Vec::new();
+        let started = Instant::now();
+        let outs = wait_all(
+            vec![quick, slow],
+            &signals,
+            Some(Instant::now() + Duration::from_secs(3)),
+            &mut |i, l| {
+                lines.push((i, l.to_string()));
+                true
+            },
+            &mut watch,
+        );
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert!(
+            matches!(outs[0].ended, Ended::Exited { success: true, .. }),
+            "{:?}",
+            outs[0].ended
+        );
+        assert!(
+            matches!(outs[1].ended, Ended::TimedOut),
+            "{:?}",
+            outs[1].ended
+        );
+        assert_eq!(outs[0].tail, ["a"]);
+        assert_eq!(outs[1].tail, ["b"]);
+        assert!(lines.contains(&(0, "a".to_string())) && lines.contains(&(1, "b".to_string())));
+        assert_eq!(
+            watch.ended,
+            [0],
+            "the program that ended on its own is announced"
+        );
+        assert!(watch.readable >= 1);
+    }
+
+    #[test]
+    fn a_line_can_end_one_program_of_several() {
+        let signals = Signals::install().unwrap();
+        let a = Supervised::spawn(sh("echo STOP; sleep 300")).unwrap();
+        let b = Supervised::spawn(sh("sleep 0.2; echo done")).unwrap();
+        let outs = wait_all(
+            vec![a, b],
+            &signals,
+            Some(Instant::now() + Duration::from_secs(60)),
+            &mut |_, l| l != "STOP",
+            &mut Nothing,
+        );
+        assert!(matches!(
+            outs[0].ended,
+            Ended::Exited { success: false, .. }
+        ));
+        assert!(matches!(outs[1].ended, Ended::Exited { success: true, .. }));
+    }
 }

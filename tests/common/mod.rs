@@ -1,9 +1,11 @@
 //! Helpers shared by the integration tests: the binaries with a clean environment, fixtures,
 //! JSON files, directory listings, the processes of a run, waiting with a limit, lowered
 //! resource limits, a run bounded in time in a session of its own (with what it left running),
-//! a tmpfs for the full-disk cases, a store's fingerprint, and synthetic records for the store
-//! tests.
+//! a tmpfs for the full-disk cases, a store's fingerprint, synthetic records for the store
+//! tests, and Debian's kernel for the vm tests ([`test_kernel`]).
 #![allow(dead_code)]
+
+pub mod test_kernel;
 
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
 use std::path::{Path, PathBuf};

@@ -112,7 +112,7 @@ pub fn check(spec: &CampaignSpec) -> Result<Checked, String> {
         if options.memory_mib < needs {
             return Err(format!(
                 "--scratch {s}: the RAM disk lives in the guest's memory; give the guest at \
-                 least {needs} MiB (--memory {needs}M), it has {} MiB",
+                 least {needs} MiB (--memory {needs}), it has {} MiB",
                 options.memory_mib
             ));
         }

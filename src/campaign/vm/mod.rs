@@ -227,6 +227,16 @@ fn deadline(spec: &CampaignSpec) -> Instant {
     Instant::now() + Duration::from_secs_f64(spec.step_timeout_s.max(1.0))
 }
 
+/// The warning for a duet run whose workload uses more CPUs than its guest has: the two guests
+/// then compete for the host's CPUs, and a pair's ratio measures that fight.
+pub fn duet_fitness(record: &RunRecord, vcpus: u32) -> Option<String> {
+    let n = most_tasks(record).filter(|&n| n > u64::from(vcpus))?;
+    Some(format!(
+        "not fit for duet: the workload runs up to {n} copies or tasks in a guest of {vcpus} \
+         vCPU(s), so the two guests compete for CPUs"
+    ))
+}
+
 /// The most copies or tasks a run used at once (its metrics' `copies`, `tasks`, `load` or
 /// `threads`).
 pub fn most_tasks(record: &RunRecord) -> Option<u64> {
@@ -371,14 +381,8 @@ impl Vm {
                     "duet_barrier_releases".to_string(),
                     serde_json::Value::from(released),
                 );
-                if let Some(n) = most_tasks(&m.record).filter(|&n| n > u64::from(vcpus)) {
-                    add_run_warning(
-                        &mut m.record,
-                        format!(
-                            "not fit for duet: the workload runs up to {n} copies or tasks in a \
-                             guest of {vcpus} vCPU(s), so the two guests compete for CPUs"
-                        ),
-                    );
+                if let Some(w) = duet_fitness(&m.record, vcpus) {
+                    add_run_warning(&mut m.record, w);
                 }
             }
             results.push(outcome);
@@ -396,5 +400,40 @@ impl Vm {
 fn remove_result_dirs(prepared: &[Prepared]) {
     for p in prepared {
         let _ = std::fs::remove_dir_all(&p.result_dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Direction, Metric};
+
+    #[test]
+    fn a_duet_workload_with_more_tasks_than_vcpus_is_not_fit() {
+        let mut r = RunRecord::new(
+            crate::record::Kind::Unixbench,
+            Default::default(),
+            &std::collections::BTreeMap::<String, String>::new(),
+        );
+        let metric = |copies: &str| {
+            Metric::new(
+                "unixbench.score",
+                &[("copies", copies.to_string()), ("test", "pipe".into())],
+                "",
+                "",
+                Direction::HigherIsBetter,
+                1.0,
+                vec![],
+            )
+        };
+        r.metrics = vec![metric("1")];
+        assert_eq!(duet_fitness(&r, 1), None);
+        r.metrics.push(metric("2"));
+        let w = duet_fitness(&r, 1).unwrap();
+        assert!(
+            w.contains("not fit for duet") && w.contains("2 copies"),
+            "{w}"
+        );
+        assert_eq!(duet_fitness(&r, 2), None);
     }
 }

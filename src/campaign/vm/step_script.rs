@@ -120,7 +120,10 @@ mod tests {
         assert!(out.status.success(), "{out:?}");
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
-            "setup ran\na b it's $X\n"
+            format!(
+                "setup ran\n{}\na b it's $X\n",
+                crate::campaign::executor::SETUP_DONE
+            )
         );
         for f in [RELEASE_FILE, CMDLINE_FILE, BOOT_ID_FILE, UPTIME_FILE] {
             let text = std::fs::read_to_string(d.path().join(f)).unwrap();

@@ -1,0 +1,483 @@
+//! `patchbench campaign --executor vm` for real: QEMU guests under TCG booting Debian's kernel
+//! package (fetched once into `target/test-kernels/`, unpacked, not installed) on this
+//! machine's root. Two rounds of `pti=off` against `pti=on` record four runs with the kernel
+//! and command line read back from inside the guests; a side whose guest never reaches the
+//! workload (`rdinit=` of a missing program: the kernel panics) is a failed step with its
+//! console, and the other side's scratch ext4 on a RAM disk is the workload's `--dir`; SIGINT
+//! mid-step then `resume` completes with nothing lost or duplicated; SIGKILL mid-step leaves
+//! no QEMU; `--duet` runs both guests at once, each pinned to its own CPUs (read from /proc
+//! while they run) and released together at the barrier; bad input is refused before
+//! anything is stored.
+//!
+//! Needs `qemu-system-x86`, `busybox-static`, `e2fsprogs`, `kmod` and apt's package lists
+//! (`.ci/run` installs them); a test that cannot get them fails with the reason. Guests boot
+//! in about 10 s of CPU time each; the step timeout is generous for a loaded machine.
+
+mod common;
+
+use common::test_kernel::{debian_kernel, TestKernel};
+use common::{children, patchbench_with_store, wait_until, wait_with_timeout};
+use patchbench::record::campaign::state::StepState;
+use patchbench::record::RunRecord;
+use patchbench::store::db::Store;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+/// A workload of one short test.
+const SHORT: [&str; 9] = [
+    "run",
+    "syscall",
+    "--duration",
+    "0.5",
+    "--passes",
+    "1",
+    "--no-settle",
+    "--copies",
+    "1",
+];
+
+/// How long a whole campaign of a few guests may take on a loaded machine.
+const CAMPAIGN_LIMIT: Duration = Duration::from_secs(1800);
+
+fn start(store: &Path, name: &str, opts: &[&str], work: &[&str]) -> std::process::Command {
+    let mut c = patchbench_with_store(store);
+    c.args([
+        "campaign",
+        "start",
+        name,
+        "--executor",
+        "vm",
+        "--step-timeout",
+        "900",
+    ])
+    .args(opts)
+    .arg("--")
+    .args(work);
+    c
+}
+
+fn side(k: &TestKernel, words: &str) -> String {
+    if words.is_empty() {
+        k.image.display().to_string()
+    } else {
+        format!("{}:{words}", k.image.display())
+    }
+}
+
+/// Runs a command to its end (bounded), returning its stderr; fails the test unless it
+/// succeeded.
+fn run_ok(cmd: &mut std::process::Command) -> String {
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    let status = wait_with_timeout(&mut child, CAMPAIGN_LIMIT);
+    let err = reader.join().unwrap();
+    assert!(status.success(), "{status}: {err}");
+    err
+}
+
+fn runs(store: &Path, name: &str) -> Vec<RunRecord> {
+    let s = Store::open(store, false).unwrap();
+    let c = s.campaign(name).unwrap().unwrap();
+    s.campaign_runs(c.id)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// The QEMU processes `pid` started.
+fn qemus_of(pid: u32) -> Vec<i32> {
+    children(pid)
+        .into_iter()
+        .filter(|c| {
+            std::fs::read_to_string(format!("/proc/{c}/comm"))
+                .is_ok_and(|comm| comm.starts_with("qemu-system"))
+        })
+        .collect()
+}
+
+/// The CPU lists every thread of `pid` may run on.
+fn thread_cpus(pid: i32) -> BTreeSet<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .filter_map(|t| {
+                    let status = std::fs::read_to_string(t.ok()?.path().join("status")).ok()?;
+                    status
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                        .map(|v| v.trim().to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// True while a process exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn two_rounds_of_pti_off_against_pti_on_record_what_the_guests_ran() {
+    let k = debian_kernel();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let err = run_ok(&mut start(
+        &store,
+        "pti",
+        &[
+            "--allow-tcg",
+            "--base",
+            &side(&k, "pti=off"),
+            "--patched",
+            &side(&k, "pti=on"),
+            "--rounds",
+            "2",
+        ],
+        &SHORT,
+    ));
+    eprintln!("{err}");
+    let runs = runs(&store, "pti");
+    assert_eq!(runs.len(), 4, "{err}");
+    let mut seen = BTreeSet::new();
+    let mut boots = BTreeSet::new();
+    for r in &runs {
+        let step = r.campaign.as_ref().unwrap();
+        assert!(
+            seen.insert((step.round, step.side.clone())),
+            "one run per step"
+        );
+        assert_eq!(step.executor, "vm");
+        // Read back from inside the guest.
+        assert_eq!(step.kernel.release, k.release);
+        let words: Vec<&str> = step.kernel.cmdline.split_whitespace().collect();
+        let (want, not) = if step.side == "base" {
+            ("pti=off", "pti=on")
+        } else {
+            ("pti=on", "pti=off")
+        };
+        assert!(words.contains(&want) && !words.contains(&not), "{words:?}");
+        assert!(words.iter().any(|w| w.starts_with("patchbench.step=")));
+        let guest = step.guest.as_ref().unwrap();
+        assert_eq!(guest.accelerator, "tcg");
+        assert!(guest.qemu_command[0].contains("qemu-system"));
+        let append = guest
+            .qemu_command
+            .iter()
+            .position(|w| w == "-append")
+            .map(|i| &guest.qemu_command[i + 1])
+            .unwrap();
+        assert_eq!(*append, step.kernel.cmdline);
+        assert!(!guest.cpus.is_empty() && guest.vcpus >= 1);
+        let boot = step.boot.as_ref().unwrap();
+        assert_eq!(boot.via, "qemu");
+        assert!(boot.since_boot_s > 0.0);
+        eprintln!(
+            "round {} {}: the workload started {:.1} s after the guest's boot",
+            step.round, step.side, boot.since_boot_s
+        );
+        boots.insert(boot.boot_id.clone());
+        assert!(!r.metrics.is_empty());
+        let warnings = patchbench::record::campaign::run_warnings(r);
+        assert!(warnings.iter().any(|w| w.contains("TCG")), "{warnings:?}");
+    }
+    assert_eq!(boots.len(), 4, "every step is a fresh boot");
+    let report = patchbench_with_store(&store)
+        .args(["campaign", "report", "pti"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(text.contains("TCG"), "{text}");
+}
+
+#[test]
+fn a_guest_that_never_reaches_the_workload_fails_its_step_and_scratch_is_ext4() {
+    let k = debian_kernel();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let err = run_ok(&mut start(
+        &store,
+        "fails",
+        &[
+            "--allow-tcg",
+            "--base",
+            &side(&k, ""),
+            "--patched",
+            &side(&k, "rdinit=/nonexistent"),
+            "--rounds",
+            "1",
+            "--scratch",
+            "ext4:64M",
+        ],
+        &[
+            "run",
+            "fstime-w",
+            "--duration",
+            "0.3",
+            "--passes",
+            "1",
+            "--no-settle",
+            "--copies",
+            "1",
+        ],
+    ));
+    eprintln!("{err}");
+    let s = Store::open(&store, false).unwrap();
+    let c = s.campaign("fails").unwrap().unwrap();
+    assert_eq!(c.state.as_str(), "finished");
+    let steps = s.steps(c.id).unwrap();
+    let patched = steps.iter().find(|s| s.side == "patched").unwrap();
+    assert_eq!(patched.state, StepState::Failed);
+    assert_eq!(patched.attempts, 2, "retried once");
+    let reason = patched.error.as_deref().unwrap();
+    assert!(
+        reason.contains("panicked before the workload") || reason.contains("never reached"),
+        "{reason}"
+    );
+    let console = patched.console_tail.as_deref().unwrap();
+    assert!(console.contains("Kernel panic"), "{console}");
+    let base = steps.iter().find(|s| s.side == "base").unwrap();
+    assert_eq!(base.state, StepState::Done);
+    let runs = runs(&store, "fails");
+    assert_eq!(runs.len(), 1);
+    let r = &runs[0];
+    assert_eq!(r.config["dir_fstype"], "ext4", "{:?}", r.config);
+    assert_eq!(
+        r.campaign.as_ref().unwrap().scratch.as_deref(),
+        Some("ext4:64M on /dev/ram0 (brd) in the guest")
+    );
+}
+
+/// Starts a campaign of one round and returns it once a guest runs, with that guest's pid.
+fn start_and_wait_for_a_guest(
+    store: &Path,
+    name: &str,
+    k: &TestKernel,
+) -> (std::process::Child, i32) {
+    let child = start(
+        store,
+        name,
+        &[
+            "--allow-tcg",
+            "--base",
+            &side(k, ""),
+            "--patched",
+            &side(k, ""),
+            "--rounds",
+            "1",
+        ],
+        &SHORT,
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut qemu = 0;
+    wait_until(Duration::from_secs(300), "a guest to start", || {
+        qemu = qemus_of(child.id()).first().copied().unwrap_or(0);
+        qemu != 0
+    });
+    // Into the guest's boot.
+    std::thread::sleep(Duration::from_secs(3));
+    (child, qemu)
+}
+
+#[test]
+fn sigint_mid_step_stops_the_guest_and_resume_completes_without_loss_or_duplicates() {
+    let k = debian_kernel();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let (mut child, qemu) = start_and_wait_for_a_guest(&store, "int", &k);
+    common::signal(&child, libc::SIGINT);
+    let status = wait_with_timeout(&mut child, Duration::from_secs(120));
+    assert_eq!(status.code(), Some(130));
+    wait_until(Duration::from_secs(20), "the guest to go", || !alive(qemu));
+    {
+        let s = Store::open(&store, false).unwrap();
+        let c = s.campaign("int").unwrap().unwrap();
+        let steps = s.steps(c.id).unwrap();
+        assert!(
+            steps.iter().all(|s| s.state == StepState::Planned),
+            "handed back"
+        );
+        assert!(s.list(None).unwrap().is_empty(), "no half-stored run");
+    }
+    run_ok(patchbench_with_store(&store).args(["campaign", "resume", "int"]));
+    let runs = runs(&store, "int");
+    let sides: BTreeSet<(u32, String)> = runs
+        .iter()
+        .map(|r| {
+            let s = r.campaign.as_ref().unwrap();
+            (s.round, s.side.clone())
+        })
+        .collect();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        sides,
+        BTreeSet::from([(1, "base".to_string()), (1, "patched".to_string())])
+    );
+}
+
+#[test]
+fn sigkill_of_patchbench_mid_step_leaves_no_qemu() {
+    let k = debian_kernel();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let (mut child, qemu) = start_and_wait_for_a_guest(&store, "kill", &k);
+    assert!(alive(qemu));
+    common::signal(&child, libc::SIGKILL);
+    let status = wait_with_timeout(&mut child, Duration::from_secs(60));
+    assert_eq!(status.code(), None);
+    wait_until(
+        Duration::from_secs(20),
+        "QEMU to die with patchbench",
+        || !alive(qemu),
+    );
+    let s = Store::open(&store, false).unwrap();
+    assert!(s.list(None).unwrap().is_empty(), "no half-stored run");
+}
+
+#[test]
+fn a_duet_runs_both_guests_at_once_on_disjoint_cpus_released_together() {
+    let k = debian_kernel();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let mut child = start(
+        &store,
+        "duet",
+        &[
+            "--allow-tcg",
+            "--base",
+            &side(&k, "pti=off"),
+            "--patched",
+            &side(&k, "pti=on"),
+            "--rounds",
+            "1",
+            "--duet",
+        ],
+        &SHORT,
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut qemus = Vec::new();
+    wait_until(Duration::from_secs(300), "two guests at once", || {
+        qemus = qemus_of(child.id());
+        qemus.len() == 2
+    });
+    // Every thread of each QEMU is bound to its guest's set; the two sets do not meet.
+    let sets: Vec<BTreeSet<String>> = qemus.iter().map(|&q| thread_cpus(q)).collect();
+    eprintln!("the guests' threads may run on {sets:?}");
+    for s in &sets {
+        assert_eq!(s.len(), 1, "every thread of a guest on one set: {s:?}");
+    }
+    let cpus = |s: &BTreeSet<String>| -> BTreeSet<usize> {
+        patchbench::noise::sysfs::parse_cpu_list(s.iter().next().unwrap())
+            .into_iter()
+            .collect()
+    };
+    assert!(cpus(&sets[0]).is_disjoint(&cpus(&sets[1])), "{sets:?}");
+    let mut err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    let status = wait_with_timeout(&mut child, CAMPAIGN_LIMIT);
+    let err = reader.join().unwrap();
+    assert!(status.success(), "{err}");
+    let runs = runs(&store, "duet");
+    assert_eq!(runs.len(), 2, "{err}");
+    let guest_cpus: Vec<BTreeSet<u32>> = runs
+        .iter()
+        .map(|r| {
+            let step = r.campaign.as_ref().unwrap();
+            assert!(step.duet);
+            // One measured pass: one release at the barrier.
+            assert_eq!(r.extra["duet_barrier_releases"], 1, "{:?}", r.extra);
+            step.guest.as_ref().unwrap().cpus.iter().copied().collect()
+        })
+        .collect();
+    assert!(guest_cpus[0].is_disjoint(&guest_cpus[1]), "{guest_cpus:?}");
+}
+
+#[test]
+fn bad_vm_input_is_refused_in_one_line_before_anything_is_stored() {
+    let k = debian_kernel();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let other = d.path().join("lib/modules/5.10.0-1-amd64");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("modules.dep"), "").unwrap();
+    let base = side(&k, "");
+    let other_s = other.display().to_string();
+    let mut cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "--allow-tcg",
+                "--base",
+                &base,
+                "--qemu",
+                "/nonexistent/qemu",
+            ],
+            "no QEMU",
+        ),
+        (
+            vec!["--allow-tcg", "--base", &base, "--base-modules", &other_s],
+            "5.10.0-1-amd64",
+        ),
+        (
+            vec![
+                "--allow-tcg",
+                "--base",
+                &base,
+                "--memory",
+                "256",
+                "--scratch",
+                "ext4:64M",
+            ],
+            "--memory",
+        ),
+        (
+            vec!["--allow-tcg", "--base", &base, "--cpus", "4095"],
+            "--cpus",
+        ),
+    ];
+    // Without --allow-tcg: refused where KVM cannot boot a stock kernel (as on a PVM host).
+    let kvm =
+        patchbench::campaign::vm::accel::kvm_unusable(Path::new("/sys"), Path::new("/dev/kvm"));
+    match &kvm {
+        Some(_) => cases.push((vec!["--base", &base], "--allow-tcg")),
+        None => eprintln!("KVM is usable here: a campaign without --allow-tcg would run under it"),
+    }
+    for (mut opts, why) in cases {
+        opts.extend(["--patched", &base]);
+        let out = start(&store, "bad", &opts, &SHORT).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{opts:?}: {err}");
+        assert!(err.contains(why), "{opts:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "one line: {err}");
+        assert!(!store.exists(), "{opts:?} created the store");
+    }
+}
