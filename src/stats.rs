@@ -6,6 +6,9 @@
 //!
 //! - [`welch`]: Welch's t on the log of run values: interval and p of the ratio of geometric
 //!   means, right at small n;
+//! - [`paired`], [`blocked`], [`signed_rank`], [`trend`]: a campaign's paired analysis: the
+//!   paired t of the per-round log ratios, the estimates with boxes as blocks, the robust
+//!   Hodges–Lehmann estimate with its signed-rank interval, and drift over rounds;
 //! - [`multiplicity`]: Benjamini–Hochberg q-values and Holm adjusted p-values across a table;
 //! - [`power`]: the power of the labelling rule, minimum detectable effect, runs needed;
 //! - [`precision`]: the two-stage stop rule for adaptive passes (pure, not yet wired in).
@@ -13,10 +16,13 @@
 //! Every function takes plain samples and returns `None` where the answer is undefined (too few
 //! samples, zero mean), so callers print "no verdict" instead of a made-up number.
 
+pub mod blocked;
 pub mod multiplicity;
 pub mod paired;
 pub mod power;
 pub mod precision;
+pub mod signed_rank;
+pub mod trend;
 pub mod welch;
 
 use statrs::distribution::{ContinuousCDF, StudentsT};

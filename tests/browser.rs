@@ -1,5 +1,7 @@
 //! The HTML report in a real browser: a real comparison (short will-it-scale and AIM7 runs,
-//! two a side, measured here) is rendered to HTML and opened in headless Chromium twice:
+//! two a side, measured here, each then given the campaign step it would have as a round of a
+//! campaign, so the page is a paired one with its per-round charts) is rendered to HTML and
+//! opened in headless Chromium twice:
 //! once with a probe script appended that writes every chart's laid-out size into the DOM
 //! (`--dump-dom`), once as it is for a screenshot (`--screenshot`), which is decoded and must
 //! not be blank. The test skips, with one line naming the browser, where Chromium is missing
@@ -95,6 +97,34 @@ fn measure(store: &Path) {
     }
 }
 
+/// The 8 runs `measure` stored, exported and given the campaign step each would carry (base
+/// and patched runs of each kind in turn are rounds 1 and 2 of that kind: rounds 1-4), as two
+/// comma-joined lists of files.
+fn as_campaign(store: &Path, dir: &Path) -> (String, String) {
+    let mut sides = [Vec::new(), Vec::new()];
+    let mut rounds = [0u32; 2];
+    for id in 1..=8 {
+        let out = common::patchbench_with_store(store)
+            .args(["export", &id.to_string()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let side = usize::from(doc["label"] == "patched");
+        rounds[side] += 1;
+        doc["campaign"] = serde_json::json!({
+            "campaign": "browser", "round": rounds[side],
+            "side": if side == 0 { "base" } else { "patched" },
+            "slot": side, "executor": "local", "attempt": 1,
+            "kernel": { "release": "", "cmdline": "" }
+        });
+        let file = dir.join(format!("run-{id}.json"));
+        std::fs::write(&file, doc.to_string()).unwrap();
+        sides[side].push(file.display().to_string());
+    }
+    (sides[0].join(","), sides[1].join(","))
+}
+
 /// (pixels that are not the page's white, distinct colours) of an RGB(A) screenshot.
 fn ink(png_path: &Path) -> (u32, u32, usize, usize, bool, bool) {
     let file = std::io::BufReader::new(std::fs::File::open(png_path).unwrap());
@@ -130,9 +160,11 @@ fn the_report_draws_its_charts_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
     measure(&store);
+    // The runs as a campaign's steps: base and patched runs k of each kind are round k.
+    let (base, patched) = as_campaign(&store, dir.path());
     let compare = |format: &str| {
         let out = common::patchbench_with_store(&store)
-            .args(["compare", "base", "patched", "--format", format])
+            .args(["compare", &base, &patched, "--format", format])
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
@@ -140,6 +172,14 @@ fn the_report_draws_its_charts_in_headless_chromium() {
     };
     let json: serde_json::Value = serde_json::from_str(&compare("json")).unwrap();
     let rows = json["rows"].as_array().unwrap().len();
+    assert_eq!(json["design"]["pairs"], 4, "{}", json["design"]);
+    let paired_rows = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["paired"].is_object())
+        .count();
+    assert_eq!(paired_rows, rows, "every row is paired");
     let curves = json["curves"].as_array().unwrap().len();
     assert_eq!(curves, 2, "getppid1 processes and fork_test");
     let html = compare("html");
@@ -179,7 +219,8 @@ fn the_report_draws_its_charts_in_headless_chromium() {
     assert_eq!(of("forest"), 1, "{sizes}");
     assert_eq!(of("runs"), rows, "one runs chart per row: {sizes}");
     assert_eq!(of("curve"), curves, "{sizes}");
-    assert_eq!(charts.len(), 1 + rows + curves, "{sizes}");
+    assert_eq!(of("rounds"), rows, "one per-round chart per row: {sizes}");
+    assert_eq!(charts.len(), 1 + 2 * rows + curves, "{sizes}");
     for c in &charts {
         let (w, h, shapes, outside): (u32, u32, u32, u32) = (
             c[1].parse().unwrap(),

@@ -100,6 +100,7 @@ fn judge(base: &[Vec<f64>], new: &[Vec<f64>], s: &Settings) -> Vec<Judgement> {
             new_profile: None,
             names: ("base", "patched"),
             cause: None,
+            pairs: None,
         })
         .collect();
     judge_table(&rows, s)

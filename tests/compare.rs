@@ -117,6 +117,7 @@ fn judge_one(b: &[f64], n: &[f64], direction: Direction, s: &Settings) -> Verdic
         new_profile: None,
         names: ("base", "patched"),
         cause: None,
+        pairs: None,
     };
     judge_table(&[row], s).remove(0).verdict
 }
@@ -147,7 +148,7 @@ proptest! {
         let (x, y) = (from_values(&a, 0), from_values(&b, a.len()));
         let row = RowInput {
             base: &x, new: &y, direction: Direction::HigherIsBetter, base_profile: None,
-            new_profile: None, names: ("a", "b"), cause: None,
+            new_profile: None, names: ("a", "b"), cause: None, pairs: None,
         };
         let j = judge_table(&[row], &Settings::default()).remove(0);
         let e = j.estimate.unwrap();

@@ -237,3 +237,57 @@ fn html_file_of_a_real_scale_run_has_its_curves_and_noise_check() {
         "no temporary file left"
     );
 }
+
+#[test]
+fn a_campaign_page_has_a_per_round_chart_of_every_row_and_escapes_box_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sides = [Vec::new(), Vec::new()];
+    for round in 1..=4u32 {
+        for (side, name) in ["base", "patched"].iter().enumerate() {
+            let mut doc = hostile_record(1.0 + 0.05 * side as f64 + 0.01 * f64::from(round));
+            doc["label"] = format!("c/{name}").into();
+            doc["campaign"] = serde_json::json!({
+                "campaign": "<i>camp</i>", "round": round, "side": name,
+                "slot": (side + round as usize) % 2, "box": "<b>box</b>",
+                "executor": "local", "attempt": 1,
+                "kernel": { "release": "", "cmdline": "" }
+            });
+            let file = dir.path().join(format!("{name}-{round}.json"));
+            std::fs::write(&file, doc.to_string()).unwrap();
+            sides[side].push(file.display().to_string());
+        }
+    }
+    let out = common::patchbench()
+        .env("PATCHBENCH_STORE", dir.path().join("none.db"))
+        .args([
+            "compare",
+            &sides[0].join(","),
+            &sides[1].join(","),
+            "--format",
+            "html",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let html = String::from_utf8(out.stdout).unwrap();
+    assert_no_markup_from_records(&html);
+    let rows = count(&html, "<g class=\"forest-row\">");
+    assert!(rows > 0);
+    assert!(html.contains("<section id=\"paired\">"));
+    assert_eq!(count(&html, "class=\"chart chart-rounds\""), rows);
+    // Four rounds a row, each a dot coloured by which side ran first.
+    assert_eq!(
+        count(&html, "<circle class=\"run side-base\" cx")
+            + count(&html, "<circle class=\"run side-patched\" cx"),
+        rows * (2 * 4 + 4)
+    );
+    assert!(
+        html.contains("paired design: campaign &lt;i&gt;camp&lt;/i&gt;"),
+        "the campaign name, escaped"
+    );
+    assert!(
+        html.contains("on box &lt;b&gt;box&lt;/b&gt;"),
+        "the box name, escaped"
+    );
+    assert!(html.contains("paired vs unpaired"));
+}

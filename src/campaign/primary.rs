@@ -3,9 +3,10 @@
 //! pilot's per-round log ratios says how many rounds the asked half-width needs. Only their
 //! spread is used, never their mean, so the decision does not peek at the difference.
 
-use crate::record::campaign::spec::{CampaignSpec, Schedule};
+use crate::record::campaign::spec::{CampaignSpec, Schedule, PILOT_ROUNDS};
 use crate::record::campaign::state::Decision;
 use crate::record::{Direction, Metric, RunRecord};
+use crate::stats::blocked::{between_share, BetweenShare};
 use crate::stats::paired::PairedT;
 use std::collections::BTreeMap;
 
@@ -86,11 +87,84 @@ pub fn log_ratios(runs: &[RunRecord], key: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The share of the spread of metric `key` that lies between boxes (for `status` in a lab):
+/// ln(value) of each side grouped by box, each side about its own mean. None with fewer than
+/// 2 boxes, or no box with 2 runs of a side.
+pub fn between_box_share(runs: &[RunRecord], key: &str) -> Option<BetweenShare> {
+    let mut sides: [BTreeMap<String, Vec<f64>>; 2] = Default::default();
+    for r in runs {
+        let Some(step) = &r.campaign else { continue };
+        let side = match step.side.as_str() {
+            "base" => 0,
+            "patched" => 1,
+            _ => continue,
+        };
+        if let Some(v) = value(r, key) {
+            sides[side]
+                .entry(step.r#box.clone())
+                .or_default()
+                .push(v.ln());
+        }
+    }
+    let groups: Vec<Vec<Vec<f64>>> = sides
+        .into_iter()
+        .map(|s| s.into_values().collect())
+        .collect();
+    between_share(&groups)
+}
+
 /// The paired estimate of the primary metric so far.
 pub fn estimate(spec: &CampaignSpec, runs: &[RunRecord]) -> Option<(String, PairedT)> {
     let key = primary_key(spec, runs)?;
     let d = log_ratios(runs, &key);
     PairedT::of(&d, spec.confidence).map(|p| (key, p))
+}
+
+/// The interval `--until` promises, in % of change: Stein's two-stage interval of the primary
+/// metric, `mean d ± t(n₀ − 1) · s₀ / √N`, with s₀ the spread of the pilot's per-round log
+/// ratios (rounds up to [`PILOT_ROUNDS`]), n₀ their count, and the mean over all N pairs. Its
+/// coverage is nominal and its half-width is the asked one however many rounds the rule chose
+/// (the paired t over every round, which `compare` prints, covers less when the rounds were
+/// chosen from the pilot; docs/compare.md). None without a pilot of 2 pairs.
+pub fn until_interval(spec: &CampaignSpec, runs: &[RunRecord]) -> Option<UntilInterval> {
+    let key = primary_key(spec, runs)?;
+    let pilot: Vec<RunRecord> = runs
+        .iter()
+        .filter(|r| r.campaign.as_ref().is_some_and(|c| c.round <= PILOT_ROUNDS))
+        .cloned()
+        .collect();
+    let d0 = log_ratios(&pilot, &key);
+    let d = log_ratios(runs, &key);
+    if d0.len() < 2 || d.len() < d0.len() {
+        return None;
+    }
+    let pilot_ratios: Vec<f64> = d0.iter().map(|x| x.exp()).collect();
+    let s0 = crate::stats::welch::LogSample::of(&pilot_ratios)?.sd()?;
+    let t = crate::stats::welch::t_quantile(0.5 + spec.confidence / 2.0, (d0.len() - 1) as f64);
+    let mean = d.iter().sum::<f64>() / d.len() as f64;
+    let half = t * s0 / (d.len() as f64).sqrt();
+    Some(UntilInterval {
+        key,
+        lower_pct: 100.0 * (mean - half).exp_m1(),
+        point_pct: 100.0 * mean.exp_m1(),
+        upper_pct: 100.0 * (mean + half).exp_m1(),
+        half_width_pct: 100.0 * half.exp_m1(),
+        pilot_pairs: d0.len(),
+        pairs: d.len(),
+    })
+}
+
+/// Stein's interval of an `--until` campaign's primary metric.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct UntilInterval {
+    pub key: String,
+    pub lower_pct: f64,
+    pub point_pct: f64,
+    pub upper_pct: f64,
+    /// Half the interval's width on the log scale, as % (what `--until` aimed at).
+    pub half_width_pct: f64,
+    pub pilot_pairs: usize,
+    pub pairs: usize,
 }
 
 /// The `--until` decision from the pilot's runs, or None when the schedule is fixed or the
@@ -158,6 +232,65 @@ mod tests {
     use super::*;
     use crate::record::campaign::StepInfo;
     use crate::record::Kind;
+
+    fn run_on(side: &str, round: u32, index: f64, bx: &str) -> RunRecord {
+        let mut r = run(side, round, index);
+        if let Some(s) = r.campaign.as_mut() {
+            s.r#box = bx.to_string();
+        }
+        r
+    }
+
+    #[test]
+    fn the_until_interval_is_steins() {
+        let spec: CampaignSpec = serde_json::from_value(serde_json::json!({
+            "name": "c", "sides": [{"name": "base"}, {"name": "patched"}], "workload": ["run"],
+            "schedule": {"until": {"pct": 1.0, "max_rounds": 50}}, "order": "random", "seed": 1,
+            "executor": "local", "step_timeout_s": 60.0, "confidence": 0.95,
+            "program": "patchbench", "started_on": "x"
+        }))
+        .unwrap();
+        // Pilot ratios 1.00, 1.02, 1.04 (sd of ln ≈ 0.0198), then 1.02 twice.
+        let mut runs = Vec::new();
+        for (round, ratio) in [(1, 1.00), (2, 1.02), (3, 1.04), (4, 1.02), (5, 1.02)] {
+            runs.push(run("base", round, 100.0));
+            runs.push(run("patched", round, 100.0 * ratio));
+        }
+        let u = until_interval(&spec, &runs).unwrap();
+        assert_eq!((u.pilot_pairs, u.pairs), (3, 5));
+        let d: Vec<f64> = [1.0f64, 1.02, 1.04].iter().map(|x| x.ln()).collect();
+        let m = d.iter().sum::<f64>() / 3.0;
+        let s0 = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0).sqrt();
+        let half = 4.302653 * s0 / 5f64.sqrt();
+        assert!(
+            (u.half_width_pct - 100.0 * half.exp_m1()).abs() < 1e-4,
+            "{u:?}"
+        );
+        let mean = (2.0 * 1.02f64.ln() + d.iter().sum::<f64>()) / 5.0;
+        assert!((u.point_pct - 100.0 * mean.exp_m1()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_share_between_boxes_reads_the_runs_of_each_box() {
+        let key = "unixbench.index[copies=1]";
+        let mut runs = Vec::new();
+        for round in 1..=4u32 {
+            let wobble = 1.0 + 0.005 * f64::from(round % 2);
+            runs.push(run_on("base", round, 100.0 * wobble, "a"));
+            runs.push(run_on("patched", round, 103.0 * wobble, "a"));
+            runs.push(run_on("base", round, 130.0 * wobble, "b"));
+            runs.push(run_on("patched", round, 134.0 * wobble, "b"));
+        }
+        let s = between_box_share(&runs, key).unwrap();
+        assert!(s.share > 0.95 && s.boxes == 2 && s.runs == 16, "{s:?}");
+        // One box: nothing to share.
+        let one: Vec<RunRecord> = runs
+            .iter()
+            .filter(|r| r.campaign.as_ref().is_some_and(|c| c.r#box == "a"))
+            .cloned()
+            .collect();
+        assert_eq!(between_box_share(&one, key), None);
+    }
 
     fn run(side: &str, round: u32, index: f64) -> RunRecord {
         let mut r = RunRecord::new(

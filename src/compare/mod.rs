@@ -7,8 +7,9 @@
 //! whose runs are bimodal or drift; [`plan`] gives the minimum detectable effect and the runs
 //! needed; [`comparability`] lists what differs between the sides (the whole fingerprint
 //! side by side, and the noise-check warnings each side ran with); [`curves`] gathers the
-//! will-it-scale and AIM7 points a chart draws. The formats in
-//! `crate::report::compare` only print what is computed here.
+//! will-it-scale and AIM7 points a chart draws; [`paired`] pairs the runs of a campaign by
+//! (box, round) when the sides are its two sides, so the verdicts rest on the per-round
+//! ratios. The formats in `crate::report::compare` only print what is computed here.
 //!
 //! UnixBench index rows: a full index (all 12 index tests) and a partial one never share a
 //! row; partial indexes of different test sets neither. The full System Benchmarks Index
@@ -17,6 +18,7 @@
 pub mod comparability;
 pub mod curves;
 pub mod model;
+pub mod paired;
 pub mod plan;
 pub mod shape;
 pub mod verdict;
@@ -116,6 +118,10 @@ pub struct Row {
     #[serde(flatten)]
     pub judgement: Judgement,
     pub sensitivity: Option<Sensitivity>,
+    /// Paired design: the pairs, the robust estimate, which interval is narrower, drift and
+    /// order checks, and every round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<paired::PairedRow>,
 }
 
 impl Row {
@@ -183,6 +189,8 @@ pub struct Comparison {
     /// Notes about how the verdicts were reached (runs left out, profiles used, one run a side).
     pub notes: Vec<String>,
     pub family: Family,
+    /// The campaign behind a paired comparison (null: unpaired).
+    pub design: Option<paired::Design>,
     pub rows: Vec<Row>,
 }
 
@@ -223,6 +231,11 @@ impl Comparison {
 /// Compares two sides metric by metric. A value that is not finite or is negative is an error
 /// naming the metric and the run.
 pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Result<Comparison> {
+    let detected = paired::detect(base, patched);
+    let index = match &detected {
+        paired::Detected::Paired(p) => Some(&p.1),
+        _ => None,
+    };
     let orders = time_order(base, patched);
     let b = metrics_by_key(base, &orders[0]);
     let p = metrics_by_key(patched, &orders[1]);
@@ -258,9 +271,14 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         Some(Borrowed { sd: e.sd, df: e.df })
     };
     let names = (short_name(base, "base"), short_name(patched, "patched"));
+    let pairs: Vec<Option<paired::RowPairs>> = pending
+        .iter()
+        .map(|r| index.map(|i| i.row(&r.base, &r.new)))
+        .collect();
     let inputs: Vec<RowInput> = pending
         .iter()
-        .map(|r| RowInput {
+        .zip(&pairs)
+        .map(|(r, pairs)| RowInput {
             base: &r.base,
             new: &r.new,
             direction: r.first.direction,
@@ -271,6 +289,7 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
                 r.params.get("test").map(String::as_str),
                 r.params.get("copies").map(String::as_str),
             ),
+            pairs: pairs.as_ref(),
         })
         .collect();
     let judgements = verdict::judge_table(&inputs, settings);
@@ -282,10 +301,28 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             _ => None,
         };
         let spread = model::spread(&[&r.base, &r.new]);
-        let sensitivity = if settings.sensitivity {
-            row_sensitivity(&spread, input, &judgement, settings)
-        } else {
-            None
+        let paired_row = input.pairs.map(|p| {
+            let (est, unpaired) = match &judgement.estimate {
+                Some(e) if e.method == verdict::Method::Paired => {
+                    (Some(e), judgement.unpaired.as_ref())
+                }
+                e => (None, e.as_ref()),
+            };
+            paired::paired_row(p, est, unpaired, settings.confidence, settings.band())
+        });
+        let sensitivity = match (&paired_row, settings.sensitivity) {
+            (_, false) => None,
+            (Some(pr), true) if pr_is_paired(&judgement) => pr.sd_pct.map(|sd| {
+                plan::paired_sensitivity(
+                    pr.pairs,
+                    pr.boxes,
+                    sd / 100.0,
+                    settings.noise_pct,
+                    settings.alpha(),
+                    &settings.plan_pct,
+                )
+            }),
+            _ => row_sensitivity(&spread, input, &judgement, settings),
         };
         rows.push(Row {
             key: r.key.clone(),
@@ -301,6 +338,7 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             spread,
             judgement,
             sensitivity,
+            paired: paired_row,
         });
     }
     let family = family(&rows, base, patched, settings);
@@ -317,10 +355,21 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             (base.name.as_str(), base.runs.as_slice()),
             (patched.name.as_str(), patched.runs.as_slice()),
         ]),
-        notes: notes(base, patched, &rows),
+        notes: notes(base, patched, &rows, &detected),
         family,
+        design: match detected {
+            paired::Detected::Paired(p) => Some(p.0),
+            _ => None,
+        },
         rows,
     })
+}
+
+/// True when the row's verdict rests on the paired estimate.
+fn pr_is_paired(j: &Judgement) -> bool {
+    j.estimate
+        .as_ref()
+        .is_some_and(|e| e.method == verdict::Method::Paired)
 }
 
 /// The side's name for messages: as given, or its role when the name is a long list of files.
@@ -403,8 +452,13 @@ fn family(rows: &[Row], base: &Side, patched: &Side, s: &Settings) -> Family {
     }
 }
 
-fn notes(base: &Side, patched: &Side, rows: &[Row]) -> Vec<String> {
+fn notes(base: &Side, patched: &Side, rows: &[Row], detected: &paired::Detected) -> Vec<String> {
     let mut out = Vec::new();
+    match detected {
+        paired::Detected::Paired(p) => out.push(design_note(&p.0, rows)),
+        paired::Detected::NotPaired(why) => out.push(why.clone()),
+        paired::Detected::NotCampaign => {}
+    }
     for side in [base, patched] {
         if side.left_out_incomplete > 0 {
             out.push(format!(
@@ -449,6 +503,66 @@ fn notes(base: &Side, patched: &Side, rows: &[Row]) -> Vec<String> {
         );
     }
     out
+}
+
+/// The line that says the design is paired, and on what.
+fn design_note(d: &paired::Design, rows: &[Row]) -> String {
+    let boxes = match d.boxes.as_slice() {
+        [one] if one.is_empty() => "one machine".to_string(),
+        [one] => format!("box {one}"),
+        many => format!(
+            "{} boxes ({}), each box a block: pairs are within box and round",
+            many.len(),
+            many.join(", ")
+        ),
+    };
+    let mut s = format!(
+        "paired design: campaign {}, {} vs {}, {} pair{} of {} block{} on {boxes}; the \
+         verdicts use the paired estimate (per-round log ratio, t over the pairs), the \
+         unpaired one is shown beside it",
+        d.campaign,
+        d.sides[1],
+        d.sides[0],
+        d.pairs,
+        if d.pairs == 1 { "" } else { "s" },
+        d.blocks,
+        if d.blocks == 1 { "" } else { "s" },
+    );
+    if !d.unpartnered.is_empty() {
+        let lone: Vec<String> = d
+            .unpartnered
+            .iter()
+            .map(|u| {
+                format!(
+                    "run {} ({} round {}{})",
+                    u.run,
+                    u.side,
+                    u.round,
+                    paired::box_suffix(&u.r#box)
+                )
+            })
+            .collect();
+        s += &format!(
+            "; {} run{} without a partner (its other side failed or is missing) left out of \
+             the pairs: {}",
+            lone.len(),
+            if lone.len() == 1 { "" } else { "s" },
+            lone.join(", ")
+        );
+    }
+    let fallback = rows
+        .iter()
+        .filter(|r| r.paired.is_some() && !pr_is_paired(&r.judgement))
+        .filter(|r| r.judgement.estimate.is_some())
+        .count();
+    if fallback > 0 {
+        s += &format!(
+            "; {fallback} row{} with too few pairs fall{} back to the unpaired estimate",
+            if fallback == 1 { "" } else { "s" },
+            if fallback == 1 { "s" } else { "" }
+        );
+    }
+    s
 }
 
 /// Each run's position in time among both sides' runs (by start time, then as given).

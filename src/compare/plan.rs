@@ -26,13 +26,26 @@ pub struct PlanEntry {
     pub band_lowered: bool,
 }
 
+/// What a plan counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanUnit {
+    /// Runs on each side (an unpaired comparison).
+    RunsASide,
+    /// Rounds of a campaign, each with one run of each side (a paired comparison).
+    Rounds,
+}
+
 /// What a row could detect, and what it would take.
 #[derive(Debug, Clone, Serialize)]
 pub struct Sensitivity {
-    /// sd of ln(run value) the figures rest on, in %.
+    /// sd of ln(run value) the figures rest on, in %; for a paired row, sd of the per-round
+    /// log ratio d.
     pub spread_pct: f64,
-    /// Where that spread came from: "runs" or "noise profile".
+    /// Where that spread came from: "runs", "noise profile" or "pairs".
     pub spread_from: &'static str,
+    /// What the plan's counts are.
+    pub unit: PlanUnit,
     /// Smallest change (in %) flagged with 80 % power at this comparison's runs.
     pub mde_pct: Option<f64>,
     pub plan: Vec<PlanEntry>,
@@ -88,6 +101,54 @@ pub fn sensitivity(
     Sensitivity {
         spread_pct: 100.0 * sd,
         spread_from,
+        unit: PlanUnit::RunsASide,
+        mde_pct: mde,
+        plan,
+    }
+}
+
+/// The sensitivity of a paired row: `pairs` rounds over `blocks` boxes whose log ratios have
+/// spread `sd_d`; the plan counts rounds (on one box).
+pub fn paired_sensitivity(
+    pairs: usize,
+    blocks: usize,
+    sd_d: f64,
+    noise_pct: f64,
+    alpha: f64,
+    targets: &[f64],
+) -> Sensitivity {
+    let band = (noise_pct / 100.0).ln_1p();
+    let design = Design::paired(pairs, blocks, sd_d, band, alpha);
+    let mde = if sd_d > 0.0 && design.df >= 1.0 {
+        power::min_detectable_effect(&design).map(|e| 100.0 * e.exp_m1())
+    } else if sd_d == 0.0 {
+        Some(noise_pct)
+    } else {
+        None
+    };
+    let plan = targets
+        .iter()
+        .map(|&x| {
+            let lowered = x <= noise_pct;
+            let band_pct = if lowered { x / 2.0 } else { noise_pct };
+            PlanEntry {
+                target_pct: x,
+                runs: power::rounds_needed(
+                    (x / 100.0).ln_1p(),
+                    sd_d,
+                    (band_pct / 100.0).ln_1p(),
+                    alpha,
+                    MAX_RUNS,
+                ),
+                band_pct,
+                band_lowered: lowered,
+            }
+        })
+        .collect();
+    Sensitivity {
+        spread_pct: 100.0 * sd_d,
+        spread_from: "pairs",
+        unit: PlanUnit::Rounds,
         mde_pct: mde,
         plan,
     }
@@ -111,5 +172,20 @@ mod tests {
             s.plan[2].runs.unwrap(),
         );
         assert!(n1 > n2 && n2 > n3 && n3 <= 5, "{n1} {n2} {n3}");
+    }
+
+    #[test]
+    fn a_paired_plan_counts_rounds_from_the_spread_of_the_ratios() {
+        // d with sd 1.4 % (two runs of 1 % each, nothing shared): rounds for 2 % equal runs a
+        // side at 1 % each give or take the df (paired: n − 1, unpaired: 2n − 2).
+        let p = paired_sensitivity(10, 1, 0.014, 1.0, 0.05, &[2.0]);
+        let u = sensitivity(10, 10, 0.01, 18.0, "runs", 1.0, 0.05, &[2.0]);
+        assert_eq!((p.unit, p.spread_from), (PlanUnit::Rounds, "pairs"));
+        let (rp, ru) = (p.plan[0].runs.unwrap(), u.plan[0].runs.unwrap());
+        assert!(rp >= ru && rp <= ru + 3, "{rp} {ru}");
+        // A shared component cancels: d spread 0.3 % needs far fewer rounds.
+        let quiet = paired_sensitivity(10, 1, 0.003, 1.0, 0.05, &[2.0]);
+        assert!(quiet.plan[0].runs.unwrap() < rp);
+        assert!(quiet.mde_pct.unwrap() < p.mde_pct.unwrap());
     }
 }

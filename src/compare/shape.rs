@@ -10,6 +10,8 @@
 //! - Drift, over all runs in time order with ≥ 3 runs a side: the residuals from each side's
 //!   mean are regressed on the run's position; drift when the slope's two-sided p < 0.001
 //!   and the fitted change from the first run to the last exceeds the noise band.
+//!   In a paired design a drift both sides share cancels in the pairs, so the same test runs
+//!   on the per-round log ratio over rounds (within boxes): the change itself moving.
 //!
 //! Known cause: Pipe-based Context Switching at 1 copy is bimodal on machines where the
 //! parent and child of the ping-pong land on one CPU in some runs (fast: a wake-up is a
@@ -147,6 +149,22 @@ pub fn drift(runs: &[(usize, usize, f64)], band: f64) -> Option<Shape> {
         total_pct: 100.0 * total.exp_m1(),
         p,
         runs: runs.len(),
+    })
+}
+
+/// Drift of a paired row: a trend of the per-round log ratio d over rounds, from `(box,
+/// round, d)` points, by the same thresholds as [`drift`].
+pub fn ratio_drift(points: &[(usize, f64, f64)], band: f64) -> Option<Shape> {
+    let t = crate::stats::trend::within_blocks(points)?;
+    // As for runs (3 a side, 3 df): a trend through fewer points is not judged.
+    if t.df < 3.0 {
+        return None;
+    }
+    let total = t.slope * t.span;
+    (t.p < DRIFT_P && total.abs() > band).then_some(Shape::Drift {
+        total_pct: 100.0 * total.exp_m1(),
+        p: t.p,
+        runs: points.len(),
     })
 }
 

@@ -29,10 +29,21 @@
 //!
 //! The gate (`--fail-on-regression PCT`) uses Holm-adjusted p-values (family-wise error ≤ α
 //! across the table, whatever the rule) and the same band logic at PCT.
+//!
+//! Paired design (the sides are the two sides of one campaign, `super::paired`): the estimate
+//! that labels a row is the paired one (`stats::blocked::paired`: the mean per-round log
+//! ratio, its spread pooled within boxes, pairs − boxes df), and the unpaired one (Welch on one
+//! box; within boxes with several, `stats::blocked::unpaired`) is kept beside it with its own
+//! q and Holm values. With too few pairs (fewer than boxes + 1, i.e. below 2 on one box) the
+//! unpaired one labels the row and the reason says so. The same labels, q-values and gate
+//! follow. Drift of a paired row is a trend of its per-round ratio (shared drift cancels in
+//! it); the bimodal check runs on each side's values relative to their box.
 
 use super::model::RunValue;
+use super::paired::RowPairs;
 use super::shape::{self, Shape};
 use crate::record::Direction;
+use crate::stats::blocked;
 use crate::stats::multiplicity::{bh_q_values, holm_adjusted};
 use crate::stats::welch::{LogRatio, LogSample};
 use crate::stats::{self, Shift};
@@ -130,22 +141,51 @@ impl Verdict {
     }
 }
 
+/// How an estimate was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Welch's t on ln(run value) of the two sides (unpaired).
+    Welch,
+    /// Unpaired, within boxes: the sides compared inside each box, spread pooled.
+    Blocked,
+    /// Paired: the per-round log ratio, t over the pairs (boxes as blocks).
+    #[serde(rename = "paired-t")]
+    Paired,
+    /// A drop to or rise from zero: certain.
+    Zero,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Welch => "welch",
+            Method::Blocked => "blocked",
+            Method::Paired => "paired-t",
+            Method::Zero => "zero",
+        }
+    }
+}
+
 /// The statistics of one row: interval of the relative change (in %), p, and the table's
 /// adjusted values.
 #[derive(Debug, Clone, Serialize)]
 pub struct Estimate {
+    /// What the interval and p come from.
+    pub method: Method,
     pub lower_pct: f64,
     pub point_pct: f64,
     pub upper_pct: f64,
     /// Level of the interval (the settings' confidence).
     pub confidence: f64,
-    /// Two-sided p of "no change" (Welch on ln).
+    /// Two-sided p of "no change" (by `method`).
     pub p: f64,
     /// Benjamini–Hochberg q over the comparison's rows.
     pub q: f64,
     /// Holm-adjusted p over the same rows (what the gate uses).
     pub holm: f64,
-    /// Welch–Satterthwaite degrees of freedom (infinite when certain).
+    /// Degrees of freedom: Welch–Satterthwaite's, pairs − boxes for a paired estimate
+    /// (infinite when certain).
     pub df: f64,
     /// True for a certain change (a drop to or rise from zero, or zero spread).
     pub certain: bool,
@@ -185,6 +225,9 @@ pub struct Judgement {
     pub reason: Option<String>,
     pub estimate: Option<Estimate>,
     pub shape: Option<Shape>,
+    /// Paired design: the unpaired estimate, beside the paired one that labels the row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unpaired: Option<Estimate>,
 }
 
 /// A borrowed spread for a side: sd of ln(run value) and its degrees of freedom.
@@ -207,6 +250,8 @@ pub struct RowInput<'a> {
     pub names: (&'a str, &'a str),
     /// What causes a bimodal row, where known.
     pub cause: Option<String>,
+    /// The pairs of a paired design (None: unpaired).
+    pub pairs: Option<&'a RowPairs>,
 }
 
 /// Labels every row of one comparison: estimates per row, then q and Holm across the rows,
@@ -227,6 +272,21 @@ pub fn judge_table(rows: &[RowInput], s: &Settings) -> Vec<Judgement> {
             e.holm = holm[k];
         }
     }
+    // The unpaired estimates beside paired ones get their own correction over the table.
+    let with_u: Vec<usize> = (0..out.len())
+        .filter(|&i| out[i].unpaired.is_some())
+        .collect();
+    let pu: Vec<f64> = with_u
+        .iter()
+        .filter_map(|&i| out[i].unpaired.as_ref().map(|e| e.p))
+        .collect();
+    let (qu, holmu) = (bh_q_values(&pu), holm_adjusted(&pu));
+    for (k, &i) in with_u.iter().enumerate() {
+        if let Some(e) = out[i].unpaired.as_mut() {
+            e.q = qu[k];
+            e.holm = holmu[k];
+        }
+    }
     for (j, r) in out.iter_mut().zip(rows) {
         label(j, r, s);
     }
@@ -240,6 +300,7 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
         reason: None,
         estimate: None,
         shape: None,
+        unpaired: None,
     };
     let values = |side: &[RunValue]| side.iter().map(|v| v.value).collect::<Vec<f64>>();
     let (b, n) = (values(r.base), values(r.new));
@@ -271,9 +332,14 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
             }
         }
     }
-    if let Some(w) = LogRatio::welch(&lb, &ln) {
+    let unpaired = unpaired_ratio(r, &lb, &ln, &b, &n);
+    let paired = r
+        .pairs
+        .and_then(|p| blocked::paired(&p.d()).map(|x| (x, p)));
+    let make = |w: &LogRatio, method: Method, borrowed: Vec<String>| {
         let ci = w.interval(s.confidence);
-        j.estimate = Some(Estimate {
+        Estimate {
+            method,
             lower_pct: 100.0 * ci.lower,
             point_pct: 100.0 * ci.point,
             upper_pct: 100.0 * ci.upper,
@@ -283,24 +349,74 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
             holm: w.p,
             df: w.df,
             certain: w.se == 0.0,
-            borrowed: borrowed.clone(),
-        });
-        if !borrowed.is_empty() {
+            borrowed,
+        }
+    };
+    match (&paired, &unpaired) {
+        (Some((w, _)), u) => {
+            j.estimate = Some(make(w, Method::Paired, Vec::new()));
+            j.unpaired = u.as_ref().map(|(w, m)| make(w, *m, borrowed.clone()));
+        }
+        (None, Some((w, m))) => {
+            j.estimate = Some(make(w, *m, borrowed.clone()));
+            if let Some(p) = r.pairs {
+                j.reason = Some(format!(
+                    "{} pair{}{}: the paired estimate needs {} (one more than the boxes); the \
+                     unpaired one decides",
+                    p.pairs.len(),
+                    if p.pairs.len() == 1 { "" } else { "s" },
+                    if p.pair_boxes() > 1 {
+                        format!(" on {} boxes", p.pair_boxes())
+                    } else {
+                        String::new()
+                    },
+                    p.pair_boxes().max(1) + 1
+                ));
+            } else if !borrowed.is_empty() {
+                j.reason = Some(format!(
+                    "spread of {} from the noise profile",
+                    borrowed.join(" and ")
+                ));
+            }
+        }
+        (None, None) => {
             j.reason = Some(format!(
-                "spread of {} from the noise profile",
-                borrowed.join(" and ")
+                "{} run{} of {}, {} of {}: at least {MIN_RUNS} runs a side are needed (3 or \
+                 more to see the spread)",
+                b.len(),
+                if b.len() == 1 { "" } else { "s" },
+                r.names.0,
+                n.len(),
+                r.names.1
             ));
         }
-    } else {
-        j.reason = Some(format!(
-            "{} run{} of {}, {} of {}: at least {MIN_RUNS} runs a side are needed (3 or more \
-             to see the spread)",
-            b.len(),
-            if b.len() == 1 { "" } else { "s" },
-            r.names.0,
-            n.len(),
-            r.names.1
-        ));
+    }
+    if let Some((_, p)) = paired {
+        for (name, v, boxes) in [
+            (r.names.0, &b, &p.base_boxes),
+            (r.names.1, &n, &p.patched_boxes),
+        ] {
+            if let Some((low, low_runs, high, high_runs)) =
+                shape::bimodal(&relative_to_box(v, boxes))
+            {
+                j.shape = Some(Shape::Bimodal {
+                    side: name.to_string(),
+                    low,
+                    low_runs,
+                    high,
+                    high_runs,
+                    cause: r.cause.clone(),
+                });
+                return j;
+            }
+        }
+        let points: Vec<(usize, f64, f64)> = p
+            .pairs
+            .iter()
+            .map(|q| (q.r#box, f64::from(q.round), q.d()))
+            .collect();
+        j.shape = shape::ratio_drift(&points, s.band());
+        return j;
     }
     for (name, v) in [(r.names.0, &b), (r.names.1, &n)] {
         if let Some((low, low_runs, high, high_runs)) = shape::bimodal(v) {
@@ -370,8 +486,51 @@ fn zero_row(
     });
 }
 
+/// The unpaired estimate: Welch's, or within boxes when the runs come from several.
+fn unpaired_ratio(
+    r: &RowInput,
+    lb: &LogSample,
+    ln: &LogSample,
+    b: &[f64],
+    n: &[f64],
+) -> Option<(LogRatio, Method)> {
+    match r.pairs {
+        Some(p) if p.run_boxes() > 1 => {
+            let tag = |v: &[f64], boxes: &[usize]| -> Vec<(usize, f64)> {
+                boxes.iter().zip(v).map(|(bx, x)| (*bx, x.ln())).collect()
+            };
+            blocked::unpaired(&tag(b, &p.base_boxes), &tag(n, &p.patched_boxes))
+                .map(|w| (w, Method::Blocked))
+        }
+        _ => LogRatio::welch(lb, ln).map(|w| (w, Method::Welch)),
+    }
+}
+
+/// Values divided by the geometric mean of their box (as they are with one box).
+fn relative_to_box(values: &[f64], boxes: &[usize]) -> Vec<f64> {
+    let distinct: std::collections::BTreeSet<&usize> = boxes.iter().collect();
+    if distinct.len() < 2 || boxes.len() != values.len() {
+        return values.to_vec();
+    }
+    let mut logs: std::collections::BTreeMap<usize, (f64, usize)> = Default::default();
+    for (bx, v) in boxes.iter().zip(values) {
+        let e = logs.entry(*bx).or_default();
+        e.0 += v.ln();
+        e.1 += 1;
+    }
+    boxes
+        .iter()
+        .zip(values)
+        .map(|(bx, v)| {
+            let (sum, k) = logs[bx];
+            v / (sum / k as f64).exp()
+        })
+        .collect()
+}
+
 fn certain(change_pct: f64, s: &Settings) -> Estimate {
     Estimate {
+        method: Method::Zero,
         lower_pct: change_pct,
         point_pct: change_pct,
         upper_pct: change_pct,
@@ -466,6 +625,7 @@ mod tests {
             new_profile: None,
             names: ("base", "patched"),
             cause: None,
+            pairs: None,
         };
         judge_table(&[row], s).remove(0)
     }
@@ -540,6 +700,7 @@ mod tests {
             new_profile: profile,
             names: ("base", "patched"),
             cause: None,
+            pairs: None,
         };
         let j = judge_table(&[row], &Settings::default()).remove(0);
         assert_eq!(j.verdict, Verdict::Regressed);
@@ -563,6 +724,7 @@ mod tests {
             new_profile: None,
             names: ("base", "patched"),
             cause: None,
+            pairs: None,
         };
         let alone = judge_table(&[row(&n)], &s).remove(0);
         let mut rows = vec![row(&n)];

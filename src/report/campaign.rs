@@ -28,6 +28,10 @@ pub struct StatusView {
     /// The metric followed and its paired estimate so far.
     pub primary: Option<String>,
     pub estimate: Option<PairedT>,
+    /// For `--until`: Stein's interval of the primary metric (what the rule promises).
+    pub until: Option<primary::UntilInterval>,
+    /// With several boxes: the share of the primary metric's spread that is between boxes.
+    pub between_boxes: Option<crate::stats::blocked::BetweenShare>,
     /// The running steps: (round, side, owner).
     pub running: Vec<(u32, String, String)>,
     /// The failed steps (and those whose last attempt failed, now retried).
@@ -65,6 +69,13 @@ impl StatusView {
         let estimate = primary_key
             .as_ref()
             .and_then(|k| PairedT::of(&primary::log_ratios(runs, k), campaign.spec.confidence));
+        let until = match campaign.spec.schedule {
+            Schedule::Until { .. } => primary::until_interval(&campaign.spec, runs),
+            Schedule::Rounds { .. } => None,
+        };
+        let between_boxes = primary_key
+            .as_deref()
+            .and_then(|k| primary::between_box_share(runs, k));
         let mut rounds: Vec<RoundRow> = Vec::new();
         for s in &steps {
             let at = match rounds
@@ -109,6 +120,8 @@ impl StatusView {
             eta_s,
             primary: primary_key,
             estimate,
+            until,
+            between_boxes,
             running: steps
                 .iter()
                 .filter(|s| s.state == StepState::Running)
@@ -283,6 +296,32 @@ fn status_block(out: &mut String, v: &StatusView) {
         }
         _ => {}
     }
+    if let Some(u) = &v.until {
+        let _ = writeln!(
+            out,
+            "  --until:   Stein's {:.0} % interval [{:+.2} %, {:+.2} %] (±{:.2} %, from the {}-round \
+             pilot's spread over {} rounds): the interval the rule promises",
+            100.0 * c.spec.confidence,
+            u.lower_pct,
+            u.upper_pct,
+            u.half_width_pct,
+            u.pilot_pairs,
+            u.pairs
+        );
+    }
+    if let Some(b) = &v.between_boxes {
+        let _ = writeln!(
+            out,
+            "  boxes:     {:.0} % of the spread is between the {} boxes (sd {:.2} % between, \
+             {:.2} % within; F={:.2}, p={:.3}); rounds are paired within each box",
+            100.0 * b.share,
+            b.boxes,
+            100.0 * b.between_sd,
+            100.0 * b.within_sd,
+            b.f,
+            b.p
+        );
+    }
     for f in &v.failures {
         let state = if f.state == StepState::Failed {
             "failed"
@@ -345,34 +384,7 @@ pub fn report_text(v: &StatusView, comparison: &Comparison) -> anyhow::Result<St
     }
     out.push_str(&crate::report::compare::render(comparison, fmt, false)?);
     out.push('\n');
-    if let Some(key) = &v.primary {
-        let _ = writeln!(out, "Rounds ({}):", clean(key));
-        let _ = writeln!(
-            out,
-            "  {:>5}  {:<8}  {:>14}  {:>14}  {:>9}",
-            "round", "first", "base", "patched", "ratio"
-        );
-        for r in &v.rounds {
-            let num = |x: Option<f64>| x.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
-            let ratio = match (r.base, r.patched) {
-                (Some(b), Some(p)) => format!("{:.4}", p / b),
-                _ => "-".to_string(),
-            };
-            let round = if r.r#box.is_empty() {
-                r.round.to_string()
-            } else {
-                format!("{}@{}", r.round, clean(&r.r#box))
-            };
-            let _ = writeln!(
-                out,
-                "  {:>5}  {:<8}  {:>14}  {:>14}  {:>9}",
-                round,
-                r.first.as_deref().unwrap_or("-"),
-                num(r.base),
-                num(r.patched),
-                ratio
-            );
-        }
-    }
+    let keys: Vec<&str> = v.primary.iter().map(String::as_str).collect();
+    out.push_str(&crate::report::campaign_rounds::render(comparison, &keys));
     Ok(out)
 }

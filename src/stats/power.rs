@@ -50,6 +50,20 @@ impl Design {
         }
     }
 
+    /// A paired design of `pairs` rounds whose log ratios d have spread `sd_d`: the same
+    /// statistic as two sides of `pairs` runs with spread sd_d / √2 each (se = sd_d / √pairs),
+    /// with pairs − `blocks` degrees of freedom.
+    pub fn paired(pairs: usize, blocks: usize, sd_d: f64, band: f64, alpha: f64) -> Design {
+        Design {
+            n_base: pairs,
+            n_new: pairs,
+            sd: sd_d / std::f64::consts::SQRT_2,
+            df: pairs.saturating_sub(blocks.max(1)) as f64,
+            band,
+            alpha,
+        }
+    }
+
     fn se(&self) -> f64 {
         self.sd * (1.0 / self.n_base as f64 + 1.0 / self.n_new as f64).sqrt()
     }
@@ -141,7 +155,36 @@ pub fn runs_needed(effect: f64, sd: f64, band: f64, alpha: f64, max_runs: usize)
     if sd == 0.0 {
         return Some(2);
     }
-    let ok = |n: usize| power(&Design::balanced(n, sd, band, alpha), effect) >= TARGET_POWER;
+    smallest(
+        |n| power(&Design::balanced(n, sd, band, alpha), effect) >= TARGET_POWER,
+        max_runs,
+    )
+}
+
+/// Rounds of a paired design (one box) for the rule to flag a change of `effect` with
+/// [`TARGET_POWER`], when the per-round log ratios have spread `sd_d`; None as for
+/// [`runs_needed`].
+pub fn rounds_needed(
+    effect: f64,
+    sd_d: f64,
+    band: f64,
+    alpha: f64,
+    max_rounds: usize,
+) -> Option<usize> {
+    if effect <= band || sd_d.is_nan() || sd_d < 0.0 {
+        return None;
+    }
+    if sd_d == 0.0 {
+        return Some(2);
+    }
+    smallest(
+        |n| power(&Design::paired(n, 1, sd_d, band, alpha), effect) >= TARGET_POWER,
+        max_rounds,
+    )
+}
+
+/// The smallest n ≥ 2 up to `max` with `ok(n)`, for `ok` monotone in n; None when none.
+fn smallest(ok: impl Fn(usize) -> bool, max_runs: usize) -> Option<usize> {
     let mut hi = 2;
     while !ok(hi) {
         if hi >= max_runs {
@@ -219,5 +262,21 @@ mod tests {
         assert_eq!(runs_needed(ln1p(1.0), sd, band, alpha, 1000), None);
         assert_eq!(runs_needed(ln1p(0.5), sd, band, alpha, 1000), None);
         assert!(runs_needed(ln1p(1.0), sd, ln1p(0.5), alpha, 100_000).unwrap() > n);
+    }
+
+    #[test]
+    fn a_paired_design_is_the_t_test_of_the_ratios() {
+        // 10 rounds, sd of d 1 %: se = 0.01/√10, df 9; the band condition is a noncentral t(9,
+        // (ln 1.03 − ln 1.01)/0.0031623 = 6.200); P(T' > t(0.95, 9) = 1.8331) = 0.9995.
+        let d = Design::paired(10, 1, 0.01, ln1p(1.0), 0.05);
+        assert_relative_eq!(d.se(), 0.01 / 10f64.sqrt(), epsilon = 1e-15);
+        assert_eq!(d.df, 9.0);
+        assert!(power(&d, ln1p(3.0)) > 0.99);
+        // Rounds needed: the smallest count with 80 % power, fewer than runs a side at the same
+        // spread per run when the pairs share most of it.
+        let n = rounds_needed(ln1p(3.0), 0.02, ln1p(1.0), 0.05, 1000).unwrap();
+        let p = |n| power(&Design::paired(n, 1, 0.02, ln1p(1.0), 0.05), ln1p(3.0));
+        assert!(p(n) >= TARGET_POWER && p(n - 1) < TARGET_POWER, "n = {n}");
+        assert_eq!(rounds_needed(ln1p(1.0), 0.02, ln1p(1.0), 0.05, 1000), None);
     }
 }

@@ -8,10 +8,16 @@
 //! self-contained page with the table, a forest plot, the runs, the curves and the
 //! fingerprints (`crate::report::html`).
 //!
+//! A paired comparison (the two sides of one campaign) says so in its notes, marks its rows'
+//! counts as pairs, and adds after the table the paired, robust and unpaired estimates of
+//! every row with which interval is narrower, and the drift and round-order checks that
+//! matter ([`paired`]).
+//!
 //! With `color` the verdict words of the human formats are coloured (see
 //! `crate::report::color`); nothing else changes, so the uncoloured text is the same bytes.
 
 mod lkp;
+pub mod paired;
 mod plain;
 mod unixbench;
 
@@ -128,6 +134,7 @@ fn summary(c: &Comparison, markdown: bool) -> String {
         );
     }
     s += &row_notes(c);
+    s += &paired::section(c, markdown);
     s += &sensitivity_table(c, markdown);
     s
 }
@@ -207,6 +214,16 @@ pub(crate) fn row_note(r: &Row) -> Option<String> {
             r.unit,
             cause.as_ref().map(|c| format!(". {c}")).unwrap_or_default()
         )),
+        Some(Shape::Drift { total_pct, p, runs })
+            if j.verdict == Verdict::Drifting && r.paired.is_some() =>
+        {
+            Some(format!(
+                "drifting: over {runs} rounds the per-round ratio moves {total_pct:+.1}% \
+                 (p={}): the change is not steady, so no average of it is judged; look for \
+                 what changes on the machine (thermal, background load, an update)",
+                sig(*p)
+            ))
+        }
         Some(Shape::Drift { total_pct, p, runs }) if j.verdict == Verdict::Drifting => {
             Some(format!(
                 "drifting: over {runs} runs in time order the values move {total_pct:+.1}% \
@@ -261,7 +278,14 @@ pub(crate) fn sensitivity(c: &Comparison) -> Option<(Vec<String>, Vec<Vec<String
     .iter()
     .map(|s| s.to_string())
     .collect();
-    header.extend(targets.iter().map(|t| format!("runs a side for {t}%")));
+    let paired = c.design.is_some();
+    header.extend(targets.iter().map(|t| {
+        if paired {
+            format!("rounds for {t}%")
+        } else {
+            format!("runs a side for {t}%")
+        }
+    }));
     let cells: Vec<Vec<String>> =
         rows.iter()
             .map(|r| {
@@ -269,6 +293,9 @@ pub(crate) fn sensitivity(c: &Comparison) -> Option<(Vec<String>, Vec<Vec<String
                 let mut row = vec![
                     r.display_name(),
                     match (&r.sensitivity, sp.between_pct) {
+                        (Some(s), _) if s.spread_from == "pairs" => {
+                            format!("±{:.2}% (pairs)", s.spread_pct)
+                        }
                         (Some(s), _) if s.spread_from != "runs" => {
                             format!("±{:.2}% (profile)", s.spread_pct)
                         }
@@ -299,6 +326,14 @@ pub(crate) fn sensitivity(c: &Comparison) -> Option<(Vec<String>, Vec<Vec<String
                                 let n = p.runs.map(|n| n.to_string()).unwrap_or_else(|| {
                                     format!(">{}", crate::compare::plan::MAX_RUNS)
                                 });
+                                let n = if paired
+                                    && r.sensitivity.as_ref().is_some_and(|s| {
+                                        s.unit == crate::compare::plan::PlanUnit::RunsASide
+                                    }) {
+                                    format!("{n} runs a side")
+                                } else {
+                                    n
+                                };
                                 if p.band_lowered {
                                     format!("{n} (--noise {})", p.band_pct)
                                 } else {
@@ -316,12 +351,19 @@ pub(crate) fn sensitivity(c: &Comparison) -> Option<(Vec<String>, Vec<Vec<String
 
 /// What the sensitivity table's columns mean.
 pub(crate) fn sensitivity_note(c: &Comparison) -> String {
+    let paired = if c.design.is_some() {
+        " Paired rows: the spread is that of the per-round log ratio d (\"(pairs)\"), and the \
+         MDE and the rounds needed (one run of each side per round, on one box) are those of \
+         the paired t; a shared drift or box level costs nothing there."
+    } else {
+        ""
+    };
     format!(
         "Between runs: sd of ln(run value) within each side, pooled (verdicts rest on it). \
          Within a run: sd of ln(pass) × passes per run, for information only. MDE: the \
          smallest change this comparison flags with 80% power (a change inside the ±{}% band \
          never is). Runs a side: for 80% power at that change; where it is not beyond the \
-         band, the band must be lowered, and the count is for the band shown.",
+         band, the band must be lowered, and the count is for the band shown.{paired}",
         c.settings.noise_pct
     )
 }
@@ -372,9 +414,12 @@ pub(crate) fn pq(r: &Row) -> String {
     }
 }
 
-/// benchstat's `(p=0.015 q=0.03 n=5+5)`.
+/// benchstat's `(p=0.015 q=0.03 n=5+5)`; a paired row counts its pairs (`n=10 pairs`).
 pub(crate) fn stat_note(r: &Row) -> String {
-    let n = format!("n={}+{}", n(&r.base), n(&r.patched));
+    let n = match (paired::paired_estimate(r), &r.paired) {
+        (Some(_), Some(p)) => format!("n={} pairs", p.pairs),
+        _ => format!("n={}+{}", n(&r.base), n(&r.patched)),
+    };
     match &r.judgement.estimate {
         Some(_) => format!("({} {n})", pq(r)),
         None => format!("({n})"),

@@ -1,9 +1,11 @@
 //! The simple formats: `inline` (one line per metric, `+3.3% (15431 -> 15936)`, for mail and
 //! commit messages), `markdown` (a review-ready table) and `csv` (one row per metric, every
-//! figure the comparison computed).
+//! figure the comparison computed). A paired row's inline line ends with its unpaired
+//! interval and which is narrower; csv has columns for the paired design.
 
 use super::{
-    ci_header, interval, mean, n, painted_grid, pct, pq, spread, stat_note, verdict, verdict_paint,
+    ci_header, interval, mean, n, painted_grid, paired, pct, pq, spread, stat_note, verdict,
+    verdict_paint,
 };
 use crate::compare::model::Level;
 use crate::compare::{Comparison, SideStats};
@@ -23,6 +25,18 @@ pub fn inline(c: &Comparison, color: bool) -> String {
             spread(&r.patched),
             crate::report::color::paint(&verdict(r), verdict_paint(r, color)),
         );
+        if let (Some(_), Some(p)) = (paired::paired_estimate(r), &r.paired) {
+            out.pop();
+            out += &format!(
+                "; paired, unpaired {}{}\n",
+                paired::unpaired_estimate(r)
+                    .map(paired::estimate_interval)
+                    .unwrap_or_else(|| "-".into()),
+                p.narrower
+                    .map(|n| format!(", {} narrower", n.as_str()))
+                    .unwrap_or_default()
+            );
+        }
     }
     out
 }
@@ -101,6 +115,36 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
         header.push(format!("runs_for_{t}pct"));
         header.push(format!("runs_for_{t}pct_at_noise_pct"));
     }
+    header.extend(
+        [
+            "method",
+            "plan_unit",
+            "pairs",
+            "base_alone",
+            "patched_alone",
+            "unpaired_method",
+            "unpaired_ci_low_pct",
+            "unpaired_ci_point_pct",
+            "unpaired_ci_high_pct",
+            "unpaired_p_value",
+            "robust_low_pct",
+            "robust_point_pct",
+            "robust_high_pct",
+            "robust_level",
+            "narrower",
+            "drift_base_pct",
+            "drift_base_p",
+            "drift_patched_pct",
+            "drift_patched_p",
+            "drift_ratio_pct",
+            "drift_ratio_p",
+            "order_effect_pct",
+            "order_effect_p",
+            "between_boxes_share",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
     w.write_record(&header)?;
     let f = |v: Option<f64>| v.map(|x| x.to_string()).unwrap_or_default();
     let side = |s: &Option<SideStats>| {
@@ -163,6 +207,48 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
             );
             record.push(f(p.map(|p| p.band_pct)));
         }
+        let pr = r.paired.as_ref();
+        let u = pr.and(paired::unpaired_estimate(r));
+        let robust = pr.and_then(|p| p.robust.as_ref());
+        let drift = |d: Option<&crate::compare::paired::Drift>| {
+            (f(d.map(|d| d.total_pct)), f(d.map(|d| d.p)))
+        };
+        let (dbp, dbq) = drift(pr.and_then(|p| p.drift.base.as_ref()));
+        let (dpp, dpq) = drift(pr.and_then(|p| p.drift.patched.as_ref()));
+        let (drp, drq) = drift(pr.and_then(|p| p.drift.ratio.as_ref()));
+        let order = pr.and_then(|p| p.order.as_ref());
+        record.extend([
+            e.map(|e| e.method.as_str().to_string()).unwrap_or_default(),
+            sens.map(|s| match s.unit {
+                crate::compare::plan::PlanUnit::RunsASide => "runs-a-side".to_string(),
+                crate::compare::plan::PlanUnit::Rounds => "rounds".to_string(),
+            })
+            .unwrap_or_default(),
+            pr.map(|p| p.pairs.to_string()).unwrap_or_default(),
+            pr.map(|p| p.left_out[0].to_string()).unwrap_or_default(),
+            pr.map(|p| p.left_out[1].to_string()).unwrap_or_default(),
+            u.map(|e| e.method.as_str().to_string()).unwrap_or_default(),
+            f(u.map(|e| e.lower_pct)),
+            f(u.map(|e| e.point_pct)),
+            f(u.map(|e| e.upper_pct)),
+            f(u.map(|e| e.p)),
+            f(robust.and_then(|r| r.lower_pct)),
+            f(robust.map(|r| r.point_pct)),
+            f(robust.and_then(|r| r.upper_pct)),
+            f(robust.and_then(|r| r.achieved)),
+            pr.and_then(|p| p.narrower)
+                .map(|n| n.as_str().to_string())
+                .unwrap_or_default(),
+            dbp,
+            dbq,
+            dpp,
+            dpq,
+            drp,
+            drq,
+            f(order.map(|o| o.difference_pct)),
+            f(order.map(|o| o.p)),
+            f(pr.and_then(|p| p.between_boxes.map(|b| b.share))),
+        ]);
         w.write_record(&record)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

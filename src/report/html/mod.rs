@@ -4,7 +4,9 @@
 //!
 //! A comparison's page: the warnings (what is not comparable, the noise-check warnings each
 //! side ran with), the table with the labels and each row's runs as dots, a forest plot of
-//! every row's change with its interval over the noise band, the will-it-scale and AIM7
+//! every row's change with its interval over the noise band, for a campaign's paired
+//! comparison the paired and unpaired estimates with a per-round chart of the paired ratio
+//! of every row, the will-it-scale and AIM7
 //! curves where the runs have them, the spread and sensitivity table, and the system
 //! fingerprints side by side with the differences highlighted. A run's page: its noise
 //! check, its metrics with their samples, its curves, its fingerprint.
@@ -12,13 +14,15 @@
 //! The renderer draws what `crate::compare` computed and the records hold; it decides and
 //! computes nothing. Every string from a record (labels, hostnames, test names, file names)
 //! is escaped ([`svg::esc`]). Files: `page` (document and style), `table`, `dots` (the runs
-//! in a table cell), `forest`, `curves`, `fingerprint`, `svg` (drawing helpers).
+//! in a table cell), `forest`, `curves`, `fingerprint`, `rounds` (the paired section), `svg`
+//! (drawing helpers).
 
 mod curves;
 mod dots;
 mod fingerprint;
 mod forest;
 mod page;
+mod rounds;
 pub mod svg;
 mod table;
 
@@ -71,6 +75,11 @@ pub fn comparison(c: &Comparison) -> String {
     }
     page.section("comparison", "Comparison", &summary);
     page.section("forest", "Change per row", &forest::plot(c));
+    page.section(
+        "paired",
+        "Paired design: round by round",
+        &rounds::section(c),
+    );
     page.section("curves", "Curves", &curves::charts(&c.curves));
     page.section(
         "sensitivity",
