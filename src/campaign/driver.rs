@@ -51,32 +51,10 @@ impl Driver<'_> {
     /// interrupted (then the error is [`crate::error::Interrupted`] and the step is handed back).
     pub fn drive(&mut self, name: &str) -> anyhow::Result<End> {
         loop {
-            let campaign = self.load(name)?;
-            match campaign.state {
-                CampaignState::Running => {}
-                CampaignState::Stopping => {
-                    self.store.set_campaign_state(
-                        campaign.id,
-                        CampaignState::Stopped,
-                        Some("stopped by `campaign stop`"),
-                    )?;
-                    return Ok(End::Stopped);
-                }
-                CampaignState::Stopped => return Ok(End::Stopped),
-                CampaignState::Finished | CampaignState::Failed => return Ok(End::Finished),
-            }
-            self.signals.check()?;
-            self.decide_if_due(&campaign)?;
-            if self.max_time_passed(&campaign) {
-                self.store.set_campaign_state(
-                    campaign.id,
-                    CampaignState::Finished,
-                    Some("--max-time reached"),
-                )?;
-                self.progress
-                    .line(&format!("campaign {name}: --max-time reached; finishing"));
-                return Ok(End::Finished);
-            }
+            let campaign = match self.prepare(name)? {
+                Ok(c) => c,
+                Err(end) => return Ok(end),
+            };
             let Some(step) = self.claim(&campaign)? else {
                 return self.nothing_planned(&campaign);
             };
@@ -98,6 +76,53 @@ impl Driver<'_> {
         }
     }
 
+    /// What comes before each step: the campaign as stored now, or how it ended (a stop asked
+    /// for becomes `stopped`; `--max-time` finishes it); the `--until` decision when due.
+    /// Interrupted when a signal came.
+    pub fn prepare(&mut self, name: &str) -> anyhow::Result<Result<Campaign, End>> {
+        let campaign = self.load(name)?;
+        match campaign.state {
+            CampaignState::Running => {}
+            CampaignState::Stopping => {
+                self.store.set_campaign_state(
+                    campaign.id,
+                    CampaignState::Stopped,
+                    Some("stopped by `campaign stop`"),
+                )?;
+                return Ok(Err(End::Stopped));
+            }
+            CampaignState::Stopped => return Ok(Err(End::Stopped)),
+            CampaignState::Finished | CampaignState::Failed => return Ok(Err(End::Finished)),
+        }
+        self.signals.check()?;
+        self.decide_if_due(&campaign)?;
+        if self.max_time_passed(&campaign) {
+            self.store.set_campaign_state(
+                campaign.id,
+                CampaignState::Finished,
+                Some("--max-time reached"),
+            )?;
+            self.progress
+                .line(&format!("campaign {name}: --max-time reached; finishing"));
+            return Ok(Err(End::Finished));
+        }
+        Ok(Ok(campaign))
+    }
+
+    /// The step the next claim would take, without claiming it; None when nothing is planned
+    /// (the campaign is then marked finished, unless steps still run elsewhere).
+    pub fn peek_next(&mut self, c: &Campaign) -> anyhow::Result<Result<Step, End>> {
+        let steps = self.store.steps(c.id)?;
+        let next = steps
+            .into_iter()
+            .filter(|s| s.state == StepState::Planned)
+            .find(|s| self.r#box.as_ref().is_none_or(|b| *b == s.r#box));
+        match next {
+            Some(s) => Ok(Ok(s)),
+            None => Ok(Err(self.nothing_planned(c)?)),
+        }
+    }
+
     fn load(&self, name: &str) -> anyhow::Result<Campaign> {
         self.store.campaign(name)?.ok_or_else(|| {
             Usage(format!(
@@ -108,7 +133,8 @@ impl Driver<'_> {
         })
     }
 
-    fn claim(&mut self, c: &Campaign) -> anyhow::Result<Option<Step>> {
+    /// Claims the next planned step for this driver's owner.
+    pub fn claim(&mut self, c: &Campaign) -> anyhow::Result<Option<Step>> {
         self.store
             .claim_step(c.id, &self.owner, self.lease_s, self.r#box.as_deref())
     }
@@ -148,7 +174,8 @@ impl Driver<'_> {
         })
     }
 
-    fn run_one(&mut self, c: &Campaign, step: Step) -> anyhow::Result<()> {
+    /// Runs a claimed step and records what became of it.
+    pub fn run_one(&mut self, c: &Campaign, step: Step) -> anyhow::Result<()> {
         let req = Self::request(c, &step)?;
         self.announce(c, &step);
         let started = std::time::Instant::now();

@@ -72,6 +72,53 @@ pub fn inspect(path: &Path) -> Result<ImageInfo, String> {
     })
 }
 
+/// True when the image is a PE file (an EFI-stub kernel) whose certificate table is not
+/// empty: it carries a signature. An image without a PE header carries none.
+pub fn is_signed(path: &Path) -> Result<bool, String> {
+    let shown = path.display();
+    let mut file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read kernel image {shown}: {e}"))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot read kernel image {shown}: {e}"))?
+        .len();
+    let mut head = vec![0u8; 0x1000];
+    let n = read_up_to(&mut file, &mut head)
+        .map_err(|e| format!("cannot read kernel image {shown}: {e}"))?;
+    head.truncate(n);
+    Ok(certificate_table(&head).is_some_and(|(at, size)| size > 0 && at + size <= len))
+}
+
+/// The PE certificate table's (file offset, size), from the first bytes of an image.
+fn certificate_table(head: &[u8]) -> Option<(u64, u64)> {
+    let u16_at = |at: usize| {
+        head.get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u32_at = |at: usize| {
+        head.get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if head.get(0..2) != Some(b"MZ") {
+        return None;
+    }
+    let pe = u32_at(0x3c)? as usize;
+    if head.get(pe..pe + 4) != Some(b"PE\0\0") {
+        return None;
+    }
+    let optional = pe + 24;
+    let (count_at, dirs_at) = match u16_at(optional)? {
+        0x10b => (optional + 92, optional + 96),
+        0x20b => (optional + 108, optional + 112),
+        _ => return None,
+    };
+    if u32_at(count_at)? <= 4 {
+        return None;
+    }
+    let entry = dirs_at + 4 * 8;
+    Some((u64::from(u32_at(entry)?), u64::from(u32_at(entry + 4)?)))
+}
+
 fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
@@ -194,6 +241,35 @@ mod tests {
             e.contains("5.10.0-1-amd64") && e.contains("6.1.0-27-amd64"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_pe_certificate_table_means_signed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = fake_image(d.path(), "6.1.0 #1");
+        assert!(!is_signed(&p).unwrap(), "no PE header: unsigned");
+        let mut img = std::fs::read(&p).unwrap();
+        img.resize(0x1000, 0);
+        img[0..2].copy_from_slice(b"MZ");
+        let pe = 0x80usize;
+        img[0x3c..0x40].copy_from_slice(&(pe as u32).to_le_bytes());
+        img[pe..pe + 4].copy_from_slice(b"PE\0\0");
+        let opt = pe + 24;
+        img[opt..opt + 2].copy_from_slice(&0x20bu16.to_le_bytes());
+        img[opt + 108..opt + 112].copy_from_slice(&16u32.to_le_bytes());
+        std::fs::write(&p, &img).unwrap();
+        assert!(
+            !is_signed(&p).unwrap(),
+            "an empty certificate table: unsigned"
+        );
+        let cert = opt + 112 + 32;
+        img[cert..cert + 4].copy_from_slice(&0xc00u32.to_le_bytes());
+        img[cert + 4..cert + 8].copy_from_slice(&0x100u32.to_le_bytes());
+        std::fs::write(&p, &img).unwrap();
+        assert!(is_signed(&p).unwrap());
+        img.truncate(0xc80);
+        std::fs::write(&p, &img).unwrap();
+        assert!(!is_signed(&p).unwrap(), "a table past the end of the file");
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! - [`executor`]: what an executor does ("run this step, hand back a run or a failure with its
 //!   console"), and the workload command line every executor runs.
 //! - [`local`]: the running kernel; sides differ by their setup commands.
+//! - [`kexec`]: bare metal: each step in a boot of its own, reached with kexec, resumed by a
+//!   boot hook.
 //! - [`vm`]: a fresh QEMU guest per step, booting the side's kernel on the host's root.
 //! - [`primary`]: which metric the schedule follows, its per-round ratios, and the `--until`
 //!   decision (Stein's two-stage rule on the pilot's ratios).
@@ -19,6 +21,7 @@
 pub mod driver;
 pub mod executor;
 pub mod kernel_image;
+pub mod kexec;
 pub mod local;
 pub mod primary;
 pub mod vm;

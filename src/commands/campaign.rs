@@ -8,6 +8,11 @@
 //! - `status [NAME]`: progress, ETA, the primary metric's paired interval so far.
 //! - `report NAME`: the comparison of the two sides, the rounds, drift, and the failed steps.
 //! - `stop NAME`: ends it after the current step.
+//! - `resume --boot`: a kexec campaign's part of this boot (the boot hook runs it);
+//!   `install-hook` / `remove-hook` write and remove the systemd unit that does.
+//!
+//! A kexec campaign reboots this machine: `start` checks everything first (each fault one
+//! line, exit 2, nothing changed), then asks on a terminal or wants `--yes`.
 
 use super::shared::StoreArg;
 use crate::campaign::driver::{Driver, End};
@@ -40,8 +45,14 @@ pub enum CampaignCommand {
     Status(StatusArgs),
     /// The comparison of the two sides (paired by round), the rounds, drift and failures.
     Report(ReportArgs),
-    /// End a campaign after its current step.
+    /// End a campaign after its current step (a kexec campaign: at its next boot, which
+    /// returns to the kernel it started from).
     Stop(StopArgs),
+    /// Write and enable the systemd unit that runs `campaign resume --boot` once per boot
+    /// (kexec campaigns).
+    InstallHook(HookArgs),
+    /// Disable and remove the unit of install-hook.
+    RemoveHook,
 }
 
 /// Options of one side.
@@ -138,7 +149,21 @@ pub struct StartArgs {
     /// Seconds a step may take before it is stopped and counted as failed.
     #[arg(long, value_name = "SECS", default_value = "3600", value_parser = crate::args::parse_duration)]
     pub step_timeout: f64,
-    /// Seconds to wait before each step's workload.
+    /// kexec: the kernel image the last boot returns to (default: the running kernel's,
+    /// /boot/vmlinuz-RELEASE).
+    #[arg(long, value_name = "IMAGE")]
+    pub return_to: Option<PathBuf>,
+    /// kexec: the initrd of the kernel returned to (default: initrd.img-RELEASE beside it;
+    /// `none` for none).
+    #[arg(long, value_name = "FILE")]
+    pub return_initrd: Option<PathBuf>,
+    /// kexec: start without asking (the machine reboots into the first step's kernel).
+    #[arg(long)]
+    pub yes: bool,
+    /// kexec: seconds between the start and the first reboot (Ctrl-C cancels meanwhile).
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = crate::args::parse_duration_or_zero)]
+    pub reboot_in: f64,
+    /// Seconds to wait before each step's workload (kexec: after the boot).
     #[arg(long, value_name = "SECS", default_value = "0", value_parser = crate::args::parse_duration_or_zero)]
     pub settle: f64,
     /// The metric the schedule and status follow, as a metric key (e.g.
@@ -159,8 +184,26 @@ pub struct StartArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ResumeArgs {
-    #[arg(value_name = "NAME")]
-    pub name: String,
+    /// The campaign (not with --boot).
+    #[arg(
+        value_name = "NAME",
+        required_unless_present = "boot",
+        conflicts_with = "boot"
+    )]
+    pub name: Option<String>,
+    /// Do this boot's part of the kexec campaign whose step it is (what the boot hook runs;
+    /// quiet when there is none).
+    #[arg(long)]
+    pub boot: bool,
+    /// kexec: continue without asking (it reboots into the next step's kernel).
+    #[arg(long)]
+    pub yes: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HookArgs {
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -209,6 +252,8 @@ pub fn execute(a: &CampaignArgs) -> anyhow::Result<i32> {
         CampaignCommand::Status(s) => status(s),
         CampaignCommand::Report(r) => report(r),
         CampaignCommand::Stop(s) => stop(s),
+        CampaignCommand::InstallHook(h) => super::campaign_kexec::install_hook(&h.store),
+        CampaignCommand::RemoveHook => super::campaign_kexec::remove_hook(),
     }
 }
 
@@ -443,7 +488,7 @@ fn side(
             None => running_image()?,
         };
         let info = kernel_image::inspect(&image).map_err(Usage)?;
-        if let Some(i) = initrd {
+        if let Some(i) = initrd.filter(|i| *i != Path::new("none")) {
             std::fs::File::open(i).map_err(|e| {
                 Usage(format!(
                     "cannot read the {name} initrd {}: {e}",
@@ -479,7 +524,7 @@ fn side(
 }
 
 /// Builds the spec from the arguments, checking everything that can be checked here.
-fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
+pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     check_name(&a.name)?;
     check_workload(&a.workload, a.scratch.is_some())?;
     let s = &a.sides;
@@ -554,6 +599,7 @@ fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
         duet: a.duet,
         scratch: a.scratch.clone(),
         vm,
+        kexec: None,
         step_timeout_s: a.step_timeout,
         settle_s: a.settle,
         primary: a.primary.clone(),
@@ -594,16 +640,18 @@ fn executor_for(spec: &CampaignSpec) -> anyhow::Result<Box<dyn Executor>> {
     match spec.executor {
         ExecutorKind::Local => Ok(Box::new(crate::campaign::local::Local::new()?)),
         ExecutorKind::Vm => Ok(Box::new(crate::campaign::vm::Vm::new(spec)?)),
-        // The kexec executor is wired here when it lands.
-        other => usage(format!(
-            "the {} executor is not available in this build",
-            other.as_str()
-        )),
+        ExecutorKind::Kexec => usage(
+            "a kexec campaign runs one step per boot: `patchbench campaign resume --boot` \
+             (the boot hook) runs it",
+        ),
     }
 }
 
 fn start(a: &StartArgs) -> anyhow::Result<i32> {
     let spec = spec(a)?;
+    if spec.executor == ExecutorKind::Kexec {
+        return super::campaign_kexec::start(a, spec);
+    }
     let mut executor = executor_for(&spec)?;
     let mut store = a.store.open(true)?;
     let rounds = spec.schedule.initial_rounds();
@@ -631,8 +679,14 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
 }
 
 fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
+    let Some(name) = a.name.as_deref().filter(|_| !a.boot) else {
+        return super::campaign_kexec::at_boot(&a.store);
+    };
     let mut store = a.store.open(false)?;
-    let campaign = find(&store, &a.name)?;
+    let campaign = find(&store, name)?;
+    if campaign.spec.executor == ExecutorKind::Kexec {
+        return super::campaign_kexec::resume(a, store, campaign);
+    }
     if campaign.state == CampaignState::Stopped || campaign.state == CampaignState::Finished {
         crate::safe_text::eprint_line(&format!(
             "patchbench: campaign {} is {}; nothing to resume",
@@ -710,7 +764,7 @@ fn run_campaign(store: &mut Store, name: &str, executor: &mut dyn Executor) -> a
     Ok(0)
 }
 
-fn find(store: &Store, name: &str) -> anyhow::Result<Campaign> {
+pub(super) fn find(store: &Store, name: &str) -> anyhow::Result<Campaign> {
     store.campaign(name)?.ok_or_else(|| {
         let known: Vec<String> = store
             .campaigns()
@@ -816,6 +870,22 @@ fn stop(a: &StopArgs) -> anyhow::Result<i32> {
         (CampaignState::Stopped, "is stopped")
     };
     store.set_campaign_state(c.id, state, Some("stopped by `campaign stop`"))?;
+    if c.spec.executor == ExecutorKind::Kexec {
+        crate::safe_text::eprint_line(&format!(
+            "patchbench: campaign {} stops at its next boot (or once this boot's step is stored) \
+             and returns to {}",
+            c.name,
+            c.spec
+                .kexec
+                .as_ref()
+                .map_or("the kernel it started from".to_string(), |k| k
+                    .return_to
+                    .image
+                    .display()
+                    .to_string())
+        ));
+        return Ok(0);
+    }
     crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {} {what}; `patchbench campaign report {}` compares what it has",
         c.name, c.name

@@ -7,6 +7,7 @@
 
 pub mod aim7;
 pub mod campaign;
+pub mod campaign_kexec;
 pub mod check;
 pub mod compare;
 pub mod completions;

@@ -3,7 +3,9 @@
 //! 9p at `/newroot`, puts tmpfs on the places a system writes (`/tmp`, `/run`, `/var/tmp`,
 //! `/root`), mounts `/proc`, `/sys`, `/dev` (and `/dev/pts`, `/dev/shm`, cgroup2) there, the
 //! side's modules at `/lib/modules/RELEASE` (so `modprobe` in the guest finds this kernel's
-//! modules), the step's result directory (read-write 9p) at `/run/patchbench`, and with a
+//! modules), the step's result directory (read-write 9p, `cache=mmap`: SQLite's WAL maps its
+//! `-shm` file shared, which 9p allows only so; a kexec campaign's store lives there in the
+//! tests) at `/run/patchbench`, and with a
 //! scratch file system a fresh one made on the RAM disk (`mkfs` from the host's root) at
 //! `/run/patchbench-scratch`; then it runs the step's script (written by the host into the
 //! result directory) chrooted into the host's root, writes its exit status next to it, and
@@ -66,7 +68,7 @@ mount -t devpts devpts $R/dev/pts
 mount -t tmpfs -o mode=1777 tmpfs $R/dev/shm
 [ -d $R/sys/fs/cgroup ] && mount -t cgroup2 cgroup2 $R/sys/fs/cgroup
 mkdir -p $R{RESULT_MOUNT} \
-  && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 {RESULT_TAG} $R{RESULT_MOUNT} \
+  && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=mmap {RESULT_TAG} $R{RESULT_MOUNT} \
   || die "cannot mount the result directory over 9p"
 if [ -n "$SCRATCH_FS" ]; then
   case "$SCRATCH_FS" in ext*) force=-F ;; *) force=-f ;; esac

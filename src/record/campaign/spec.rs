@@ -32,6 +32,9 @@ pub struct CampaignSpec {
     /// Guest settings (`vm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vm: Option<VmOptions>,
+    /// Bare-metal settings (`kexec`): where the campaign returns at its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kexec: Option<KexecOptions>,
     /// Seconds a step may take before it is stopped and counted as failed.
     pub step_timeout_s: f64,
     /// Seconds to wait before each step's workload (after a boot, after the setup command).
@@ -171,6 +174,24 @@ pub struct VmOptions {
     pub allow_tcg: bool,
     /// The QEMU program.
     pub qemu: PathBuf,
+}
+
+/// Settings of the `kexec` executor, fixed at `campaign start`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct KexecOptions {
+    /// The kernel the last boot returns to: the one the campaign was started from (or
+    /// `--return-to`), with the command line every step's words are added to.
+    pub return_to: BootTarget,
+}
+
+/// A kernel to boot: image, initrd and the whole command line.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BootTarget {
+    pub image: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initrd: Option<PathBuf>,
+    /// The command line, without patchbench's own words.
+    pub cmdline: String,
 }
 
 impl CampaignSpec {

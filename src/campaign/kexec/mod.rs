@@ -1,0 +1,72 @@
+//! The `kexec` executor: the campaign on bare metal. Each step runs in a boot of its own,
+//! reached with kexec from the boot before it; the campaign's state lives in the store on a
+//! persistent disk, and the boot hook (`campaign resume --boot`, a systemd unit written by
+//! `campaign install-hook`) does each boot's part.
+//!
+//! - [`cmdline`]: the words a step's boot carries (`patchbench.campaign=NAME
+//!   patchbench.step=ID patchbench.via=kexec`) and reading them back.
+//! - [`preflight`]: what is checked before anything changes (CAP_SYS_BOOT, kexec disabled,
+//!   lockdown and signatures, initrd and modules, the kernel to return to, a store that
+//!   survives a reboot).
+//! - [`load`]: loading a kernel (`kexec_file_load`, kexec-tools) and jumping to it, each only
+//!   with an [`load::Authority`].
+//! - [`boot`]: what one boot does: check it is the expected step's, run it, store it, go on.
+//! - [`hook`]: the systemd unit that runs the hook once per boot.
+//!
+//! The step itself runs exactly as the local executor runs one ([`Kexec`] wraps it); only the
+//! boot it runs in differs.
+
+pub mod boot;
+pub mod cmdline;
+pub mod hook;
+pub mod load;
+pub mod preflight;
+
+use super::executor::{Executor, StepOutcome, StepRequest};
+use super::local::Local;
+use crate::proc::signals::Signals;
+use crate::record::campaign::spec::ExecutorKind;
+
+/// Runs the step of this boot on the running kernel, recording how the boot came about.
+pub struct Kexec {
+    local: Local,
+    via: String,
+}
+
+impl Kexec {
+    /// `via`: `kexec` or `firmware`, as this boot's command line says.
+    pub fn new(via: &str) -> anyhow::Result<Kexec> {
+        Ok(Kexec {
+            local: Local::new()?,
+            via: via.to_string(),
+        })
+    }
+
+    /// Removes the step's private directory.
+    pub fn close(self) {
+        let _ = self.local.close();
+    }
+}
+
+impl Executor for Kexec {
+    fn kind(&self) -> ExecutorKind {
+        ExecutorKind::Kexec
+    }
+
+    fn run_step(
+        &mut self,
+        req: &StepRequest,
+        signals: &Signals,
+        on_line: &mut dyn FnMut(&str),
+    ) -> StepOutcome {
+        match self.local.run_step(req, signals, on_line) {
+            StepOutcome::Measured(mut m) => {
+                if let Some(b) = m.boot.as_mut() {
+                    b.via = self.via.clone();
+                }
+                StepOutcome::Measured(m)
+            }
+            other => other,
+        }
+    }
+}
