@@ -2,8 +2,10 @@
 //! JSON files, directory listings, the processes of a run, waiting with a limit, lowered
 //! resource limits, a run bounded in time in a session of its own (with what it left running),
 //! a tmpfs for the full-disk cases, a store's fingerprint, and synthetic records for the store
-//! tests.
+//! tests; `pg_server` starts a real PostgreSQL server.
 #![allow(dead_code)]
+
+pub mod pg_server;
 
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
 use std::path::{Path, PathBuf};
@@ -27,6 +29,21 @@ fn clean(c: &mut std::process::Command) {
         env!("CARGO_BIN_EXE_patchbench-aim7-task"),
     );
     c.env_remove("PATCHBENCH_STORE");
+    // libpq's variables, which a PostgreSQL store reads: none from the test's environment.
+    for var in [
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGPASSWORD",
+        "PGDATABASE",
+        "PGSSLMODE",
+        "PGSSLROOTCERT",
+        "PGPASSFILE",
+        "PGCONNECT_TIMEOUT",
+        "PGAPPNAME",
+    ] {
+        c.env_remove(var);
+    }
 }
 
 /// `patchbench` for assert_cmd, with the worker and the AIM7 task program found and no store
