@@ -80,7 +80,15 @@ pub fn execute(a: &PushArgs) -> anyhow::Result<i32> {
         include_incomplete: a.include_incomplete,
     };
     let progress = Progress::new();
+    // TESTING AID: a pause after each batch, so a test can kill a push between batches.
+    let pause = std::env::var("PATCHBENCH_PUSH_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(std::time::Duration::from_millis);
     let result = from.push_to(&mut to, &options, &mut |c| {
+        if let Some(p) = pause {
+            std::thread::sleep(p);
+        }
         progress.show(&format!(
             "pushing to {to_location}: {} of {} runs ({} new, {} already there)",
             c.pushed + c.already,

@@ -23,6 +23,21 @@ pub const CURRENT: i64 = 4;
 /// PostgreSQL version table.
 pub const APPLICATION_ID: i64 = 0x5042_6368;
 
+/// What an agent role needs on a PostgreSQL store, and no more (docs/lab.md shows it; an admin
+/// role that owns the tables runs the migrations). `ROLE` stands for the agent's role. With
+/// these an agent reads the schema version, claims, renews, finishes, fails and hands back
+/// steps (`FOR UPDATE` needs the UPDATE right on some column), inserts runs with their
+/// metrics, and reads runs (`compare`, `campaign status`); it cannot change the schema, delete
+/// or rewrite runs, or change a campaign.
+pub const AGENT_GRANTS: &str = "\
+GRANT USAGE ON SCHEMA public TO ROLE;
+GRANT SELECT ON patchbench_schema, campaigns, campaign_steps, runs, metrics TO ROLE;
+GRANT UPDATE (state, attempts, owner, lease_until, started_at, finished_at, run_uuid, error,
+              console_tail) ON campaign_steps TO ROLE;
+GRANT INSERT ON runs, metrics TO ROLE;
+GRANT USAGE ON SEQUENCE runs_id_seq TO ROLE;
+";
+
 /// The key of the PostgreSQL advisory lock held while migrating.
 const MIGRATION_LOCK: i64 = 0x5042_6368_0001;
 
@@ -350,7 +365,7 @@ pub fn migrate(db: &mut dyn Db, shown: &str) -> anyhow::Result<i64> {
     let outcome = super::sql::in_transaction(db, run).map_err(|e| {
         if e.failure == super::sql::Failure::Permission {
             anyhow::Error::from(Usage(format!(
-                "store {shown} needs its schema brought to version {CURRENT}, and this role may                  not change the schema ({e}); run any patchbench command on it once as the                  store's owner (docs/lab.md)"
+                "store {shown} needs its schema brought to version {CURRENT}, and this role may not change the schema ({e}); run any patchbench command on it once as the store's owner (docs/lab.md)"
             )))
         } else {
             anyhow::anyhow!("store {shown}: cannot update its schema: {e}")
@@ -363,7 +378,7 @@ pub fn migrate(db: &mut dyn Db, shown: &str) -> anyhow::Result<i64> {
         ))
         .into()),
         Err(why) => Err(Usage(format!(
-            "store {shown} has schema version {}, newer than this patchbench reads ({CURRENT});              use a newer patchbench",
+            "store {shown} has schema version {}, newer than this patchbench reads ({CURRENT}); use a newer patchbench",
             why.trim_start_matches("newer:")
         ))
         .into()),
