@@ -234,7 +234,7 @@ impl Store {
             let check = self.db().query_one("PRAGMA quick_check", &[])?.text(0)?;
             if check != "ok" {
                 return Err(DbError::new(
-                    Failure::Corrupt,
+                    integrity_failure(&check),
                     format!("integrity check failed: {check}"),
                 )
                 .into());
@@ -656,6 +656,21 @@ fn entry_name(item: &serde_json::Value) -> String {
         .or_else(|| text("category"))
         .or_else(|| text("variant"))
         .unwrap_or_else(|| "(unnamed)".to_string())
+}
+
+/// What a failed `PRAGMA quick_check` means: a page it could not read for lack of memory
+/// (`error code=7`, SQLITE_NOMEM) or an I/O error (10) is not damage; anything else is.
+fn integrity_failure(report: &str) -> Failure {
+    let code = report.split("error code=").nth(1).and_then(|rest| {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<i32>().ok()
+    });
+    match code {
+        Some(rusqlite::ffi::SQLITE_NOMEM) => Failure::NoMemory,
+        Some(rusqlite::ffi::SQLITE_IOERR) => Failure::Other,
+        Some(rusqlite::ffi::SQLITE_FULL) => Failure::Full,
+        _ => Failure::Corrupt,
+    }
 }
 
 /// The record with a UUID: its own, or a new one for a record of an earlier build.
