@@ -296,7 +296,8 @@ impl PgServer {
 }
 
 /// A process that waits for this test process to end, then stops the server and removes its
-/// dir (as root, so the dir owned by nobody can go).
+/// dir (as root, so the dir owned by nobody can go). It is never waited for: it outlives us.
+#[allow(clippy::zombie_processes)]
 fn watchdog(bin: &Path, dir: &Path, data: &Path) {
     use std::os::unix::process::CommandExt;
     let pg_ctl = bin.join("pg_ctl");
