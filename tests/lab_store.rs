@@ -239,7 +239,7 @@ fn a_password_in_the_url_appears_nowhere() {
     // Nor is it stored, nor in the server's log.
     let mut admin = server.admin(&db);
     for sql in [
-        "SELECT coalesce(string_agg(record_json || coalesce(source, '') || coalesce(label, ''), ''), '') FROM runs",
+        "SELECT coalesce(string_agg(rr.record_json || coalesce(r.source, '') || coalesce(r.label, ''), ''), '') FROM runs r JOIN run_records rr ON rr.run_id = r.id",
         "SELECT coalesce(string_agg(params_json || title || samples_json, ''), '') FROM metrics",
     ] {
         let text: String = admin.query_one(sql, &[]).unwrap().get(0);

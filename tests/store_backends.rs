@@ -454,3 +454,54 @@ fn the_noise_profile_is_pooled_in_the_database() {
         }
     }
 }
+
+/// Both databases end with the same tables and columns (SQLite through its history of
+/// migrations, PostgreSQL from its baseline).
+#[test]
+fn both_schemas_have_the_same_tables_and_columns() {
+    let sqlite = TestStore::sqlite();
+    drop(sqlite.open());
+    let Location::File(path) = &sqlite.location else {
+        unreachable!()
+    };
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT m.name, p.name FROM sqlite_master m, pragma_table_info(m.name) p
+             WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY 1, 2",
+        )
+        .unwrap();
+    let lite: Vec<(String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let server = PgServer::shared();
+    let db = server.database();
+    let url = server.socket_url(ADMIN, &db);
+    drop(
+        Store::open_at(
+            &Location::parse(url.as_ref()).unwrap(),
+            Access::Create,
+            None,
+        )
+        .unwrap(),
+    );
+    let pg: Vec<(String, String)> = server
+        .admin(&db)
+        .query(
+            "SELECT table_name::text, column_name::text FROM information_schema.columns
+             WHERE table_schema = 'public' AND table_name <> 'patchbench_schema'",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let mut pg = pg;
+    pg.sort();
+    let mut lite = lite;
+    lite.sort();
+    assert_eq!(lite, pg);
+    assert!(lite.contains(&("run_records".into(), "record_json".into())));
+}

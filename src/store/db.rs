@@ -4,9 +4,9 @@
 //! and its migrations are in `schema`; the campaign tables' queries in `campaign`; copying
 //! runs to another store in `push`.
 //!
-//! `runs` holds one row per run with the whole [`RunRecord`] as JSON (the source of truth),
-//! plus the columns listings and the noise profile filter on; `metrics` one row per (run,
-//! metric key). Every write is one transaction (on SQLite `BEGIN IMMEDIATE` in WAL mode with a
+//! `runs` holds one row of short columns per run (what listings and the noise profile filter
+//! on), `run_records` the whole [`RunRecord`] as JSON (the source of truth), and `metrics` one
+//! row per (run, metric key). Every write is one transaction (on SQLite `BEGIN IMMEDIATE` in WAL mode with a
 //! busy timeout, so two patchbench processes can write one store at once).
 //!
 //! Every record is checked against `crate::record::domain` before it is written, and the
@@ -361,20 +361,23 @@ impl Store {
         let json = serde_json::to_string(record)?;
         self.writing(|db| {
             db.execute(
-                "UPDATE runs SET label=$2, finished_at=$3, incomplete=$4, record_json=$5,
-                        kernel_version=$6, config_key=$7, metric_count=$8, test_count=$9
+                "UPDATE runs SET label=$2, finished_at=$3, incomplete=$4,
+                        kernel_version=$5, config_key=$6, metric_count=$7, test_count=$8
                  WHERE id=$1",
                 params![
                     id,
                     record.label.as_deref(),
                     record.finished_at.as_str(),
                     record.incomplete,
-                    json,
                     record.system.kernel_version.as_str(),
                     config_key(&record.config),
                     record.metrics.len() as i64,
                     test_count(record)
                 ],
+            )?;
+            db.execute(
+                "UPDATE run_records SET record_json=$2 WHERE run_id=$1",
+                params![id, json],
             )?;
             db.execute("DELETE FROM metrics WHERE run_id=$1", params![id])?;
             write_metrics(db, id, record)
@@ -429,7 +432,8 @@ impl Store {
     pub fn get(&self, id: i64) -> anyhow::Result<Option<RunRecord>> {
         let row = self.reading(|db| {
             db.query_opt(
-                "SELECT record_json, uuid FROM runs WHERE id=$1",
+                "SELECT rr.record_json, r.uuid FROM runs r
+                 JOIN run_records rr ON rr.run_id = r.id WHERE r.id=$1",
                 params![id],
             )?
             .map(|r| Ok::<_, DbError>((r.text(0)?, r.opt_text(1)?)))
@@ -548,6 +552,7 @@ impl Store {
         self.writing(|db| {
             db.execute("DELETE FROM metrics WHERE run_id=$1", params![id])?;
             db.execute("DELETE FROM metrics_refused WHERE run_id=$1", params![id])?;
+            db.execute("DELETE FROM run_records WHERE run_id=$1", params![id])?;
             Ok(db.execute("DELETE FROM runs WHERE id=$1", params![id])? > 0)
         })
     }
@@ -702,11 +707,11 @@ fn test_count(record: &RunRecord) -> i64 {
 }
 
 const RUN_COLUMNS: &str = "label, kind, source, started_at, finished_at, host, kernel, \
-                           incomplete, record_json, uuid, kernel_version, config_key, \
-                           metric_count, test_count";
+                           incomplete, uuid, kernel_version, config_key, metric_count, \
+                           test_count";
 
-/// The values of [`RUN_COLUMNS`] for a record (with its JSON).
-fn run_values(record: &RunRecord, json: &str) -> [Value; 14] {
+/// The values of [`RUN_COLUMNS`] for a record.
+fn run_values(record: &RunRecord) -> [Value; 13] {
     [
         record.label.clone().into(),
         record.kind.as_str().into(),
@@ -716,7 +721,6 @@ fn run_values(record: &RunRecord, json: &str) -> [Value; 14] {
         record.system.hostname.as_str().into(),
         record.system.kernel_release.as_str().into(),
         record.incomplete.into(),
-        json.into(),
         record.uuid.clone().into(),
         record.system.kernel_version.as_str().into(),
         config_key(&record.config).into(),
@@ -725,39 +729,70 @@ fn run_values(record: &RunRecord, json: &str) -> [Value; 14] {
     ]
 }
 
-/// Inserts a run row; returns its id.
+/// Inserts a run (its row and its record); returns its id.
 pub(super) fn insert_run(db: &mut dyn Db, record: &RunRecord, json: &str) -> Result<i64, DbError> {
-    db.query_one(
-        &format!(
-            "INSERT INTO runs ({RUN_COLUMNS}) VALUES {} RETURNING id",
-            sql::values_list(1, 14)
-        ),
-        &run_values(record, json),
-    )?
-    .int(0)
+    let id = db
+        .query_one(
+            &format!(
+                "INSERT INTO runs ({RUN_COLUMNS}) VALUES {} RETURNING id",
+                sql::values_list(1, 13)
+            ),
+            &run_values(record),
+        )?
+        .int(0)?;
+    db.execute(
+        "INSERT INTO run_records (run_id, record_json) VALUES ($1, $2)",
+        params![id, json],
+    )?;
+    Ok(id)
 }
 
-/// Inserts run rows whose UUID the store does not have yet, in one statement; returns the
-/// (id, uuid) of those inserted (the others were already there).
+/// Inserts the runs whose UUID the store does not have yet (rows and records, a few
+/// statements for all); returns (id, index in `records`) of those inserted (the others were
+/// already there).
 pub(super) fn insert_new_runs(
     db: &mut dyn Db,
     records: &[(&RunRecord, &str)],
-) -> Result<Vec<(i64, String)>, DbError> {
+) -> Result<Vec<(i64, usize)>, DbError> {
     if records.is_empty() {
         return Ok(Vec::new());
     }
-    let values: Vec<Value> = records.iter().flat_map(|(r, j)| run_values(r, j)).collect();
-    db.query(
+    let values: Vec<Value> = records.iter().flat_map(|(r, _)| run_values(r)).collect();
+    let rows = db.query(
         &format!(
             "INSERT INTO runs ({RUN_COLUMNS}) VALUES {} ON CONFLICT (uuid) DO NOTHING \
              RETURNING id, uuid",
-            sql::values_list(records.len(), 14)
+            sql::values_list(records.len(), 13)
         ),
         &values,
-    )?
-    .iter()
-    .map(|r| Ok((r.int(0)?, r.text(1)?)))
-    .collect()
+    )?;
+    let index: std::collections::HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (r, _))| Some((r.uuid.as_deref()?, i)))
+        .collect();
+    let mut inserted = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let uuid = row.text(1)?;
+        let i = *index
+            .get(uuid.as_str())
+            .ok_or_else(|| DbError::other("the store returned a UUID it was not given"))?;
+        inserted.push((row.int(0)?, i));
+    }
+    for chunk in inserted.chunks(METRIC_ROWS_PER_STATEMENT) {
+        let values: Vec<Value> = chunk
+            .iter()
+            .flat_map(|(id, i)| [Value::Int(*id), records[*i].1.into()])
+            .collect();
+        db.execute(
+            &format!(
+                "INSERT INTO run_records (run_id, record_json) VALUES {}",
+                sql::values_list(chunk.len(), 2)
+            ),
+            &values,
+        )?;
+    }
+    Ok(inserted)
 }
 
 /// Metric rows per statement (9 values each: well under both databases' limits).
@@ -963,7 +998,7 @@ mod tests {
         store
             .db()
             .execute(
-                "UPDATE runs SET record_json=$2 WHERE id=$1",
+                "UPDATE run_records SET record_json=$2 WHERE run_id=$1",
                 params![id, doc.to_string()],
             )
             .unwrap();

@@ -69,9 +69,10 @@ impl Store {
         loop {
             let rows = self.reading(|db| {
                 db.query(
-                    "SELECT id, record_json, uuid FROM runs
-                     WHERE id > $1 AND ($2 = '' OR label = $2) AND ($3 OR NOT incomplete)
-                     ORDER BY id LIMIT $4",
+                    "SELECT r.id, rr.record_json, r.uuid FROM runs r
+                     JOIN run_records rr ON rr.run_id = r.id
+                     WHERE r.id > $1 AND ($2 = '' OR r.label = $2) AND ($3 OR NOT r.incomplete)
+                     ORDER BY r.id LIMIT $4",
                     params![
                         after,
                         label.clone().unwrap_or_default(),
@@ -105,12 +106,8 @@ impl Store {
                 .collect();
             let inserted = target.writing(|db| {
                 let new = insert_new_runs(db, &pairs)?;
-                let by_uuid: std::collections::HashMap<&str, i64> =
-                    new.iter().map(|(id, uuid)| (uuid.as_str(), *id)).collect();
-                let runs: Vec<(i64, &RunRecord)> = records
-                    .iter()
-                    .filter_map(|r| Some((*by_uuid.get(r.uuid.as_deref()?)?, r)))
-                    .collect();
+                let runs: Vec<(i64, &RunRecord)> =
+                    new.iter().map(|(id, i)| (*id, &records[*i])).collect();
                 write_metrics_of(db, &runs)?;
                 Ok(new.len())
             })?;

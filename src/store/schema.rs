@@ -31,10 +31,11 @@ pub const APPLICATION_ID: i64 = 0x5042_6368;
 /// or rewrite runs, or change a campaign.
 pub const AGENT_GRANTS: &str = "\
 GRANT USAGE ON SCHEMA public TO ROLE;
-GRANT SELECT ON patchbench_schema, campaigns, campaign_steps, runs, metrics TO ROLE;
+GRANT SELECT ON patchbench_schema, campaigns, campaign_steps, runs, run_records, metrics
+    TO ROLE;
 GRANT UPDATE (state, attempts, owner, lease_until, started_at, finished_at, run_uuid, error,
               console_tail) ON campaign_steps TO ROLE;
-GRANT INSERT ON runs, metrics TO ROLE;
+GRANT INSERT ON runs, run_records, metrics TO ROLE;
 GRANT USAGE ON SEQUENCE runs_id_seq TO ROLE;
 ";
 
@@ -151,9 +152,16 @@ CREATE INDEX campaign_steps_by_state ON campaign_steps(campaign_id, state, round
 "#,
 ];
 
-/// SQLite's step from 3 to 4: what a run's listing and the noise profile need, as columns
-/// (filled from the stored records by [`backfill_v4`]).
+/// SQLite's step from 3 to 4: a run's record moves to its own table (`run_records`), so that
+/// `runs` holds only short columns and listings and the noise profile read no record; the
+/// columns the listing and the profile need are added (filled from the records, the settings'
+/// key by [`backfill_v4`]).
 const SQLITE_V4: &str = r#"
+CREATE TABLE run_records (
+    run_id      INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    record_json TEXT NOT NULL
+);
+INSERT INTO run_records (run_id, record_json) SELECT id, record_json FROM runs;
 ALTER TABLE runs ADD COLUMN kernel_version TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN config_key TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN metric_count INTEGER NOT NULL DEFAULT 0;
@@ -163,7 +171,9 @@ UPDATE runs SET
     metric_count = (SELECT count(*) FROM metrics m WHERE m.run_id = runs.id),
     test_count = (SELECT count(DISTINCT json_extract(params_json, '$.test')) FROM metrics m
                   WHERE m.run_id = runs.id);
-CREATE INDEX runs_by_settings ON runs(kind, host, kernel, kernel_version, config_key);
+ALTER TABLE runs DROP COLUMN record_json;
+CREATE INDEX runs_by_settings
+    ON runs(kind, host, kernel, kernel_version, config_key, incomplete, label);
 "#;
 
 /// The whole schema at version 4 on PostgreSQL. Its meaning is SQLite's after
@@ -180,7 +190,6 @@ CREATE TABLE runs (
     host           TEXT NOT NULL,
     kernel         TEXT NOT NULL,
     incomplete     BOOLEAN NOT NULL,
-    record_json    TEXT NOT NULL,
     uuid           TEXT,
     kernel_version TEXT NOT NULL DEFAULT '',
     config_key     TEXT NOT NULL DEFAULT '',
@@ -189,7 +198,12 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_by_label ON runs(label);
 CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);
-CREATE INDEX runs_by_settings ON runs(kind, host, kernel, kernel_version, config_key);
+CREATE INDEX runs_by_settings
+    ON runs(kind, host, kernel, kernel_version, config_key, incomplete, label);
+CREATE TABLE run_records (
+    run_id      BIGINT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    record_json TEXT NOT NULL
+);
 CREATE TABLE metrics (
     run_id       BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     key          TEXT NOT NULL,
@@ -420,7 +434,7 @@ fn set_version(db: &mut dyn Db, version: i64) -> Result<(), DbError> {
 /// in SQL).
 fn backfill_v4(db: &mut dyn Db) -> Result<(), DbError> {
     let rows = db.query(
-        "SELECT id, json_extract(record_json, '$.config') FROM runs",
+        "SELECT run_id, json_extract(record_json, '$.config') FROM run_records",
         &[],
     )?;
     for row in rows {
