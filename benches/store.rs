@@ -107,14 +107,16 @@ fn fill(path: &Path, n: usize) {
 }
 
 /// Runs the patchbench binary with `args`; returns (wall seconds, peak RSS in MB), failing on
-/// a non-zero exit.
+/// a non-zero exit. The child is reaped by `wait4`, which also gives its peak RSS.
+#[allow(clippy::zombie_processes)]
 fn measure(args: &[&str]) -> (f64, f64) {
+    let errors = tempfile::NamedTempFile::new().expect("temp file");
     let start = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_patchbench"))
         .args(args)
         .env_remove("PATCHBENCH_STORE")
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(errors.reopen().expect("reopen"))
         .spawn()
         .expect("start patchbench");
     let pid = child.id() as i32;
@@ -127,11 +129,7 @@ fn measure(args: &[&str]) -> (f64, f64) {
     assert_eq!(r, pid, "wait4");
     let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
     if !ok {
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr {
-            use std::io::Read;
-            let _ = e.read_to_string(&mut err);
-        }
+        let err = std::fs::read_to_string(errors.path()).unwrap_or_default();
         panic!("patchbench {args:?} failed ({status}): {err}");
     }
     (wall, usage.ru_maxrss as f64 / 1024.0)
