@@ -216,6 +216,10 @@ fn a_password_in_the_url_appears_nowhere() {
         seen.push_str(&out);
     }
     assert!(seen.contains("imported"), "{seen}");
+    assert!(
+        seen.contains("saved as run 3 in postgres://pwuser@"),
+        "a measuring run: {seen}"
+    );
     // A wrong password, and URLs refused before connecting.
     let refused = outputs(&wrong, &["runs"], &[]);
     assert!(

@@ -84,6 +84,33 @@ impl fmt::Display for Location {
     }
 }
 
+/// `text` with the password of every `scheme://user:password@` in it left out (another
+/// process's command line, shown in a message).
+pub fn redact_passwords(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (before, after) = rest.split_at(i + 3);
+        out.push_str(before);
+        let end = after
+            .find(|c: char| c.is_whitespace() || c == '/' || c == '?')
+            .unwrap_or(after.len());
+        let authority = &after[..end];
+        match authority.rsplit_once('@') {
+            Some((info, hosts)) if info.contains(':') => {
+                let user = info.split_once(':').map_or(info, |(u, _)| u);
+                out.push_str(user);
+                out.push('@');
+                out.push_str(hosts);
+            }
+            _ => out.push_str(authority),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The scheme of a `scheme://...` string (RFC 3986 letters), None for anything else.
 fn url_scheme(text: &str) -> Option<&str> {
     let (scheme, _) = text.split_once("://")?;
@@ -130,6 +157,15 @@ mod tests {
         assert_eq!(url_scheme("./a://b"), None);
         assert_eq!(url_scheme("/tmp/results.db"), None);
         assert_eq!(url_scheme("1x://y"), None);
+    }
+
+    #[test]
+    fn passwords_in_command_lines_are_left_out() {
+        assert_eq!(
+            redact_passwords("patchbench push --to postgres://lab:s3cret@db:5/x?a=b --store y"),
+            "patchbench push --to postgres://lab@db:5/x?a=b --store y"
+        );
+        assert_eq!(redact_passwords("a://b@c d://e"), "a://b@c d://e");
     }
 
     #[test]
