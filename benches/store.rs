@@ -88,8 +88,19 @@ fn record(label: &str, seed: &mut u64) -> RunRecord {
     }
 }
 
-/// Fills a new SQLite store at `path` with `n` runs in labels of 100, plus A and B.
+/// Fills a new SQLite store at `path` with `n` runs, in a process of its own: the peak RSS
+/// the kernel reports for a child counts its parent's at the fork, so this process stays
+/// small.
 fn fill(path: &Path, n: usize) {
+    let status = Command::new(std::env::current_exe().expect("this program"))
+        .env("PATCHBENCH_BENCH_FILL", format!("{n}\t{}", path.display()))
+        .status()
+        .expect("start the filler");
+    assert!(status.success(), "filling {} failed", path.display());
+}
+
+/// Fills a new SQLite store at `path` with `n` runs in labels of 100, plus A and B.
+fn fill_here(path: &Path, n: usize) {
     let mut store = Store::open(path, true).expect("create the bench store");
     let mut seed = 42;
     let mut batch = Vec::with_capacity(1000);
@@ -140,6 +151,11 @@ fn report(backend: &str, what: &str, (wall, rss): (f64, f64)) {
 }
 
 fn main() {
+    if let Ok(job) = std::env::var("PATCHBENCH_BENCH_FILL") {
+        let (n, path) = job.split_once('\t').expect("N<TAB>PATH");
+        fill_here(Path::new(path), n.parse().expect("a count"));
+        return;
+    }
     let n: usize = std::env::var("PATCHBENCH_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())

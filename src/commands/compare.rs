@@ -158,9 +158,13 @@ fn noise_profile(side: &Side, other: &Side, store: &Store) -> anyhow::Result<Opt
         .iter()
         .map(|l| if l.is_empty() { "-" } else { l.as_str() })
         .collect();
+    let runs = if data.matching > data.runs {
+        format!("the latest {} of {} runs", data.runs, data.matching)
+    } else {
+        format!("{} runs", data.runs)
+    };
     let description = format!(
-        "{} runs of host {}, kernel {} with the same settings (labels {})",
-        data.runs,
+        "{runs} of host {}, kernel {} with the same settings (labels {})",
         first.system.hostname,
         first.system.kernel_release,
         labels.join(", ")

@@ -63,12 +63,20 @@ pub struct Settings<'a> {
     pub config: &'a BTreeMap<String, serde_json::Value>,
 }
 
-/// What the store holds for a noise profile: the complete runs of one set of [`Settings`]
-/// (leaving some out), their labels, and per (label, metric key) the number of positive values
-/// and the sample variance of their logarithms.
+/// The most runs a noise profile pools: the latest of their settings. Thousands of runs pin a
+/// spread down as well as any more would, and the profile then costs the same whatever the
+/// store holds.
+pub const PROFILE_RUNS: usize = 5000;
+
+/// What the store holds for a noise profile: the latest [`PROFILE_RUNS`] complete runs of one
+/// set of [`Settings`] (leaving some out), their labels, and per (label, metric key) the number
+/// of positive values and the sample variance of their logarithms.
 #[derive(Debug, Clone, Default)]
 pub struct ProfileData {
+    /// Runs pooled.
     pub runs: usize,
+    /// Runs of these settings in the store (more than `runs` when the latest were taken).
+    pub matching: usize,
     /// Every label with a matching run ("" for none), sorted.
     pub labels: Vec<String>,
     /// (label, key, values, variance of ln(value)); groups of one value are left out.
@@ -231,6 +239,13 @@ impl Store {
         if file {
             let lock_ms = lock_wait().as_millis();
             self.db().batch(&format!("PRAGMA busy_timeout={lock_ms}"))?;
+        }
+        let small = self
+            .location
+            .file()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .is_some_and(|m| m.len() <= WHOLE_CHECK_BYTES);
+        if small {
             let check = self.db().query_one("PRAGMA quick_check", &[])?.text(0)?;
             if check != "ok" {
                 return Err(DbError::new(
@@ -496,26 +511,45 @@ impl Store {
                 excluded.as_str(),
                 false
             ];
+            let limited: Vec<Value> = args
+                .iter()
+                .cloned()
+                .chain([Value::Int(PROFILE_RUNS as i64)])
+                .collect();
+            let args = limited.as_slice();
+            let matching = db
+                .query_one(
+                    &format!("SELECT count(*) FROM runs r WHERE {filter}"),
+                    &args[..7],
+                )?
+                .int(0)? as usize;
+            let latest = format!(
+                "WITH latest AS (SELECT r.id, coalesce(r.label, '') AS label FROM runs r
+                                 WHERE {filter} ORDER BY r.id DESC LIMIT $8)"
+            );
+            let mut data = ProfileData {
+                matching,
+                ..ProfileData::default()
+            };
             let label_rows = db.query(
                 &format!(
-                    "SELECT coalesce(r.label, ''), count(*) FROM runs r WHERE {filter}
-                     GROUP BY coalesce(r.label, '') ORDER BY 1"
+                    "{latest} SELECT label, count(*) FROM latest GROUP BY label ORDER BY label"
                 ),
                 args,
             )?;
-            let mut data = ProfileData::default();
             for r in &label_rows {
                 data.labels.push(r.text(0)?);
                 data.runs += r.int(1)? as usize;
             }
             let groups = db.query(
                 &format!(
-                    "SELECT coalesce(r.label, ''), m.key, count(*),
+                    "{latest}
+                     SELECT l.label, m.key, count(*),
                             CASE WHEN min(m.value) = max(m.value) THEN CAST(0 AS DOUBLE PRECISION)
                                  ELSE var_samp(ln(m.value)) END
-                     FROM runs r JOIN metrics m ON m.run_id = r.id
-                     WHERE {filter} AND m.value > 0
-                     GROUP BY coalesce(r.label, ''), m.key
+                     FROM latest l JOIN metrics m ON m.run_id = l.id
+                     WHERE m.value > 0
+                     GROUP BY l.label, m.key
                      HAVING count(*) >= 2"
                 ),
                 args,
@@ -855,6 +889,12 @@ fn metric_value(v: f64) -> Value {
         Value::Real(v)
     }
 }
+
+/// A SQLite store up to this size is checked whole (`PRAGMA quick_check`, which reads every
+/// page) when it is opened, so damage is found before anything is read from it; a larger one
+/// is not (the check would cost more than the command), and SQLite names a damaged page when
+/// a query reads it.
+const WHOLE_CHECK_BYTES: u64 = 16 << 20;
 
 /// How long a write waits for another process's lock: 15 s, or `PATCHBENCH_LOCK_WAIT_MS`
 /// (for tests).

@@ -172,8 +172,7 @@ UPDATE runs SET
     test_count = (SELECT count(DISTINCT json_extract(params_json, '$.test')) FROM metrics m
                   WHERE m.run_id = runs.id);
 ALTER TABLE runs DROP COLUMN record_json;
-CREATE INDEX runs_by_settings
-    ON runs(kind, host, kernel, kernel_version, config_key, incomplete, label);
+CREATE INDEX runs_by_settings ON runs(kind, host, kernel, kernel_version, config_key, incomplete);
 "#;
 
 /// The whole schema at version 4 on PostgreSQL. Its meaning is SQLite's after
@@ -199,7 +198,7 @@ CREATE TABLE runs (
 CREATE INDEX runs_by_label ON runs(label);
 CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);
 CREATE INDEX runs_by_settings
-    ON runs(kind, host, kernel, kernel_version, config_key, incomplete, label);
+    ON runs(kind, host, kernel, kernel_version, config_key, incomplete, id);
 CREATE TABLE run_records (
     run_id      BIGINT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
     record_json TEXT NOT NULL
