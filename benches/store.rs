@@ -117,13 +117,21 @@ fn fill_here(path: &Path, n: usize) {
     store.insert_all(&batch).expect("insert");
 }
 
+/// The patchbench program measured: this build's, or `PATCHBENCH_BENCH_BIN` (a release build
+/// measured by a bench built for debugging).
+fn program() -> std::path::PathBuf {
+    std::env::var_os("PATCHBENCH_BENCH_BIN")
+        .map(Into::into)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_patchbench").into())
+}
+
 /// Runs the patchbench binary with `args`; returns (wall seconds, peak RSS in MB), failing on
 /// a non-zero exit. The child is reaped by `wait4`, which also gives its peak RSS.
 #[allow(clippy::zombie_processes)]
 fn measure(args: &[&str]) -> (f64, f64) {
     let errors = tempfile::NamedTempFile::new().expect("temp file");
     let start = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_patchbench"))
+    let child = Command::new(program())
         .args(args)
         .env_remove("PATCHBENCH_STORE")
         .stdout(Stdio::null())
@@ -156,6 +164,7 @@ fn main() {
         fill_here(Path::new(path), n.parse().expect("a count"));
         return;
     }
+    println!("measuring {}", program().display());
     let n: usize = std::env::var("PATCHBENCH_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
