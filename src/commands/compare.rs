@@ -11,7 +11,7 @@ use crate::error::{usage, Usage};
 use crate::import::{self, ImportOptions};
 use crate::record::RunRecord;
 use crate::report::compare::{self as format, Format};
-use crate::store::db::{Settings as ProfileSettings, Store};
+use crate::store::db::{Settings as ProfileSettings, Store, PROFILE_RUNS};
 use clap::Args;
 use std::path::Path;
 
@@ -158,8 +158,8 @@ fn noise_profile(side: &Side, other: &Side, store: &Store) -> anyhow::Result<Opt
         .iter()
         .map(|l| if l.is_empty() { "-" } else { l.as_str() })
         .collect();
-    let runs = if data.matching > data.runs {
-        format!("the latest {} of {} runs", data.runs, data.matching)
+    let runs = if data.runs >= PROFILE_RUNS {
+        format!("the latest {} runs", data.runs)
     } else {
         format!("{} runs", data.runs)
     };

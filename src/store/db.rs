@@ -73,10 +73,8 @@ pub const PROFILE_RUNS: usize = 5000;
 /// of positive values and the sample variance of their logarithms.
 #[derive(Debug, Clone, Default)]
 pub struct ProfileData {
-    /// Runs pooled.
+    /// Runs pooled ([`PROFILE_RUNS`] when there were as many or more: the latest).
     pub runs: usize,
-    /// Runs of these settings in the store (more than `runs` when the latest were taken).
-    pub matching: usize,
     /// Every label with a matching run ("" for none), sorted.
     pub labels: Vec<String>,
     /// (label, key, values, variance of ln(value)); groups of one value are left out.
@@ -509,28 +507,15 @@ impl Store {
                 settings.kernel_version,
                 key.as_str(),
                 excluded.as_str(),
-                false
+                false,
+                PROFILE_RUNS as i64
             ];
-            let limited: Vec<Value> = args
-                .iter()
-                .cloned()
-                .chain([Value::Int(PROFILE_RUNS as i64)])
-                .collect();
-            let args = limited.as_slice();
-            let matching = db
-                .query_one(
-                    &format!("SELECT count(*) FROM runs r WHERE {filter}"),
-                    &args[..7],
-                )?
-                .int(0)? as usize;
+            // The latest runs of these settings (counting them all would cost a scan).
             let latest = format!(
                 "WITH latest AS (SELECT r.id, coalesce(r.label, '') AS label FROM runs r
                                  WHERE {filter} ORDER BY r.id DESC LIMIT $8)"
             );
-            let mut data = ProfileData {
-                matching,
-                ..ProfileData::default()
-            };
+            let mut data = ProfileData::default();
             let label_rows = db.query(
                 &format!(
                     "{latest} SELECT label, count(*) FROM latest GROUP BY label ORDER BY label"
