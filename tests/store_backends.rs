@@ -156,7 +156,7 @@ on_both_backends! {
         let mut again = back.clone();
         again.label = Some("again".into());
         let e = s.insert(&again).unwrap_err().to_string();
-        assert!(e.contains("store"), "{e}");
+        assert!(e.contains("already has this run"), "{e}");
         // Update (what the run sink does after each unit), then delete.
         let mut grown = b.clone();
         grown.metrics = sample_record("x", &[("pipe", 1.0), ("spawn", 2.0), ("pipe", 3.0)]).metrics;

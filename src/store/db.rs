@@ -202,6 +202,10 @@ impl Store {
             Failure::Corrupt => {
                 format!("store {shown} is damaged ({e}); move it aside or give another --store")
             }
+            Failure::Duplicate if e.message.contains("uuid") => format!(
+                "store {shown} already has this run (a run with the same UUID: a run is stored \
+                 once; `patchbench push` skips such runs); nothing was saved"
+            ),
             _ => format!("store {shown}: {e}"),
         };
         Usage(self.location.scrub(&line)).into()
