@@ -58,11 +58,10 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 }
 
 /// Values for a statement's placeholders, in order: `params![a, b]`.
-#[macro_export]
-macro_rules! sql_params {
+macro_rules! params {
     ($($v:expr),* $(,)?) => { &[$($crate::store::sql::Value::from($v)),*][..] };
 }
-pub use crate::sql_params as params;
+pub(crate) use params;
 
 /// One result row.
 #[derive(Debug, Clone)]

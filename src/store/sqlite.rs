@@ -180,6 +180,14 @@ pub fn open(path: &Path, access: Access) -> anyhow::Result<(SqliteDb, Opened)> {
             .into());
         }
     }
+    if access != Access::Read && filesystem_full(path) {
+        // Refused before any work: the first write would fail anyway.
+        return Err(Usage(format!(
+            "store {shown}: the filesystem is full (no free block); free some space there or \
+             give another --store"
+        ))
+        .into());
+    }
     let opened = if writable {
         Opened::ReadWrite
     } else {
