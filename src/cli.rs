@@ -6,8 +6,8 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use patchbench::commands::{
-    aim7, campaign, check, compare, completions, debug_writer, import, list, model, run, scale,
-    store,
+    aim7, campaign, check, compare, completions, debug_writer, import, list, model, push, run,
+    scale, store,
 };
 use patchbench::report::color::{self, ColorChoice};
 
@@ -58,6 +58,9 @@ pub enum Command {
     /// Store results from files: UnixBench reports/logs, AIM7 multitask output,
     /// will-it-scale CSV, patchbench JSON. Several files are several runs of one side.
     Import(import::ImportArgs),
+    /// Copy this box's runs into a lab's shared store (postgres://...), each run once:
+    /// pushing again stores nothing twice and finishes a push that was cut short.
+    Push(push::PushArgs),
     /// Compare base with patched, per metric: runs, means, spreads, the interval of the change,
     /// p and q, a verdict, and the runs needed to see 1 % and 2 %.
     Compare(compare::CompareArgs),
@@ -91,6 +94,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Export(a) => store::export(&a),
         Command::Rm(a) => store::rm(&a),
         Command::Import(a) => import::execute(&a),
+        Command::Push(a) => push::execute(&a),
         Command::Compare(a) => compare::execute(&a),
         Command::Campaign(a) => campaign::execute(&a),
         Command::Completions(a) => completions::completions(&a, Cli::command()),

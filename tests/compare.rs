@@ -518,7 +518,7 @@ fn full_and_partial_indexes_never_share_a_row_and_incomplete_runs_are_left_out()
             .is_none_or(|t| t == "pipe" || t == "syscall")
     });
     partial.indexes.clear();
-    // Derived runs are new runs: they get identities of their own when stored.
+    // New runs made from run 1's document: each its own UUID (a store keeps a run once).
     partial.uuid = None;
     let mut cut = partial.clone();
     cut.incomplete = true;

@@ -263,7 +263,7 @@ fn bad_values(store: &Path, after_id: i64) -> Vec<String> {
         }
     }
     let mut q = db
-        .prepare("SELECT id, record_json FROM runs WHERE id > ?1")
+        .prepare("SELECT run_id, record_json FROM run_records WHERE run_id > ?1")
         .unwrap();
     let runs = q
         .query_map([after_id], |r| {

@@ -45,12 +45,19 @@ fn save_and_read_back() {
 #[test]
 fn sink_commits_each_step_and_marks_the_end() {
     let (_d, path) = temp_store();
-    let mut sink = store::sink(&path, Some("base".into())).unwrap();
+    let location = store::Location::File(path.clone());
+    let mut sink = store::sink(&location, Some("base".into()), None).unwrap();
     let mut r = record("x", &[]);
     sink.started(&r).unwrap();
-    assert_eq!(sink.saved_as().as_deref(), Some("1"));
+    // Nothing is stored before the first result.
+    assert_eq!(sink.saved_as(), None);
+    assert_eq!(
+        Store::open(&path, false).unwrap().list(None).unwrap().len(),
+        0
+    );
     r.metrics = record("x", &[("pipe", 5.0)]).metrics;
     sink.progress(&r).unwrap();
+    assert_eq!(sink.saved_as().as_deref(), Some("1"));
     let s = Store::open(&path, false).unwrap();
     let l = s.list(None).unwrap();
     assert_eq!((l[0].metrics, l[0].incomplete), (1, true));

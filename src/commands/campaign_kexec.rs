@@ -40,7 +40,7 @@ pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
     .map_err(Usage)?;
     preflight::signed_if_locked_down(&return_to.image, lockdown.as_deref()).map_err(Usage)?;
     spec.kexec = Some(KexecOptions { return_to });
-    let store_path = crate::store::store_path(a.store.store.as_deref())?;
+    let store_path = file_store(&a.store)?;
     preflight::store_survives(&store_path).map_err(Usage)?;
     if store_path.exists() {
         let store = Store::open(&store_path, false)?;
@@ -80,7 +80,7 @@ pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
         spec.seed,
         store.path().display(),
         spec.name,
-        stop_file(store.path(), &spec.name).display()
+        stop_file(&store_path, &spec.name).display()
     ));
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
@@ -138,7 +138,7 @@ pub fn resume(a: &ResumeArgs, mut store: Store, c: Campaign) -> anyhow::Result<i
 
 /// `campaign resume --boot`.
 pub fn at_boot(store: &StoreArg) -> anyhow::Result<i32> {
-    let path = crate::store::store_path(store.store.as_deref())?;
+    let path = file_store(store)?;
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
     let mut run = BootRun {
@@ -184,7 +184,7 @@ fn confirm(yes: bool, what: &str) -> anyhow::Result<Authority> {
 /// `campaign install-hook`.
 pub fn install_hook(store: &StoreArg) -> anyhow::Result<i32> {
     hook::need_systemd("campaign install-hook").map_err(Usage)?;
-    let path = crate::store::store_path(store.store.as_deref())?;
+    let path = file_store(store)?;
     let path = std::path::absolute(&path)
         .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))?;
     preflight::store_survives(&path).map_err(Usage)?;
@@ -209,4 +209,17 @@ pub fn remove_hook() -> anyhow::Result<i32> {
         crate::safe_text::eprint_line(&format!("patchbench: {} was not installed", hook::UNIT));
     }
     Ok(0)
+}
+
+/// The store of a kexec campaign: a local SQLite file (on a disk that survives the reboots).
+fn file_store(store: &StoreArg) -> anyhow::Result<std::path::PathBuf> {
+    let location = crate::store::location::store_location(store.store.as_deref())?;
+    match location.file() {
+        Some(p) => Ok(p.to_path_buf()),
+        None => usage(format!(
+            "a kexec campaign keeps its state in a local SQLite store on a persistent disk; {} \
+             is not one (give --store PATH, and `patchbench push` the runs afterwards)",
+            location.display()
+        )),
+    }
 }

@@ -11,9 +11,8 @@ use crate::error::{usage, Usage};
 use crate::import::{self, ImportOptions};
 use crate::record::RunRecord;
 use crate::report::compare::{self as format, Format};
-use crate::store::db::Store;
+use crate::store::db::{Settings as ProfileSettings, Store, PROFILE_RUNS};
 use clap::Args;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Args)]
@@ -92,13 +91,10 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
         }
         let ids = s.ids_with_label(value)?;
         if ids.is_empty() {
-            let mut labels: Vec<String> =
-                s.list(None)?.into_iter().filter_map(|r| r.label).collect();
-            labels.sort();
-            labels.dedup();
+            let labels = s.labels()?;
             return usage(format!(
                 "no runs labelled {value:?} in store {} (labels there: {}); give a label, a run id or a file",
-                s.path().display(),
+                s.location(),
                 if labels.is_empty() { "none".to_string() } else { labels.join(", ") }
             ));
         }
@@ -128,7 +124,8 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
 }
 
 /// A noise profile for a side with few runs: the store's other complete runs of the same
-/// host, kernel, kind and settings (not the other side's), grouped by label.
+/// host, kernel, kind and settings (not the other side's), grouped by label. The store pools
+/// them itself (no record is read), so this costs the same whatever the store holds.
 fn noise_profile(side: &Side, other: &Side, store: &Store) -> anyhow::Result<Option<NoiseProfile>> {
     let Some((_, first)) = side.runs.first() else {
         return Ok(None);
@@ -143,36 +140,40 @@ fn noise_profile(side: &Side, other: &Side, store: &Store) -> anyhow::Result<Opt
     if first.system.hostname.is_empty() || !side.runs.iter().all(|(_, r)| same(r)) {
         return Ok(None);
     }
-    let mut groups: BTreeMap<String, Vec<RunRecord>> = BTreeMap::new();
-    for summary in store.list(None)? {
-        if summary.incomplete
-            || other
-                .runs
-                .iter()
-                .any(|(id, _)| *id == summary.id.to_string())
-        {
-            continue;
-        }
-        if let Some(r) = store.get(summary.id)?.filter(same) {
-            groups
-                .entry(r.label.clone().unwrap_or_default())
-                .or_default()
-                .push(r);
-        }
-    }
-    let runs: usize = groups.values().map(Vec::len).sum();
-    let labels: Vec<&str> = groups
-        .keys()
+    let settings = ProfileSettings {
+        kind: first.kind.as_str(),
+        host: &first.system.hostname,
+        kernel_release: &first.system.kernel_release,
+        kernel_version: &first.system.kernel_version,
+        config: &first.config,
+    };
+    let excluded: Vec<i64> = other
+        .runs
+        .iter()
+        .filter_map(|(id, _)| id.parse().ok())
+        .collect();
+    let data = store.profile_data(&settings, &excluded)?;
+    let labels: Vec<&str> = data
+        .labels
+        .iter()
         .map(|l| if l.is_empty() { "-" } else { l.as_str() })
         .collect();
+    let runs = if data.runs >= PROFILE_RUNS {
+        format!("the latest {} runs", data.runs)
+    } else {
+        format!("{} runs", data.runs)
+    };
     let description = format!(
-        "{runs} runs of host {}, kernel {} with the same settings (labels {})",
+        "{runs} of host {}, kernel {} with the same settings (labels {})",
         crate::safe_text::field(&first.system.hostname),
         crate::safe_text::field(&first.system.kernel_release),
         labels.join(", ")
     );
-    let refs: Vec<Vec<&RunRecord>> = groups.values().map(|g| g.iter().collect()).collect();
-    Ok(NoiseProfile::from_groups(description, &refs))
+    let groups = data
+        .groups
+        .into_iter()
+        .map(|(_, key, n, var)| (key, n, var));
+    Ok(NoiseProfile::from_group_variances(description, groups))
 }
 
 /// `patchbench compare`.

@@ -44,8 +44,11 @@ fn say(line: &str) -> anyhow::Result<()> {
 /// Writes `tests` fake test results; after the `stall_after`-th commit it sleeps `pause_ms`
 /// (so a test can kill it at a known point).
 pub fn slow_writer(a: &DebugArgs) -> anyhow::Result<i32> {
-    let path = crate::store::store_path(a.store.store.as_deref())?;
-    let mut sink = crate::store::sink(&path, a.label.clone())?;
+    let mut sink = crate::store::sink(
+        &a.store.location()?,
+        a.label.clone(),
+        a.store.connect_timeout,
+    )?;
     let now = crate::clock::now_rfc3339;
     let mut record = RunRecord {
         label: a.label.clone(),
@@ -55,8 +58,7 @@ pub fn slow_writer(a: &DebugArgs) -> anyhow::Result<i32> {
         ..RunRecord::new(Kind::Debug, crate::sysinfo::SystemInfo::collect(), &())
     };
     sink.started(&record)?;
-    let id = sink.saved_as().unwrap_or_default();
-    say(&format!("started {id}"))?;
+    say("started")?;
     for i in 0..a.tests {
         record.metrics.push(Metric::new(
             "debug.value",
@@ -76,7 +78,7 @@ pub fn slow_writer(a: &DebugArgs) -> anyhow::Result<i32> {
     }
     record.incomplete = false;
     sink.finished(&record)?;
-    say(&format!("finished {id}"))?;
+    say(&format!("finished {}", sink.saved_as().unwrap_or_default()))?;
     Ok(0)
 }
 

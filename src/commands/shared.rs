@@ -10,37 +10,73 @@ use crate::counter_harness::Mode;
 use crate::record::sink::{FileSink, Sinks};
 use crate::record::RunRecord;
 use crate::report::terminal::TerminalSink;
+use crate::store::db::Store;
+use crate::store::{Access, Location};
 use crate::sysinfo::SystemInfo;
 use clap::Args;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-/// Where results go: the embedded store (on by default) and a label for comparisons.
+/// The `--store` help, the same for every command.
+const STORE_HELP: &str = "Result store: a SQLite file, or a lab's PostgreSQL database as \
+postgres://USER@HOST:PORT/DB?sslmode=require (the password from PGPASSWORD or ~/.pgpass, never \
+in the URL on a shared machine); default: $PATCHBENCH_STORE, else \
+$XDG_DATA_HOME/patchbench/results.db";
+
+/// Where results go: the store (on by default) and a label for comparisons.
 #[derive(Debug, Clone, Args, Default)]
 pub struct StoreOpts {
     /// Label this run as one side of a comparison (e.g. base, patched): plain text, no
     /// control characters or commas.
     #[arg(long, value_name = "NAME", value_parser = crate::args::parse_label)]
     pub label: Option<String>,
-    /// Result store (SQLite); default: $PATCHBENCH_STORE, else $XDG_DATA_HOME/patchbench/results.db.
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    #[arg(long, value_name = "PATH|URL", help = STORE_HELP)]
+    pub store: Option<OsString>,
+    /// Give up reaching a PostgreSQL store after SECS (default: connect_timeout in the URL,
+    /// else PGCONNECT_TIMEOUT, else 5).
+    #[arg(long, value_name = "SECS", value_parser = parse_connect_timeout)]
+    pub connect_timeout: Option<Duration>,
     /// Do not save this run in the store.
     #[arg(long)]
     pub no_store: bool,
 }
 
 /// The store of a command that only reads or edits it.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Args, Default)]
 pub struct StoreArg {
-    /// Result store (SQLite); default: $PATCHBENCH_STORE, else $XDG_DATA_HOME/patchbench/results.db.
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    #[arg(long, value_name = "PATH|URL", help = STORE_HELP)]
+    pub store: Option<OsString>,
+    /// Give up reaching a PostgreSQL store after SECS (default: connect_timeout in the URL,
+    /// else PGCONNECT_TIMEOUT, else 5).
+    #[arg(long, value_name = "SECS", value_parser = parse_connect_timeout)]
+    pub connect_timeout: Option<Duration>,
+}
+
+/// `--connect-timeout`: seconds (fractions allowed), above 0, at most a day.
+pub fn parse_connect_timeout(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 86_400.0 => Ok(Duration::from_secs_f64(v)),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds above 0 (at most 86400)"
+        )),
+    }
 }
 
 impl StoreArg {
-    /// Opens the store (creating it only with `create`).
-    pub fn open(&self, create: bool) -> anyhow::Result<crate::store::db::Store> {
-        crate::store::db::Store::open(&crate::store::store_path(self.store.as_deref())?, create)
+    /// Where the store is.
+    pub fn location(&self) -> anyhow::Result<Location> {
+        crate::store::store_location(self.store.as_deref())
+    }
+
+    /// Opens the store (creating it only with `create`; otherwise for reading).
+    pub fn open(&self, create: bool) -> anyhow::Result<Store> {
+        self.open_for(if create { Access::Create } else { Access::Read })
+    }
+
+    /// Opens the store for `access`.
+    pub fn open_for(&self, access: Access) -> anyhow::Result<Store> {
+        Store::open_at(&self.location()?, access, self.connect_timeout)
     }
 }
 
@@ -65,8 +101,12 @@ pub fn sinks(
 ) -> anyhow::Result<Sinks> {
     let mut sinks = Sinks::new();
     if !store.no_store {
-        let path = crate::store::store_path(store.store.as_deref())?;
-        sinks.add(crate::store::sink(&path, store.label.clone())?);
+        let location = crate::store::store_location(store.store.as_deref())?;
+        sinks.add(crate::store::sink(
+            &location,
+            store.label.clone(),
+            store.connect_timeout,
+        )?);
     }
     if let Some(path) = json {
         sinks.add(FileSink::json(path, announce_json));

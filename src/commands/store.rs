@@ -96,7 +96,7 @@ pub fn get_run(store: &Store, s: &str) -> anyhow::Result<RunRecord> {
         Some(r) => Ok(r),
         None => usage(format!(
             "no run {id} in store {}; `patchbench runs` lists the runs",
-            store.path().display()
+            store.location()
         )),
     }
 }
@@ -107,7 +107,7 @@ pub fn runs(a: &RunsArgs) -> anyhow::Result<i32> {
     let list = store.list(a.label.as_deref())?;
     let text = match a.format {
         TextOrJson::Text => crate::report::store::runs(&list),
-        TextOrJson::Json => crate::report::store::runs_json(store.path(), &list)?,
+        TextOrJson::Json => crate::report::store::runs_json(&store.location().shown(), &list)?,
     };
     crate::report::print(&text)?;
     Ok(0)
@@ -156,7 +156,7 @@ pub fn export(a: &ExportArgs) -> anyhow::Result<i32> {
 
 /// `patchbench rm`: deletes the runs, or none when one is missing.
 pub fn rm(a: &RmArgs) -> anyhow::Result<i32> {
-    let mut store = a.store.open(false)?;
+    let mut store = a.store.open_for(crate::store::Access::Write)?;
     let ids: Vec<i64> = a
         .runs
         .iter()
@@ -166,7 +166,7 @@ pub fn rm(a: &RmArgs) -> anyhow::Result<i32> {
         if !store.exists(*id)? {
             return usage(format!(
                 "no run {id} in store {}; nothing was deleted",
-                store.path().display()
+                store.location()
             ));
         }
     }

@@ -82,7 +82,7 @@ impl NoiseProfile {
     /// condition, e.g. one label); groups of one run add nothing. Metrics with fewer than 2
     /// degrees of freedom are left out. None when nothing remains.
     pub fn from_groups(description: String, groups: &[Vec<&RunRecord>]) -> Option<NoiseProfile> {
-        let mut acc: BTreeMap<String, (f64, f64, usize)> = BTreeMap::new();
+        let mut variances = Vec::new();
         for group in groups {
             let mut by_key: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             for run in group {
@@ -93,16 +93,31 @@ impl NoiseProfile {
                 }
             }
             for (key, values) in by_key {
-                let Some(s) = LogSample::of(&values) else {
-                    continue;
-                };
-                if let Some(var) = s.var {
-                    let e = acc.entry(key).or_default();
-                    e.0 += var * s.var_df;
-                    e.1 += s.var_df;
-                    e.2 += values.len();
+                if let Some(var) = LogSample::of(&values).and_then(|s| s.var) {
+                    variances.push((key, values.len(), var));
                 }
             }
+        }
+        NoiseProfile::from_group_variances(description, variances)
+    }
+
+    /// The same from each group's spread, computed elsewhere (the store pools them in the
+    /// database): per (metric key, values in the group, variance of ln(value)), one entry per
+    /// group of two or more values.
+    pub fn from_group_variances(
+        description: String,
+        groups: impl IntoIterator<Item = (String, usize, f64)>,
+    ) -> Option<NoiseProfile> {
+        let mut acc: BTreeMap<String, (f64, f64, usize)> = BTreeMap::new();
+        for (key, n, var) in groups {
+            if n < 2 {
+                continue;
+            }
+            let df = (n - 1) as f64;
+            let e = acc.entry(key).or_default();
+            e.0 += var * df;
+            e.1 += df;
+            e.2 += n;
         }
         let metrics: BTreeMap<String, ProfileEntry> = acc
             .into_iter()

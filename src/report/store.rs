@@ -37,11 +37,12 @@ struct RunLine<'a> {
     incomplete: bool,
 }
 
-/// The `runs --format json` document: the store's path and one object per run.
-pub fn runs_json(store: &std::path::Path, list: &[RunSummary]) -> anyhow::Result<String> {
+/// The `runs --format json` document: the store (its path, or its URL without a password)
+/// and one object per run.
+pub fn runs_json(store: &str, list: &[RunSummary]) -> anyhow::Result<String> {
     let doc = RunsDoc {
         schema: RUNS_SCHEMA,
-        store: store.display().to_string(),
+        store: store.to_string(),
         runs: list
             .iter()
             .map(|r| RunLine {

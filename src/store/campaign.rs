@@ -1,10 +1,14 @@
 //! The campaign tables of the store (schema version 3): a campaign's spec and state, and every
-//! step's state (`crate::record::campaign::state` says what the states mean). Every change is one
-//! `BEGIN IMMEDIATE` transaction; a step's run is inserted in the same transaction that marks
+//! step's state (`crate::record::campaign::state` says what the states mean), on either database.
+//! Every change is one transaction; a step's run is inserted in the same transaction that marks
 //! the step done, and only while the caller still owns the step, so a run is never stored
-//! without its step, nor twice.
+//! without its step, nor twice. A claim is the queue pattern of lab.md §2: on PostgreSQL the
+//! next planned step is locked with `FOR UPDATE SKIP LOCKED`, so many agents claim at once
+//! without waiting for each other, and the claim holds for a lease (by the database's clock,
+//! one clock for every box) that its owner renews.
 
 use super::db::Store;
+use super::sql::{params, Db, DbError, Row};
 use crate::error::Usage;
 use crate::record::campaign::plan::PlannedStep;
 use crate::record::campaign::spec::CampaignSpec;
@@ -12,8 +16,6 @@ use crate::record::campaign::state::{
     Campaign, CampaignState, Decision, Step, StepState, MAX_ATTEMPTS,
 };
 use crate::record::RunRecord;
-use anyhow::Context;
-use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 const CAMPAIGN_COLUMNS: &str = "id, name, spec_json, state, state_reason, planned_rounds, \
                                 decision_json, created_at, updated_at";
@@ -28,44 +30,47 @@ pub fn epoch_now() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn campaign_row(r: &rusqlite::Row) -> rusqlite::Result<Campaign> {
-    let spec_json: String = r.get(2)?;
-    let spec = serde_json::from_str(&spec_json).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, Box::new(e))
-    })?;
-    let state: String = r.get(3)?;
-    let decision: Option<String> = r.get(6)?;
+fn small(r: &Row, i: usize) -> Result<u32, DbError> {
+    u32::try_from(r.int(i)?).map_err(|_| DbError::other(format!("column {i} is out of range")))
+}
+
+fn campaign_row(r: &Row) -> Result<Campaign, DbError> {
+    let spec_json = r.text(2)?;
+    let spec = serde_json::from_str(&spec_json)
+        .map_err(|e| DbError::other(format!("a campaign's spec is damaged: {e}")))?;
+    let state = r.text(3)?;
+    let decision = r.opt_text(6)?;
     Ok(Campaign {
-        id: r.get(0)?,
-        name: r.get(1)?,
+        id: r.int(0)?,
+        name: r.text(1)?,
         spec,
         state: CampaignState::parse(&state).unwrap_or(CampaignState::Failed),
-        state_reason: r.get(4)?,
-        planned_rounds: r.get(5)?,
+        state_reason: r.opt_text(4)?,
+        planned_rounds: small(r, 5)?,
         decision: decision.and_then(|d| serde_json::from_str::<Decision>(&d).ok()),
-        created_at: r.get(7)?,
-        updated_at: r.get(8)?,
+        created_at: r.text(7)?,
+        updated_at: r.text(8)?,
     })
 }
 
-fn step_row(r: &rusqlite::Row) -> rusqlite::Result<Step> {
-    let state: String = r.get(6)?;
+fn step_row(r: &Row) -> Result<Step, DbError> {
+    let state = r.text(6)?;
     Ok(Step {
-        id: r.get(0)?,
-        campaign_id: r.get(1)?,
-        round: r.get(2)?,
-        slot: r.get(3)?,
-        side: r.get(4)?,
-        r#box: r.get(5)?,
+        id: r.int(0)?,
+        campaign_id: r.int(1)?,
+        round: small(r, 2)?,
+        slot: small(r, 3)?,
+        side: r.text(4)?,
+        r#box: r.text(5)?,
         state: StepState::parse(&state).unwrap_or(StepState::Failed),
-        attempts: r.get(7)?,
-        owner: r.get(8)?,
-        lease_until: r.get(9)?,
-        started_at: r.get(10)?,
-        finished_at: r.get(11)?,
-        run_uuid: r.get(12)?,
-        error: r.get(13)?,
-        console_tail: r.get(14)?,
+        attempts: small(r, 7)?,
+        owner: r.opt_text(8)?,
+        lease_until: r.opt_real(9)?,
+        started_at: r.opt_text(10)?,
+        finished_at: r.opt_text(11)?,
+        run_uuid: r.opt_text(12)?,
+        error: r.opt_text(13)?,
+        console_tail: r.opt_text(14)?,
     })
 }
 
@@ -91,26 +96,18 @@ impl Store {
         let json = serde_json::to_string(spec)?;
         let now = crate::clock::now_rfc3339();
         let name = spec.name.clone();
-        let shown = self.path().display().to_string();
-        let result = self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let exists: Option<i64> = tx
-                .query_row("SELECT id FROM campaigns WHERE name=?1", [&name], |r| {
-                    r.get(0)
-                })
-                .optional()?;
-            if exists.is_some() {
-                return Ok(None);
-            }
-            tx.execute(
+        let shown = self.location().shown();
+        let result = self.writing(|db| {
+            let id = db.query_opt(
                 "INSERT INTO campaigns (name, spec_json, state, planned_rounds, created_at,
                                         updated_at)
-                 VALUES (?1, ?2, 'running', ?3, ?4, ?4)",
-                params![name, json, planned_rounds, now],
+                 VALUES ($1, $2, 'running', $3, $4, $4)
+                 ON CONFLICT (name) DO NOTHING RETURNING id",
+                params![name.as_str(), json, planned_rounds, now],
             )?;
-            let id = tx.last_insert_rowid();
-            insert_steps(&tx, id, steps)?;
-            tx.commit()?;
+            let Some(id) = id else { return Ok(None) };
+            let id = id.int(0)?;
+            insert_steps(db, id, steps)?;
             Ok(Some(id))
         })?;
         result.ok_or_else(|| {
@@ -124,46 +121,46 @@ impl Store {
 
     /// The campaign called `name`.
     pub fn campaign(&self, name: &str) -> anyhow::Result<Option<Campaign>> {
-        self.conn()
-            .query_row(
-                &format!("SELECT {CAMPAIGN_COLUMNS} FROM campaigns WHERE name=?1"),
-                [name],
-                campaign_row,
-            )
-            .optional()
-            .with_context(|| format!("cannot read campaign {name:?}"))
+        self.reading(|db| {
+            db.query_opt(
+                &format!("SELECT {CAMPAIGN_COLUMNS} FROM campaigns WHERE name=$1"),
+                params![name],
+            )?
+            .as_ref()
+            .map(campaign_row)
+            .transpose()
+        })
     }
 
     /// Every campaign, oldest first.
     pub fn campaigns(&self) -> anyhow::Result<Vec<Campaign>> {
-        let mut stmt = self.conn().prepare(&format!(
-            "SELECT {CAMPAIGN_COLUMNS} FROM campaigns ORDER BY id"
-        ))?;
-        let rows = stmt.query_map([], campaign_row)?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .context("cannot read the campaigns")
+        self.reading(|db| {
+            db.query(
+                &format!("SELECT {CAMPAIGN_COLUMNS} FROM campaigns ORDER BY id"),
+                &[],
+            )?
+            .iter()
+            .map(campaign_row)
+            .collect()
+        })
     }
 
     /// A campaign's steps in schedule order (round, slot, box).
     pub fn steps(&self, campaign_id: i64) -> anyhow::Result<Vec<Step>> {
-        let mut stmt = self.conn().prepare(&format!(
-            "SELECT {STEP_COLUMNS} FROM campaign_steps WHERE campaign_id=?1
-             ORDER BY round, box, slot"
-        ))?;
-        let steps = stmt.query_map([campaign_id], step_row)?;
-        Ok(steps.collect::<Result<_, _>>()?)
+        self.reading(|db| steps_of(db, campaign_id))
     }
 
     /// One step.
     pub fn step(&self, step_id: i64) -> anyhow::Result<Option<Step>> {
-        Ok(self
-            .conn()
-            .query_row(
-                &format!("SELECT {STEP_COLUMNS} FROM campaign_steps WHERE id=?1"),
-                [step_id],
-                step_row,
-            )
-            .optional()?)
+        self.reading(|db| {
+            db.query_opt(
+                &format!("SELECT {STEP_COLUMNS} FROM campaign_steps WHERE id=$1"),
+                params![step_id],
+            )?
+            .as_ref()
+            .map(step_row)
+            .transpose()
+        })
     }
 
     /// Claims the next planned step of an open campaign (for `box_name`'s steps when given):
@@ -176,55 +173,39 @@ impl Store {
         box_name: Option<&str>,
     ) -> anyhow::Result<Option<Step>> {
         let now = crate::clock::now_rfc3339();
-        let until = epoch_now() + lease_s;
-        self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let open: Option<String> = tx
-                .query_row(
-                    "SELECT state FROM campaigns WHERE id=?1",
-                    [campaign_id],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if open.as_deref() != Some("running") {
-                return Ok(None);
-            }
-            let id: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM campaign_steps
-                     WHERE campaign_id=?1 AND state='planned' AND (?2 IS NULL OR box=?2)
-                     ORDER BY round, box, slot LIMIT 1",
-                    params![campaign_id, box_name],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            let Some(id) = id else { return Ok(None) };
-            tx.execute(
-                "UPDATE campaign_steps SET state='running', attempts=attempts+1, owner=?2,
-                        lease_until=?3, started_at=?4, finished_at=NULL
-                 WHERE id=?1",
-                params![id, owner, until, now],
-            )?;
-            let step = tx.query_row(
-                &format!("SELECT {STEP_COLUMNS} FROM campaign_steps WHERE id=?1"),
-                [id],
-                step_row,
-            )?;
-            tx.commit()?;
-            Ok(Some(step))
+        self.writing(|db| {
+            let d = db.dialect();
+            let sql = format!(
+                "UPDATE campaign_steps SET state='running', attempts=attempts+1, owner=$2,
+                        lease_until={} + $3, started_at=$4, finished_at=NULL
+                 WHERE id = (SELECT s.id FROM campaign_steps s
+                             JOIN campaigns c ON c.id = s.campaign_id
+                             WHERE s.campaign_id=$1 AND c.state='running'
+                               AND s.state='planned' AND ($5 = '' OR s.box=$5)
+                             ORDER BY s.round, s.box, s.slot LIMIT 1 {})
+                 RETURNING {STEP_COLUMNS}",
+                d.now_epoch(),
+                d.skip_locked("s")
+            );
+            db.query_opt(
+                &sql,
+                params![campaign_id, owner, lease_s, now, box_name.unwrap_or("")],
+            )?
+            .as_ref()
+            .map(step_row)
+            .transpose()
         })
     }
 
     /// Extends the lease of a step `owner` still runs; false when it no longer owns it.
     pub fn renew_lease(&mut self, step_id: i64, owner: &str, lease_s: f64) -> anyhow::Result<bool> {
-        let until = epoch_now() + lease_s;
-        self.writing(|c| {
-            let n = c.execute(
-                "UPDATE campaign_steps SET lease_until=?3
-                 WHERE id=?1 AND owner=?2 AND state='running'",
-                params![step_id, owner, until],
-            )?;
-            Ok(n == 1)
+        self.writing(|db| {
+            let sql = format!(
+                "UPDATE campaign_steps SET lease_until={} + $3
+                 WHERE id=$1 AND owner=$2 AND state='running'",
+                db.dialect().now_epoch()
+            );
+            Ok(db.execute(&sql, params![step_id, owner, lease_s])? == 1)
         })
     }
 
@@ -236,27 +217,22 @@ impl Store {
         owner: &str,
         record: &RunRecord,
     ) -> anyhow::Result<Option<i64>> {
-        let mut record = record.clone();
-        if record.uuid.is_none() {
-            record.uuid = Some(crate::record::new_uuid());
-        }
+        let record = super::db::with_uuid(record);
         self.check_record(&record)?;
         let json = serde_json::to_string(&record)?;
         let now = crate::clock::now_rfc3339();
-        self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let n = tx.execute(
+        self.writing(|db| {
+            let n = db.execute(
                 "UPDATE campaign_steps SET state='done', owner=NULL, lease_until=NULL,
-                        finished_at=?3, run_uuid=?4
-                 WHERE id=?1 AND owner=?2 AND state='running'",
-                params![step_id, owner, now, record.uuid],
+                        finished_at=$3, run_uuid=$4
+                 WHERE id=$1 AND owner=$2 AND state='running'",
+                params![step_id, owner, now, record.uuid.as_deref()],
             )?;
             if n != 1 {
                 return Ok(None);
             }
-            let id = super::db::insert_run(&tx, &record, &json)?;
-            super::db::write_metrics(&tx, id, &record)?;
-            tx.commit()?;
+            let id = super::db::insert_run(db, &record, &json)?;
+            super::db::write_metrics(db, id, &record)?;
             Ok(Some(id))
         })
     }
@@ -271,20 +247,15 @@ impl Store {
         console_tail: &str,
     ) -> anyhow::Result<AfterFailure> {
         let now = crate::clock::now_rfc3339();
-        self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let attempts: Option<u32> = tx
-                .query_row(
-                    "SELECT attempts FROM campaign_steps
-                     WHERE id=?1 AND owner=?2 AND state='running'",
-                    params![step_id, owner],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            let Some(attempts) = attempts else {
+        self.writing(|db| {
+            let sql = format!(
+                "SELECT attempts FROM campaign_steps WHERE id=$1 AND owner=$2 AND state='running' {}",
+                db.dialect().for_update()
+            );
+            let Some(row) = db.query_opt(&sql, params![step_id, owner])? else {
                 return Ok(AfterFailure::NotOwned);
             };
-            let after = if attempts >= MAX_ATTEMPTS {
+            let after = if small(&row, 0)? >= MAX_ATTEMPTS {
                 AfterFailure::Failed
             } else {
                 AfterFailure::Retry
@@ -293,13 +264,12 @@ impl Store {
                 AfterFailure::Failed => "failed",
                 _ => "planned",
             };
-            tx.execute(
-                "UPDATE campaign_steps SET state=?2, owner=NULL, lease_until=NULL,
-                        finished_at=?3, error=?4, console_tail=?5
-                 WHERE id=?1",
+            db.execute(
+                "UPDATE campaign_steps SET state=$2, owner=NULL, lease_until=NULL,
+                        finished_at=$3, error=$4, console_tail=$5
+                 WHERE id=$1",
                 params![step_id, state, now, reason, console_tail],
             )?;
-            tx.commit()?;
             Ok(after)
         })
     }
@@ -307,48 +277,53 @@ impl Store {
     /// Hands a running step back unfinished (its owner was interrupted): planned again, the
     /// attempt not counted. False when `owner` did not own it.
     pub fn release_step(&mut self, step_id: i64, owner: &str) -> anyhow::Result<bool> {
-        self.writing(|c| {
-            let n = c.execute(
+        self.writing(|db| {
+            let sql = format!(
                 "UPDATE campaign_steps SET state='planned', owner=NULL, lease_until=NULL,
-                        attempts=max(attempts-1, 0), started_at=NULL
-                 WHERE id=?1 AND owner=?2 AND state='running'",
-                params![step_id, owner],
-            )?;
-            Ok(n == 1)
+                        attempts={}, started_at=NULL
+                 WHERE id=$1 AND owner=$2 AND state='running'",
+                db.dialect().greatest("attempts-1", "0")
+            );
+            Ok(db.execute(&sql, params![step_id, owner])? == 1)
         })
     }
 
     /// Takes back the running steps of a campaign whose owner `is_dead` says is gone or whose
-    /// lease has expired: planned again (the attempt not counted unless `count_attempt`).
-    /// Returns the steps taken back.
+    /// lease has expired (by the database's clock): planned again (the attempt not counted
+    /// unless `count_attempt`). Returns the steps taken back.
     pub fn reclaim_steps(
         &mut self,
         campaign_id: i64,
         is_dead: &dyn Fn(&str) -> bool,
         count_attempt: bool,
     ) -> anyhow::Result<Vec<Step>> {
-        let now = epoch_now();
-        let running: Vec<Step> = self
-            .steps(campaign_id)?
-            .into_iter()
-            .filter(|s| s.state == StepState::Running)
-            .filter(|s| {
-                s.owner.as_deref().is_none_or(is_dead) || s.lease_until.is_some_and(|t| t < now)
-            })
-            .collect();
-        for s in &running {
-            let owner = s.owner.clone();
-            self.writing(|c| {
-                c.execute(
-                    "UPDATE campaign_steps SET state='planned', owner=NULL, lease_until=NULL,
-                            attempts=CASE WHEN ?3 THEN attempts ELSE max(attempts-1, 0) END,
-                            started_at=NULL
-                     WHERE id=?1 AND state='running' AND owner IS ?2",
-                    params![s.id, owner, count_attempt],
-                )
-            })?;
-        }
-        Ok(running)
+        self.writing(|db| {
+            let now = db
+                .query_one(&format!("SELECT {}", db.dialect().now_epoch()), &[])?
+                .real(0)?;
+            let running: Vec<Step> = steps_of(db, campaign_id)?
+                .into_iter()
+                .filter(|s| s.state == StepState::Running)
+                .filter(|s| {
+                    s.owner.as_deref().is_none_or(is_dead) || s.lease_until.is_some_and(|t| t < now)
+                })
+                .collect();
+            let attempts = format!(
+                "CASE WHEN $3 THEN attempts ELSE {} END",
+                db.dialect().greatest("attempts-1", "0")
+            );
+            for s in &running {
+                db.execute(
+                    &format!(
+                        "UPDATE campaign_steps SET state='planned', owner=NULL, lease_until=NULL,
+                                attempts={attempts}, started_at=NULL
+                         WHERE id=$1 AND state='running' AND coalesce(owner, '') = $2"
+                    ),
+                    params![s.id, s.owner.clone().unwrap_or_default(), count_attempt],
+                )?;
+            }
+            Ok(running)
+        })
     }
 
     /// Adds rounds to a campaign (after the pilot of `--until`) and records the decision.
@@ -361,24 +336,22 @@ impl Store {
     ) -> anyhow::Result<()> {
         let json = serde_json::to_string(decision)?;
         let now = crate::clock::now_rfc3339();
-        self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let decided: Option<String> = tx.query_row(
-                "SELECT decision_json FROM campaigns WHERE id=?1",
-                [campaign_id],
-                |r| r.get(0),
-            )?;
+        self.writing(|db| {
+            let sql = format!(
+                "SELECT decision_json FROM campaigns WHERE id=$1 {}",
+                db.dialect().for_update()
+            );
+            let decided = db.query_one(&sql, params![campaign_id])?.opt_text(0)?;
             if decided.is_some() {
                 // Another process decided first; the decision is made once.
                 return Ok(());
             }
-            tx.execute(
-                "UPDATE campaigns SET planned_rounds=?2, decision_json=?3, updated_at=?4
-                 WHERE id=?1",
+            db.execute(
+                "UPDATE campaigns SET planned_rounds=$2, decision_json=$3, updated_at=$4
+                 WHERE id=$1",
                 params![campaign_id, planned_rounds, json, now],
             )?;
-            insert_steps(&tx, campaign_id, steps)?;
-            tx.commit()
+            insert_steps(db, campaign_id, steps)
         })
     }
 
@@ -390,9 +363,9 @@ impl Store {
         reason: Option<&str>,
     ) -> anyhow::Result<()> {
         let now = crate::clock::now_rfc3339();
-        self.writing(|c| {
-            c.execute(
-                "UPDATE campaigns SET state=?2, state_reason=?3, updated_at=?4 WHERE id=?1",
+        self.writing(|db| {
+            db.execute(
+                "UPDATE campaigns SET state=$2, state_reason=$3, updated_at=$4 WHERE id=$1",
                 params![campaign_id, state.as_str(), reason, now],
             )
         })?;
@@ -401,13 +374,16 @@ impl Store {
 
     /// The stored runs of a campaign's done steps, in schedule order, with their ids.
     pub fn campaign_runs(&self, campaign_id: i64) -> anyhow::Result<Vec<(i64, RunRecord)>> {
-        let mut stmt = self.conn().prepare(
-            "SELECT r.id FROM campaign_steps s JOIN runs r ON r.uuid = s.run_uuid
-             WHERE s.campaign_id=?1 AND s.state='done' ORDER BY s.round, s.box, s.slot",
-        )?;
-        let ids: Vec<i64> = stmt
-            .query_map([campaign_id], |r| r.get(0))?
-            .collect::<Result<_, _>>()?;
+        let ids: Vec<i64> = self.reading(|db| {
+            db.query(
+                "SELECT r.id FROM campaign_steps s JOIN runs r ON r.uuid = s.run_uuid
+                 WHERE s.campaign_id=$1 AND s.state='done' ORDER BY s.round, s.box, s.slot",
+                params![campaign_id],
+            )?
+            .iter()
+            .map(|r| r.int(0))
+            .collect()
+        })?;
         let mut out = Vec::new();
         for id in ids {
             if let Some(r) = self.get(id)? {
@@ -418,17 +394,26 @@ impl Store {
     }
 }
 
-fn insert_steps(
-    tx: &rusqlite::Transaction,
-    campaign_id: i64,
-    steps: &[PlannedStep],
-) -> rusqlite::Result<()> {
-    let mut stmt = tx.prepare(
-        "INSERT INTO campaign_steps (campaign_id, round, slot, side, state)
-         VALUES (?1, ?2, ?3, ?4, 'planned')",
-    )?;
+fn steps_of(db: &mut dyn Db, campaign_id: i64) -> Result<Vec<Step>, DbError> {
+    db.query(
+        &format!(
+            "SELECT {STEP_COLUMNS} FROM campaign_steps WHERE campaign_id=$1
+             ORDER BY round, box, slot"
+        ),
+        params![campaign_id],
+    )?
+    .iter()
+    .map(step_row)
+    .collect()
+}
+
+fn insert_steps(db: &mut dyn Db, campaign_id: i64, steps: &[PlannedStep]) -> Result<(), DbError> {
     for s in steps {
-        stmt.execute(params![campaign_id, s.round, s.slot, s.side])?;
+        db.execute(
+            "INSERT INTO campaign_steps (campaign_id, round, slot, side, state)
+             VALUES ($1, $2, $3, $4, 'planned')",
+            params![campaign_id, s.round, s.slot, s.side.as_str()],
+        )?;
     }
     Ok(())
 }

@@ -1,144 +1,42 @@
-//! The SQLite result store: opening (with a clear message for a file that is not a store),
-//! versioned schema migrations, and the queries the commands need.
+//! The result store, whichever database holds it: opening (a SQLite file or a PostgreSQL
+//! URL, with a clear message for anything that is not a store or cannot be reached), and the
+//! queries the commands need, written once against [`Db`] (`crate::store::sql`). The schema
+//! and its migrations are in `schema`; the campaign tables' queries in `campaign`; copying
+//! runs to another store in `push`.
 //!
-//! Layout (schema version 2): `runs` holds one row per run with the whole [`RunRecord`] as
-//! JSON (the source of truth), and `metrics` one row per (run, metric key) for SQL users.
-//! The database runs in WAL mode with a busy timeout, and every write is one `BEGIN IMMEDIATE`
-//! transaction, so two patchbench processes can write one store at once.
+//! `runs` holds one row of short columns per run (what listings and the noise profile filter
+//! on), `run_records` the whole [`RunRecord`] as JSON (the source of truth), and `metrics` one
+//! row per (run, metric key). Every write is one transaction (on SQLite `BEGIN IMMEDIATE` in WAL mode with a
+//! busy timeout, so two patchbench processes can write one store at once).
 //!
 //! Every record is checked against `crate::record::domain` before it is written, and the
-//! `metrics` table repeats those rules as CHECK constraints (version 2). A store written by an
-//! earlier build may hold values outside them (`inf` read back as `null`, zero scores):
-//! migrating to version 2 moves such metric rows to `metrics_refused` (kept, not deleted), and
-//! reading a run leaves out, with a warning naming each, the results whose numbers are bad, so
-//! the run's other results and the label's other runs stay usable.
+//! `metrics` table repeats those rules as CHECK constraints. A store written by an earlier
+//! build may hold values outside them (`inf` read back as `null`, zero scores): migrating to
+//! version 2 moved such metric rows to `metrics_refused` (kept, not deleted), and reading a run
+//! leaves out, with a warning naming each, the results whose numbers are bad, so the run's
+//! other results and the label's other runs stay usable.
 
+use super::location::Location;
+use super::schema::{self, Found};
+use super::sql::{self, params, Db, DbError, Failure, Value};
+use super::Access;
 use crate::error::Usage;
 use crate::record::aim7::Aim7Point;
 use crate::record::model::ModelPoint;
 use crate::record::will_it_scale::ScalePoint;
 use crate::record::{Direction, IndexScore, Metric, RunRecord, TestResult};
 use anyhow::Context;
-use rusqlite::{params, Connection, ErrorCode, OptionalExtension, TransactionBehavior};
-use std::path::{Path, PathBuf};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
-
-/// `PRAGMA application_id` of a patchbench store ("PBch").
-const APPLICATION_ID: i64 = 0x5042_6368;
-
-/// Schema migrations; entry i moves `user_version` from i to i + 1.
-const MIGRATIONS: &[&str] = &[
-    r#"
-CREATE TABLE runs (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    label       TEXT,
-    kind        TEXT NOT NULL,
-    source      TEXT,
-    started_at  TEXT NOT NULL,
-    finished_at TEXT NOT NULL,
-    host        TEXT NOT NULL,
-    kernel      TEXT NOT NULL,
-    incomplete  INTEGER NOT NULL,
-    record_json TEXT NOT NULL
-);
-CREATE INDEX runs_by_label ON runs(label);
-CREATE TABLE metrics (
-    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    key          TEXT NOT NULL,
-    name         TEXT NOT NULL,
-    params_json  TEXT NOT NULL,
-    title        TEXT NOT NULL,
-    unit         TEXT NOT NULL,
-    direction    TEXT NOT NULL,
-    value        REAL NOT NULL,
-    samples_json TEXT NOT NULL,
-    PRIMARY KEY (run_id, key)
-);
-"#,
-    // Version 2: the metric domains of crate::record::domain as CHECK constraints (a test
-    // below keeps the two in step). Rows of an earlier build that break them move to
-    // metrics_refused.
-    r#"
-CREATE TABLE metrics_checked (
-    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    key          TEXT NOT NULL,
-    name         TEXT NOT NULL,
-    params_json  TEXT NOT NULL CHECK (json_valid(params_json)
-                                      AND json_type(params_json) = 'object'),
-    title        TEXT NOT NULL,
-    unit         TEXT NOT NULL,
-    direction    TEXT NOT NULL CHECK (direction IN ('higher-is-better', 'lower-is-better')),
-    value        REAL NOT NULL CHECK (abs(value) <= 1.7976931348623157e308),
-    samples_json TEXT NOT NULL CHECK (json_valid(samples_json)
-                                      AND json_type(samples_json) = 'array'
-                                      AND instr(samples_json, 'null') = 0),
-    PRIMARY KEY (run_id, key),
-    CHECK (value > 0 OR name NOT IN ('unixbench.score', 'unixbench.index',
-        'aim7.jobs-per-min', 'aim7.jobs-per-min-per-task', 'aim7.real',
-        'will-it-scale.per_process_ops', 'will-it-scale.per_thread_ops')),
-    CHECK (CASE WHEN name = 'aim7.jti' THEN value BETWEEN -100 AND 100 ELSE value >= 0 END),
-    CHECK (json_extract(params_json, '$.tasks') IS NULL
-        OR (json_extract(params_json, '$.tasks') NOT GLOB '*[^0-9]*'
-            AND CAST(json_extract(params_json, '$.tasks') AS INTEGER) BETWEEN 1 AND 4194304)),
-    CHECK (json_extract(params_json, '$.copies') IS NULL
-        OR (json_extract(params_json, '$.copies') NOT GLOB '*[^0-9]*'
-            AND CAST(json_extract(params_json, '$.copies') AS INTEGER) BETWEEN 1 AND 4194304)),
-    CHECK (json_extract(params_json, '$.load') IS NULL
-        OR (json_extract(params_json, '$.load') NOT GLOB '*[^0-9]*'
-            AND CAST(json_extract(params_json, '$.load') AS INTEGER) BETWEEN 1 AND 4194304))
-);
-INSERT OR IGNORE INTO metrics_checked SELECT * FROM metrics;
-CREATE TABLE metrics_refused AS SELECT * FROM metrics m WHERE NOT EXISTS
-    (SELECT 1 FROM metrics_checked c WHERE c.run_id = m.run_id AND c.key = m.key);
-DROP TABLE metrics;
-ALTER TABLE metrics_checked RENAME TO metrics;
-"#,
-    // Version 3: every run has a UUID (runs of earlier builds get a random one here), and
-    // campaigns keep their plan and the state of every step (`crate::campaign`).
-    r#"
-ALTER TABLE runs ADD COLUMN uuid TEXT;
-UPDATE runs SET uuid = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' ||
-    substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) ||
-    substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)));
-CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);
-CREATE TABLE campaigns (
-    id             INTEGER PRIMARY KEY AUTOINCREMENT,
-    name           TEXT NOT NULL UNIQUE,
-    spec_json      TEXT NOT NULL,
-    state          TEXT NOT NULL CHECK (state IN ('running', 'stopping', 'finished', 'stopped',
-                                                  'failed')),
-    state_reason   TEXT,
-    planned_rounds INTEGER NOT NULL CHECK (planned_rounds >= 1),
-    decision_json  TEXT,
-    created_at     TEXT NOT NULL,
-    updated_at     TEXT NOT NULL
-);
-CREATE TABLE campaign_steps (
-    id           INTEGER PRIMARY KEY AUTOINCREMENT,
-    campaign_id  INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
-    round        INTEGER NOT NULL CHECK (round >= 1),
-    slot         INTEGER NOT NULL CHECK (slot >= 0),
-    side         TEXT NOT NULL,
-    box          TEXT NOT NULL DEFAULT '',
-    state        TEXT NOT NULL CHECK (state IN ('planned', 'running', 'done', 'failed')),
-    attempts     INTEGER NOT NULL DEFAULT 0,
-    owner        TEXT,
-    lease_until  REAL,
-    started_at   TEXT,
-    finished_at  TEXT,
-    run_uuid     TEXT,
-    error        TEXT,
-    console_tail TEXT,
-    UNIQUE (campaign_id, round, side, box)
-);
-CREATE INDEX campaign_steps_by_state ON campaign_steps(campaign_id, state, round, slot);
-"#,
-];
 
 /// An open result store.
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    /// In a cell so that queries take `&self`, as callers expect of reads.
+    db: RefCell<Box<dyn Db>>,
+    location: Location,
+    read_only: bool,
 }
 
 /// One line of `patchbench runs`.
@@ -155,160 +53,274 @@ pub struct RunSummary {
     pub tests: usize,
 }
 
+/// The settings a noise profile pools runs of: a run's kind, host, kernel and settings.
+#[derive(Debug, Clone)]
+pub struct Settings<'a> {
+    pub kind: &'a str,
+    pub host: &'a str,
+    pub kernel_release: &'a str,
+    pub kernel_version: &'a str,
+    pub config: &'a BTreeMap<String, serde_json::Value>,
+}
+
+/// The most runs a noise profile pools: the latest of their settings. Thousands of runs pin a
+/// spread down as well as any more would, and the profile then costs the same whatever the
+/// store holds.
+pub const PROFILE_RUNS: usize = 5000;
+
+/// What the store holds for a noise profile: the latest [`PROFILE_RUNS`] complete runs of one
+/// set of [`Settings`] (leaving some out), their labels, and per (label, metric key) the number
+/// of positive values and the sample variance of their logarithms.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileData {
+    /// Runs pooled ([`PROFILE_RUNS`] when there were as many or more: the latest).
+    pub runs: usize,
+    /// Every label with a matching run ("" for none), sorted.
+    pub labels: Vec<String>,
+    /// (label, key, values, variance of ln(value)); groups of one value are left out.
+    pub groups: Vec<(String, String, usize, f64)>,
+}
+
 impl Store {
-    /// Opens (and, with `create`, creates) the store at `path`, migrating its schema.
+    /// Opens the SQLite store at `path` (creating it with `create`; otherwise only reading
+    /// it: a store that cannot be written opens read-only).
     pub fn open(path: &Path, create: bool) -> anyhow::Result<Store> {
-        let shown = path.display();
-        if !path.exists() {
-            if !create {
-                return Err(Usage(format!(
-                    "store {shown} does not exist; runs are saved there by `patchbench run` or \
-                     `patchbench import`, or point --store / PATCHBENCH_STORE at another"
-                ))
-                .into());
+        let access = if create { Access::Create } else { Access::Read };
+        Store::open_at(&Location::File(path.to_path_buf()), access, None)
+    }
+
+    /// Opens the store at `location` for `access`, migrating its schema where it may; a
+    /// PostgreSQL server gets `connect_timeout` (else the URL's, `PGCONNECT_TIMEOUT`, or 5 s).
+    pub fn open_at(
+        location: &Location,
+        access: Access,
+        connect_timeout: Option<Duration>,
+    ) -> anyhow::Result<Store> {
+        let shown = location.shown();
+        let (db, read_only): (Box<dyn Db>, bool) = match location {
+            Location::File(path) => {
+                let (db, opened) = super::sqlite::open(path, access)?;
+                (Box::new(db), opened == super::sqlite::Opened::ReadOnly)
             }
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::create_dir_all(dir).with_context(|| {
-                    format!("cannot create the store directory {}", dir.display())
+            Location::Postgres(target) => {
+                let db = super::postgres::connect(target, connect_timeout).map_err(|e| {
+                    let how = match e.failure {
+                        Failure::Permission => {
+                            "check the user and password (PGPASSWORD, \
+                                                ~/.pgpass) and the server's pg_hba.conf"
+                        }
+                        _ => "check that the server runs and the URL's host, port and sslmode",
+                    };
+                    Usage(format!("cannot reach store {shown}: {e}; {how}"))
                 })?;
+                (Box::new(db), false)
             }
-        }
-        let conn =
-            Connection::open(path).map_err(|e| Usage(format!("cannot open store {shown}: {e}")))?;
-        let store = Store {
-            conn,
-            path: path.to_path_buf(),
         };
-        store.prepare(create).map_err(|e| {
+        let mut store = Store {
+            db: RefCell::new(db),
+            location: location.clone(),
+            read_only,
+        };
+        store.prepare(access).map_err(|e| {
             if e.downcast_ref::<Usage>().is_some() {
                 return e;
             }
-            match e.downcast_ref::<rusqlite::Error>() {
-                Some(sql) if is_lock(sql) || is_full(sql, &store.path) => store.explain(sql),
-                _ => Usage(format!(
-                    "{shown} is not a readable patchbench store (corrupt or not a database: {e}); \
-                     move it aside or give another --store"
-                ))
-                .into(),
+            match e.downcast::<DbError>() {
+                Ok(db) => match location {
+                    Location::File(path) => super::sqlite::opening_error(&db, path),
+                    Location::Postgres(_) => store.explain(&db),
+                },
+                Err(e) => e,
             }
         })?;
         Ok(store)
     }
 
-    /// The file this store lives in.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where this store is (a file, or a URL shown without its password).
+    pub fn location(&self) -> &Location {
+        &self.location
     }
 
-    /// Says what a failed database call means for this store: locked by another process
-    /// (and which, where /proc/locks tells), a full filesystem, or the error itself, always
-    /// with the store's path.
-    pub fn explain(&self, e: &rusqlite::Error) -> anyhow::Error {
-        let shown = self.path.display();
-        match e {
-            _ if is_lock(e) => {
-                let holders = super::locks::holders(&self.path);
+    /// The same as [`Store::location`] (its `display()` names the store in messages).
+    pub fn path(&self) -> &Location {
+        &self.location
+    }
+
+    /// True when the store was opened read-only (read-only media, or no write permission).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The connection, for the store's other query modules.
+    pub(super) fn db(&mut self) -> &mut dyn Db {
+        self.db.get_mut().as_mut()
+    }
+
+    /// Says what a failed database call means for this store, always naming the store.
+    pub fn explain(&self, e: &DbError) -> anyhow::Error {
+        let shown = self.location.shown();
+        let postgres = matches!(self.location, Location::Postgres(_));
+        let line = match e.failure {
+            Failure::Busy if !postgres => {
+                let holders = self
+                    .location
+                    .file()
+                    .map(super::locks::holders)
+                    .unwrap_or_default();
                 let who = if holders.is_empty() {
                     "another process".to_string()
                 } else {
                     holders.join(", ")
                 };
-                anyhow::anyhow!(
+                format!(
                     "store {shown} is locked by {who}; gave up after {:.1} s; wait for it to \
                      finish or give another --store",
                     lock_wait().as_secs_f64()
                 )
             }
-            _ if is_full(e, &self.path) => anyhow::anyhow!(
+            Failure::Full => format!(
                 "store {shown}: the filesystem is full ({e}); free some space there or give \
                  another --store"
             ),
-            _ => anyhow::anyhow!("store {shown}: {e}"),
-        }
+            Failure::ReadOnly => format!(
+                "store {shown} is read-only ({e}); it can be read but not written: give a \
+                 writable --store"
+            ),
+            Failure::Permission if postgres => format!(
+                "store {shown}: permission denied ({e}); the role lacks a grant (docs/lab.md \
+                 lists what each role needs)"
+            ),
+            Failure::Permission => format!("store {shown}: permission denied ({e})"),
+            Failure::NoMemory => format!(
+                "store {shown}: out of memory ({e}); raise the process's memory limit and try \
+                 again"
+            ),
+            Failure::Unreachable => format!(
+                "store {shown}: lost the connection to the server ({e}); what was committed \
+                 before is kept"
+            ),
+            Failure::Corrupt => {
+                format!("store {shown} is damaged ({e}); move it aside or give another --store")
+            }
+            Failure::Duplicate if e.message.contains("uuid") => format!(
+                "store {shown} already has this run (a run with the same UUID: a run is stored \
+                 once; `patchbench push` skips such runs); nothing was saved"
+            ),
+            _ => format!("store {shown}: {e}"),
+        };
+        Usage(self.location.scrub(&line)).into()
     }
 
-    /// The connection, for the store's other query modules.
-    pub(super) fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
-    /// Runs a write and explains its failure.
+    /// Runs `f` in one write transaction and explains its failure.
     pub(super) fn writing<T>(
         &mut self,
-        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+        f: impl FnOnce(&mut dyn Db) -> Result<T, DbError>,
     ) -> anyhow::Result<T> {
-        f(&mut self.conn).map_err(|e| self.explain(&e))
+        if self.read_only {
+            return Err(Usage(format!(
+                "store {} is read-only (opened for reading); nothing was written",
+                self.location
+            ))
+            .into());
+        }
+        let result = sql::in_transaction(self.db.get_mut().as_mut(), f);
+        result.map_err(|e| self.explain(&e))
     }
 
-    fn prepare(&self, create: bool) -> anyhow::Result<()> {
-        let c = &self.conn;
-        c.busy_timeout(lock_wait())?;
-        let check: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
-        if check != "ok" {
-            anyhow::bail!("integrity check failed: {check}");
-        }
-        let app: i64 = c.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-        let tables: i64 = c.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
-        if app != APPLICATION_ID && (app != 0 || tables > 0) {
-            return Err(Usage(format!(
-                "{} is an SQLite database but not a patchbench store; give another --store",
-                self.path.display()
-            ))
-            .into());
-        }
-        if !create && tables == 0 {
-            // An empty file (or empty database): reading commands must not turn it into a
-            // store, so nothing below (WAL, migrations) may run.
-            return Err(Usage(format!(
-                "{} is empty, not a patchbench store (no run was ever saved there); give the \
-                 store your runs are in with --store or PATCHBENCH_STORE",
-                self.path.display()
-            ))
-            .into());
-        }
-        let mode: String = c.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            anyhow::bail!("cannot switch the store to WAL mode (got {mode})");
-        }
-        c.execute_batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
-        self.migrate()
+    /// Runs a query and explains its failure.
+    pub(super) fn reading<T>(
+        &self,
+        f: impl FnOnce(&mut dyn Db) -> Result<T, DbError>,
+    ) -> anyhow::Result<T> {
+        let result = f(self.db.borrow_mut().as_mut());
+        result.map_err(|e| self.explain(&e))
     }
 
-    fn migrate(&self) -> anyhow::Result<()> {
-        let version: i64 = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version as usize > MIGRATIONS.len() {
-            return Err(Usage(format!(
-                "store {} has schema version {version}, newer than this patchbench reads ({}); \
-                 use a newer patchbench",
-                self.path.display(),
-                MIGRATIONS.len()
-            ))
-            .into());
+    fn prepare(&mut self, access: Access) -> anyhow::Result<()> {
+        let file = matches!(self.location, Location::File(_));
+        if file {
+            let lock_ms = lock_wait().as_millis();
+            self.db().batch(&format!("PRAGMA busy_timeout={lock_ms}"))?;
         }
-        if version as usize == MIGRATIONS.len() {
+        let small = self
+            .location
+            .file()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .is_some_and(|m| m.len() <= WHOLE_CHECK_BYTES);
+        if small {
+            let check = self.db().query_one("PRAGMA quick_check", &[])?.text(0)?;
+            if check != "ok" {
+                return Err(DbError::new(
+                    integrity_failure(&check),
+                    format!("integrity check failed: {check}"),
+                )
+                .into());
+            }
+        }
+        let shown = self.location.shown();
+        let found = schema::found(self.db())?;
+        match found {
+            Found::Foreign => {
+                return Err(Usage(format!(
+                    "{shown} is {} but not a patchbench store; give another --store",
+                    if file {
+                        "an SQLite database"
+                    } else {
+                        "a database"
+                    }
+                ))
+                .into())
+            }
+            Found::Empty if access != Access::Create => {
+                // Reading commands must not turn an empty file (or database) into a store.
+                return Err(Usage(format!(
+                    "{shown} is empty, not a patchbench store (no run was ever saved there); \
+                     give the store your runs are in with --store or PATCHBENCH_STORE"
+                ))
+                .into());
+            }
+            _ => {}
+        }
+        if file && !self.read_only {
+            let mode = self
+                .db()
+                .query_one("PRAGMA journal_mode=WAL", &[])?
+                .text(0)?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                anyhow::bail!("cannot switch the store to WAL mode (got {mode})");
+            }
+            self.db()
+                .batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
+        }
+        if found == Found::Version(schema::CURRENT) {
             return Ok(());
         }
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        // Re-read under the write lock: another process may have migrated meanwhile.
-        let mut version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        while (version as usize) < MIGRATIONS.len() {
-            tx.execute_batch(MIGRATIONS[version as usize])?;
-            version += 1;
-            tx.execute_batch(&format!(
-                "PRAGMA user_version={version}; PRAGMA application_id={APPLICATION_ID};"
-            ))?;
+        if self.read_only {
+            if let Found::Version(v) = found {
+                if v > schema::CURRENT {
+                    return Err(Usage(format!(
+                        "store {shown} has schema version {v}, newer than this patchbench reads \
+                         ({}); use a newer patchbench",
+                        schema::CURRENT
+                    ))
+                    .into());
+                }
+                return Err(Usage(format!(
+                    "store {shown} has schema version {v} and is read-only, so it cannot be \
+                     brought to version {} for this patchbench; open it once where it can be \
+                     written (any command, e.g. `patchbench runs`), or use the patchbench that \
+                     wrote it",
+                    schema::CURRENT
+                ))
+                .into());
+            }
         }
-        let refused: i64 =
-            tx.query_row("SELECT count(*) FROM metrics_refused", [], |r| r.get(0))?;
-        tx.commit()?;
+        let refused = schema::migrate(self.db(), &shown)?;
         if refused > 0 {
             crate::safe_text::eprint_line(&format!(
-                "patchbench: warning: store {}: {refused} stored metric values were outside \
+                "patchbench: warning: store {shown}: {refused} stored metric values were outside \
                  their domain (not finite, or a zero score: written by an earlier patchbench); \
-                 they are kept in table metrics_refused and left out of every result",
-                self.path.display()
+                 they are kept in table metrics_refused and left out of every result"
             ));
         }
         Ok(())
@@ -316,23 +328,14 @@ impl Store {
 
     /// Refuses a record with a number outside its domain (see `crate::record::domain`).
     pub(super) fn check_record(&self, record: &RunRecord) -> anyhow::Result<()> {
-        record.validate().map_err(|e| {
-            anyhow::anyhow!("not saving the run in store {}: {e}", self.path.display())
-        })
+        record
+            .validate()
+            .map_err(|e| anyhow::anyhow!("not saving the run in store {}: {e}", self.location))
     }
 
     /// Inserts a run with its metrics in one transaction; returns its id.
     pub fn insert(&mut self, record: &RunRecord) -> anyhow::Result<i64> {
-        self.check_record(record)?;
-        let record = &with_uuid(record);
-        let json = serde_json::to_string(record)?;
-        self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let id = insert_run(&tx, record, &json)?;
-            write_metrics(&tx, id, record)?;
-            tx.commit()?;
-            Ok(id)
-        })
+        Ok(self.insert_all(std::slice::from_ref(record))?[0])
     }
 
     /// Inserts several runs in one transaction: all are stored or none.
@@ -345,16 +348,27 @@ impl Store {
             .iter()
             .map(serde_json::to_string)
             .collect::<Result<_, _>>()?;
-        self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let mut ids = Vec::new();
+        self.writing(|db| {
+            let mut ids = Vec::with_capacity(records.len());
             for (r, j) in records.iter().zip(&json) {
-                let id = insert_run(&tx, r, j)?;
-                write_metrics(&tx, id, r)?;
+                let id = insert_run(db, r, j)?;
+                write_metrics(db, id, r)?;
                 ids.push(id);
             }
-            tx.commit()?;
             Ok(ids)
+        })
+    }
+
+    /// TESTING AID: inserts a run without the domain check, so that a test sees what the
+    /// schema's own rules (its CHECK constraints) refuse, on either database.
+    #[doc(hidden)]
+    pub fn insert_unchecked(&mut self, record: &RunRecord) -> anyhow::Result<i64> {
+        let record = with_uuid(record);
+        let json = serde_json::to_string(&record)?;
+        self.writing(|db| {
+            let id = insert_run(db, &record, &json)?;
+            write_metrics(db, id, &record)?;
+            Ok(id)
         })
     }
 
@@ -362,61 +376,86 @@ impl Store {
     pub fn update(&mut self, id: i64, record: &RunRecord) -> anyhow::Result<()> {
         self.check_record(record)?;
         let json = serde_json::to_string(record)?;
-        self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute(
-                "UPDATE runs SET label=?2, finished_at=?3, incomplete=?4, record_json=?5 \
-                 WHERE id=?1",
+        self.writing(|db| {
+            db.execute(
+                "UPDATE runs SET label=$2, finished_at=$3, incomplete=$4,
+                        kernel_version=$5, config_key=$6, metric_count=$7, test_count=$8
+                 WHERE id=$1",
                 params![
                     id,
-                    record.label,
-                    record.finished_at,
+                    record.label.as_deref(),
+                    record.finished_at.as_str(),
                     record.incomplete,
-                    json
+                    record.system.kernel_version.as_str(),
+                    config_key(&record.config),
+                    record.metrics.len() as i64,
+                    test_count(record)
                 ],
             )?;
-            tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
-            write_metrics(&tx, id, record)?;
-            tx.commit()
+            db.execute(
+                "UPDATE run_records SET record_json=$2 WHERE run_id=$1",
+                params![id, json],
+            )?;
+            db.execute("DELETE FROM metrics WHERE run_id=$1", params![id])?;
+            write_metrics(db, id, record)
         })
     }
 
     /// Every run, oldest first (optionally only one label's).
     pub fn list(&self, label: Option<&str>) -> anyhow::Result<Vec<RunSummary>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, label, kind, started_at, host, kernel, incomplete,
-                    (SELECT count(*) FROM metrics m WHERE m.run_id = runs.id),
-                    (SELECT count(DISTINCT json_extract(params_json, '$.test')) FROM metrics m
-                      WHERE m.run_id = runs.id)
-             FROM runs WHERE (?1 IS NULL OR label = ?1) ORDER BY id",
-        )?;
-        let rows = stmt.query_map([label], |r| {
-            Ok(RunSummary {
-                id: r.get(0)?,
-                label: r.get(1)?,
-                kind: r.get(2)?,
-                started_at: r.get(3)?,
-                host: r.get(4)?,
-                kernel: r.get(5)?,
-                incomplete: r.get(6)?,
-                metrics: r.get::<_, i64>(7)? as usize,
-                tests: r.get::<_, i64>(8)? as usize,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        const COLUMNS: &str = "SELECT id, label, kind, started_at, host, kernel, incomplete, \
+                               metric_count, test_count FROM runs";
+        self.reading(|db| {
+            let rows = match label {
+                Some(l) => db.query(
+                    &format!("{COLUMNS} WHERE label = $1 ORDER BY id"),
+                    params![l],
+                )?,
+                None => db.query(&format!("{COLUMNS} ORDER BY id"), &[])?,
+            };
+            rows.iter()
+                .map(|r| {
+                    Ok(RunSummary {
+                        id: r.int(0)?,
+                        label: r.opt_text(1)?,
+                        kind: r.text(2)?,
+                        started_at: r.text(3)?,
+                        host: r.text(4)?,
+                        kernel: r.text(5)?,
+                        incomplete: r.bool(6)?,
+                        metrics: r.int(7)? as usize,
+                        tests: r.int(8)? as usize,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Every label in the store, sorted.
+    pub fn labels(&self) -> anyhow::Result<Vec<String>> {
+        self.reading(|db| {
+            db.query(
+                "SELECT DISTINCT label FROM runs WHERE label IS NOT NULL ORDER BY label",
+                &[],
+            )?
+            .iter()
+            .map(|r| r.text(0))
+            .collect()
+        })
     }
 
     /// The record of one run, or None. Results whose numbers are outside their domain (from
     /// an earlier build) are left out with a warning on stderr naming each.
     pub fn get(&self, id: i64) -> anyhow::Result<Option<RunRecord>> {
-        let row: Option<(String, Option<String>)> = self
-            .conn
-            .query_row(
-                "SELECT record_json, uuid FROM runs WHERE id=?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
+        let row = self.reading(|db| {
+            db.query_opt(
+                "SELECT rr.record_json, r.uuid FROM runs r
+                 JOIN run_records rr ON rr.run_id = r.id WHERE r.id=$1",
+                params![id],
+            )?
+            .map(|r| Ok::<_, DbError>((r.text(0)?, r.opt_text(1)?)))
+            .transpose()
+        })?;
         let Some((json, uuid)) = row else {
             return Ok(None);
         };
@@ -428,10 +467,125 @@ impl Store {
         }))
     }
 
+    /// Whether a run with this id exists (without reading its record).
+    pub fn exists(&self, id: i64) -> anyhow::Result<bool> {
+        self.reading(|db| {
+            Ok(db
+                .query_opt("SELECT 1 FROM runs WHERE id=$1", params![id])?
+                .is_some())
+        })
+    }
+
+    /// Ids of the runs with this label, oldest first.
+    pub fn ids_with_label(&self, label: &str) -> anyhow::Result<Vec<i64>> {
+        self.reading(|db| {
+            db.query(
+                "SELECT id FROM runs WHERE label=$1 ORDER BY id",
+                params![label],
+            )?
+            .iter()
+            .map(|r| r.int(0))
+            .collect()
+        })
+    }
+
+    /// What a noise profile needs from the complete runs of `settings`, leaving out the runs
+    /// `excluded` (the other side's), computed in the database (no record is read).
+    pub fn profile_data(
+        &self,
+        settings: &Settings,
+        excluded: &[i64],
+    ) -> anyhow::Result<ProfileData> {
+        let key = config_key(settings.config);
+        let excluded = serde_json::to_string(excluded)?;
+        self.reading(|db| {
+            let not_excluded = db.dialect().not_in_json_ids("r.id", "$6");
+            let filter = format!(
+                "r.kind=$1 AND r.host=$2 AND r.kernel=$3 AND r.kernel_version=$4 AND \
+                 r.config_key=$5 AND r.incomplete=$7 AND {not_excluded}"
+            );
+            let args = params![
+                settings.kind,
+                settings.host,
+                settings.kernel_release,
+                settings.kernel_version,
+                key.as_str(),
+                excluded.as_str(),
+                false,
+                PROFILE_RUNS as i64
+            ];
+            // The latest runs of these settings (counting them all would cost a scan).
+            let latest = format!(
+                "WITH latest AS (SELECT r.id, coalesce(r.label, '') AS label FROM runs r
+                                 WHERE {filter} ORDER BY r.id DESC LIMIT $8)"
+            );
+            let mut data = ProfileData::default();
+            let label_rows = db.query(
+                &format!(
+                    "{latest} SELECT label, count(*) FROM latest GROUP BY label ORDER BY label"
+                ),
+                args,
+            )?;
+            for r in &label_rows {
+                data.labels.push(r.text(0)?);
+                data.runs += r.int(1)? as usize;
+            }
+            let groups = db.query(
+                &format!(
+                    "{latest}
+                     SELECT l.label, m.key, count(*),
+                            CASE WHEN min(m.value) = max(m.value) THEN CAST(0 AS DOUBLE PRECISION)
+                                 ELSE var_samp(ln(m.value)) END
+                     FROM latest l JOIN metrics m ON m.run_id = l.id
+                     WHERE m.value > 0
+                     GROUP BY l.label, m.key
+                     HAVING count(*) >= 2"
+                ),
+                args,
+            )?;
+            for r in &groups {
+                if let Some(var) = r.opt_real(3)? {
+                    data.groups
+                        .push((r.text(0)?, r.text(1)?, r.int(2)? as usize, var));
+                }
+            }
+            Ok(data)
+        })
+    }
+
+    /// Runs `f` while holding the store's write lock (a testing aid: other writers wait).
+    pub fn with_write_lock<T>(
+        &mut self,
+        f: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let postgres = matches!(self.location, Location::Postgres(_));
+        let mut out = None;
+        self.writing(|db| {
+            if postgres {
+                db.batch("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")?;
+            }
+            out = Some(f());
+            Ok(())
+        })?;
+        out.unwrap_or_else(|| Err(anyhow::anyhow!("the locked section did not run")))
+    }
+
+    /// Deletes a run and its metrics; false when there was no such run.
+    pub fn delete(&mut self, id: i64) -> anyhow::Result<bool> {
+        self.writing(|db| {
+            db.execute("DELETE FROM metrics WHERE run_id=$1", params![id])?;
+            db.execute("DELETE FROM metrics_refused WHERE run_id=$1", params![id])?;
+            db.execute("DELETE FROM run_records WHERE run_id=$1", params![id])?;
+            Ok(db.execute("DELETE FROM runs WHERE id=$1", params![id])? > 0)
+        })
+    }
+}
+
+impl Store {
     /// Reads a stored record document, leaving out (with a warning) results whose numbers
     /// are outside their domain.
-    fn read_record(&self, id: i64, json: &str) -> anyhow::Result<Option<RunRecord>> {
-        let damaged = || format!("run {id} in {} is damaged", self.path.display());
+    pub(super) fn read_record(&self, id: i64, json: &str) -> anyhow::Result<Option<RunRecord>> {
+        let damaged = || format!("run {id} in {} is damaged", self.location);
         if let Ok(r) = RunRecord::from_json(json) {
             if r.validate().is_ok() {
                 return Ok(Some(r));
@@ -476,58 +630,10 @@ impl Store {
             crate::safe_text::eprint_line(&format!(
                 "patchbench: warning: run {id} in {}: left out {what}; its other results are \
                  used",
-                self.path.display()
+                self.location
             ));
         }
         Ok(Some(record))
-    }
-
-    /// Whether a run with this id exists (without reading its record).
-    pub fn exists(&self, id: i64) -> anyhow::Result<bool> {
-        Ok(self
-            .conn
-            .query_row("SELECT 1 FROM runs WHERE id=?1", [id], |_| Ok(()))
-            .optional()?
-            .is_some())
-    }
-
-    /// Ids of the runs with this label, oldest first.
-    pub fn ids_with_label(&self, label: &str) -> anyhow::Result<Vec<i64>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id FROM runs WHERE label=?1 ORDER BY id")?;
-        let ids = stmt.query_map([label], |r| r.get(0))?;
-        Ok(ids.collect::<Result<_, _>>()?)
-    }
-
-    /// Runs `f` while holding the store's write lock (a testing aid: other writers wait).
-    pub fn with_write_lock<T>(
-        &mut self,
-        f: impl FnOnce() -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
-        let path = self.path.clone();
-        let tx = match self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-        {
-            Ok(tx) => tx,
-            Err(e) => return Err(anyhow::anyhow!("store {}: {e}", path.display())),
-        };
-        let out = f()?;
-        tx.commit()?;
-        Ok(out)
-    }
-
-    /// Deletes a run and its metrics; false when there was no such run.
-    pub fn delete(&mut self, id: i64) -> anyhow::Result<bool> {
-        self.writing(|c| {
-            let tx = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            tx.execute("DELETE FROM metrics WHERE run_id=?1", [id])?;
-            tx.execute("DELETE FROM metrics_refused WHERE run_id=?1", [id])?;
-            let n = tx.execute("DELETE FROM runs WHERE id=?1", [id])?;
-            tx.commit()?;
-            Ok(n > 0)
-        })
     }
 }
 
@@ -580,8 +686,23 @@ fn entry_name(item: &serde_json::Value) -> String {
         .unwrap_or_else(|| "(unnamed)".to_string())
 }
 
+/// What a failed `PRAGMA quick_check` means: a page it could not read for lack of memory
+/// (`error code=7`, SQLITE_NOMEM) or an I/O error (10) is not damage; anything else is.
+fn integrity_failure(report: &str) -> Failure {
+    let code = report.split("error code=").nth(1).and_then(|rest| {
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<i32>().ok()
+    });
+    match code {
+        Some(rusqlite::ffi::SQLITE_NOMEM) => Failure::NoMemory,
+        Some(rusqlite::ffi::SQLITE_IOERR) => Failure::Other,
+        Some(rusqlite::ffi::SQLITE_FULL) => Failure::Full,
+        _ => Failure::Corrupt,
+    }
+}
+
 /// The record with a UUID: its own, or a new one for a record of an earlier build.
-fn with_uuid(record: &RunRecord) -> RunRecord {
+pub(super) fn with_uuid(record: &RunRecord) -> RunRecord {
     let mut r = record.clone();
     if r.uuid.is_none() {
         r.uuid = Some(crate::record::new_uuid());
@@ -589,60 +710,180 @@ fn with_uuid(record: &RunRecord) -> RunRecord {
     r
 }
 
-pub(super) fn insert_run(
-    tx: &rusqlite::Transaction,
-    record: &RunRecord,
-    json: &str,
-) -> rusqlite::Result<i64> {
-    tx.execute(
-        "INSERT INTO runs (label, kind, source, started_at, finished_at, host, kernel,
-                           incomplete, record_json, uuid)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
-            record.label,
-            record.kind.as_str(),
-            record.source,
-            record.started_at,
-            record.finished_at,
-            record.system.hostname,
-            record.system.kernel_release,
-            record.incomplete,
-            json,
-            record.uuid
-        ],
-    )?;
-    Ok(tx.last_insert_rowid())
+/// A short fingerprint of a run's settings (`config`): runs with equal settings have equal
+/// keys (the noise profile pools only those).
+pub fn config_key(config: &BTreeMap<String, serde_json::Value>) -> String {
+    use sha2::Digest;
+    let text = serde_json::to_string(config).unwrap_or_default();
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
-pub(super) fn write_metrics(
-    tx: &rusqlite::Transaction,
-    id: i64,
-    record: &RunRecord,
-) -> rusqlite::Result<()> {
-    let mut stmt = tx.prepare(
-        "INSERT OR REPLACE INTO metrics
-           (run_id, key, name, params_json, title, unit, direction, value, samples_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+/// Distinct tests among a record's metrics (their `test` parameter).
+fn test_count(record: &RunRecord) -> i64 {
+    let tests: std::collections::BTreeSet<&str> = record
+        .metrics
+        .iter()
+        .filter_map(|m| m.params.get("test").map(String::as_str))
+        .collect();
+    tests.len() as i64
+}
+
+const RUN_COLUMNS: &str = "label, kind, source, started_at, finished_at, host, kernel, \
+                           incomplete, uuid, kernel_version, config_key, metric_count, \
+                           test_count";
+
+/// The values of [`RUN_COLUMNS`] for a record.
+fn run_values(record: &RunRecord) -> [Value; 13] {
+    [
+        record.label.clone().into(),
+        record.kind.as_str().into(),
+        record.source.clone().into(),
+        record.started_at.as_str().into(),
+        record.finished_at.as_str().into(),
+        record.system.hostname.as_str().into(),
+        record.system.kernel_release.as_str().into(),
+        record.incomplete.into(),
+        record.uuid.clone().into(),
+        record.system.kernel_version.as_str().into(),
+        config_key(&record.config).into(),
+        (record.metrics.len() as i64).into(),
+        test_count(record).into(),
+    ]
+}
+
+/// Inserts a run (its row and its record); returns its id.
+pub(super) fn insert_run(db: &mut dyn Db, record: &RunRecord, json: &str) -> Result<i64, DbError> {
+    let id = db
+        .query_one(
+            &format!(
+                "INSERT INTO runs ({RUN_COLUMNS}) VALUES {} RETURNING id",
+                sql::values_list(1, 13)
+            ),
+            &run_values(record),
+        )?
+        .int(0)?;
+    db.execute(
+        "INSERT INTO run_records (run_id, record_json) VALUES ($1, $2)",
+        params![id, json],
     )?;
-    for m in &record.metrics {
-        let direction = match m.direction {
-            Direction::HigherIsBetter => "higher-is-better",
-            Direction::LowerIsBetter => "lower-is-better",
-        };
-        stmt.execute(params![
-            id,
-            m.key(),
-            m.name,
-            serde_json::to_string(&m.params).unwrap_or_default(),
-            m.title,
-            m.unit,
-            direction,
-            m.value,
-            serde_json::to_string(&m.samples).unwrap_or_default()
-        ])?;
+    Ok(id)
+}
+
+/// Inserts the runs whose UUID the store does not have yet (rows and records, a few
+/// statements for all); returns (id, index in `records`) of those inserted (the others were
+/// already there).
+pub(super) fn insert_new_runs(
+    db: &mut dyn Db,
+    records: &[(&RunRecord, &str)],
+) -> Result<Vec<(i64, usize)>, DbError> {
+    if records.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: Vec<Value> = records.iter().flat_map(|(r, _)| run_values(r)).collect();
+    let rows = db.query(
+        &format!(
+            "INSERT INTO runs ({RUN_COLUMNS}) VALUES {} ON CONFLICT (uuid) DO NOTHING \
+             RETURNING id, uuid",
+            sql::values_list(records.len(), 13)
+        ),
+        &values,
+    )?;
+    let index: std::collections::HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (r, _))| Some((r.uuid.as_deref()?, i)))
+        .collect();
+    let mut inserted = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let uuid = row.text(1)?;
+        let i = *index
+            .get(uuid.as_str())
+            .ok_or_else(|| DbError::other("the store returned a UUID it was not given"))?;
+        inserted.push((row.int(0)?, i));
+    }
+    for chunk in inserted.chunks(METRIC_ROWS_PER_STATEMENT) {
+        let values: Vec<Value> = chunk
+            .iter()
+            .flat_map(|(id, i)| [Value::Int(*id), records[*i].1.into()])
+            .collect();
+        db.execute(
+            &format!(
+                "INSERT INTO run_records (run_id, record_json) VALUES {}",
+                sql::values_list(chunk.len(), 2)
+            ),
+            &values,
+        )?;
+    }
+    Ok(inserted)
+}
+
+/// Metric rows per statement (9 values each: well under both databases' limits).
+const METRIC_ROWS_PER_STATEMENT: usize = 400;
+
+/// Inserts a run's metrics (a key given twice keeps the last), in a few statements.
+pub(super) fn write_metrics(db: &mut dyn Db, id: i64, record: &RunRecord) -> Result<(), DbError> {
+    write_metrics_of(db, &[(id, record)])
+}
+
+/// Inserts the metrics of several runs.
+pub(super) fn write_metrics_of(db: &mut dyn Db, runs: &[(i64, &RunRecord)]) -> Result<(), DbError> {
+    let mut rows: Vec<[Value; 9]> = Vec::new();
+    for (id, record) in runs {
+        let mut last: BTreeMap<String, usize> = BTreeMap::new();
+        for (i, m) in record.metrics.iter().enumerate() {
+            last.insert(m.key(), i);
+        }
+        let mut ordered: Vec<(String, usize)> = last.into_iter().collect();
+        ordered.sort_by_key(|(_, i)| *i);
+        for (key, i) in ordered {
+            let m = &record.metrics[i];
+            let direction = match m.direction {
+                Direction::HigherIsBetter => "higher-is-better",
+                Direction::LowerIsBetter => "lower-is-better",
+            };
+            rows.push([
+                (*id).into(),
+                key.into(),
+                m.name.as_str().into(),
+                serde_json::to_string(&m.params).unwrap_or_default().into(),
+                m.title.as_str().into(),
+                m.unit.as_str().into(),
+                direction.into(),
+                metric_value(m.value),
+                serde_json::to_string(&m.samples).unwrap_or_default().into(),
+            ]);
+        }
+    }
+    for chunk in rows.chunks(METRIC_ROWS_PER_STATEMENT) {
+        let values: Vec<Value> = chunk.iter().flat_map(|r| r.iter().cloned()).collect();
+        db.execute(
+            &format!(
+                "INSERT INTO metrics (run_id, key, name, params_json, title, unit, direction, \
+                 value, samples_json) VALUES {}",
+                sql::values_list(chunk.len(), 9)
+            ),
+            &values,
+        )?;
     }
     Ok(())
 }
+
+/// A metric's value as stored: a NaN is bound as NULL (SQLite does so itself), so the NOT
+/// NULL rule refuses it on both databases.
+fn metric_value(v: f64) -> Value {
+    if v.is_nan() {
+        Value::Null
+    } else {
+        Value::Real(v)
+    }
+}
+
+/// A SQLite store up to this size is checked whole (`PRAGMA quick_check`, which reads every
+/// page) when it is opened, so damage is found before anything is read from it; a larger one
+/// is not (the check would cost more than the command), and SQLite names a damaged page when
+/// a query reads it.
+const WHOLE_CHECK_BYTES: u64 = 16 << 20;
 
 /// How long a write waits for another process's lock: 15 s, or `PATCHBENCH_LOCK_WAIT_MS`
 /// (for tests).
@@ -652,31 +893,6 @@ pub fn lock_wait() -> Duration {
         .and_then(|v| v.parse().ok())
         .map(Duration::from_millis)
         .unwrap_or(Duration::from_secs(15))
-}
-
-/// A lock held by another connection that outlasted the wait.
-fn is_lock(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
-    )
-}
-
-/// A write refused for lack of space: SQLITE_FULL, or an I/O error while the store's
-/// filesystem has no free block.
-fn is_full(e: &rusqlite::Error, path: &Path) -> bool {
-    if e.sqlite_error_code() == Some(ErrorCode::DiskFull) {
-        return true;
-    }
-    let io = matches!(
-        e.sqlite_error_code(),
-        Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen)
-    );
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    io && nix::sys::statvfs::statvfs(dir).is_ok_and(|v| v.blocks_available() == 0)
 }
 
 #[cfg(test)]
@@ -747,9 +963,10 @@ mod tests {
                             metrics: vec![m.clone()],
                             ..empty.clone()
                         };
-                        let tx = store.conn.transaction().unwrap();
-                        let sql = write_metrics(&tx, id, &record).is_ok();
-                        drop(tx);
+                        let db = store.db();
+                        db.begin().unwrap();
+                        let sql = write_metrics(db, id, &record).is_ok();
+                        db.rollback();
                         assert_eq!(rust, sql, "{m:?}: domain {rust}, schema {sql}");
                         checked += 1;
                     }
@@ -808,9 +1025,9 @@ mod tests {
             .unwrap()
             .push(bad);
         store
-            .conn
+            .db()
             .execute(
-                "UPDATE runs SET record_json=?2 WHERE id=?1",
+                "UPDATE run_records SET record_json=$2 WHERE run_id=$1",
                 params![id, doc.to_string()],
             )
             .unwrap();

@@ -1,6 +1,7 @@
 //! Who holds a lock on a store: SQLite locks with POSIX advisory locks on the database and its
 //! `-wal` and `-shm` files, and /proc/locks lists every lock with the holder's pid and the
-//! file's device and inode. Used to say which process a store write waited for.
+//! file's device and inode. Used to say which process a store write waited for (its command
+//! line shown with any URL's password left out).
 
 use std::os::unix::fs::MetadataExt;
 
@@ -46,7 +47,9 @@ fn describe(pid: i64) -> String {
                 .join(" ")
         })
         .unwrap_or_default();
-    // Any local process sets its own command line: shown escaped, on one line, cut short.
+    // Any local process sets its own command line: passwords in URLs removed, shown escaped,
+    // on one line, cut short.
+    let cmd = super::location::redact_passwords(&cmd);
     if cmd.is_empty() {
         format!("pid {pid}")
     } else {

@@ -1,42 +1,64 @@
-//! The result store: every run is kept in an embedded SQLite database so that any two sets of
-//! runs can be compared later. This module holds where the store lives and the [`StoreSink`]
-//! the measuring commands save through (one transaction per finished unit); `db` holds the
-//! database itself, and `locks` finds who holds a lock on it.
+//! The result store: every run is kept in a database so that any two sets of runs can be
+//! compared later: an embedded SQLite file by default, or a lab's shared PostgreSQL database
+//! (`--store postgres://...`). This module holds where the store is (`location`), how a
+//! command means to use it ([`Access`]) and the [`StoreSink`] the measuring commands save
+//! through (one transaction per finished unit). `db` holds the store's queries, written once
+//! over the connection interface of `sql`, which `sqlite` and `postgres` implement; `schema`
+//! the migrations; `campaign` the campaign tables; `push` copies runs between stores; `locks`
+//! finds who holds a lock on a SQLite file; `pg_target` and `pgpass` resolve a PostgreSQL
+//! address and its credentials as libpq does.
 
 pub mod campaign;
 pub mod db;
+pub mod location;
 pub mod locks;
+pub mod pg_target;
+pub mod pgpass;
+pub mod postgres;
+pub mod push;
+pub mod schema;
+pub mod sql;
+pub mod sqlite;
 
 use crate::record::sink::Sink;
 use crate::record::RunRecord;
 use db::Store;
+pub use location::{store_location, Location};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-/// Where the store is: `--store`, else `$PATCHBENCH_STORE`, else
-/// `$XDG_DATA_HOME/patchbench/results.db`, else `~/.local/share/patchbench/results.db`.
+/// How a command uses the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Only queries (`runs`, `show`, `export`, `compare`): a store that cannot be written is
+    /// opened read-only; a missing one is an error.
+    Read,
+    /// Changes an existing store (`rm`).
+    Write,
+    /// Saves runs, creating the store if needed (`run`, `import`, `push`'s target).
+    Create,
+}
+
+/// Where the store is, as a file path (for SQLite callers): `--store`, else
+/// `$PATCHBENCH_STORE`, else `$XDG_DATA_HOME/patchbench/results.db`, else
+/// `~/.local/share/patchbench/results.db`. A URL there is refused: use [`store_location`].
 pub fn store_path(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
-    }
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    if let Some(p) = env("PATCHBENCH_STORE") {
-        return Ok(PathBuf::from(p));
-    }
-    if let Some(d) = env("XDG_DATA_HOME") {
-        return Ok(PathBuf::from(d).join("patchbench").join("results.db"));
-    }
-    match env("HOME") {
-        Some(h) => Ok(PathBuf::from(h).join(".local/share/patchbench/results.db")),
-        None => crate::error::usage(
-            "cannot find a place for the result store: set PATCHBENCH_STORE or give --store PATH",
-        ),
+    match store_location(explicit.map(Path::as_os_str))? {
+        Location::File(p) => Ok(p),
+        other => crate::error::usage(format!(
+            "store {other}: this needs a store file, not a server"
+        )),
     }
 }
 
-/// Opens (creating if needed) the store at `path` for a run labelled `label`.
-pub fn sink(path: &Path, label: Option<String>) -> anyhow::Result<StoreSink> {
+/// Opens (creating if needed) the store at `location` for a run labelled `label`.
+pub fn sink(
+    location: &Location,
+    label: Option<String>,
+    connect_timeout: Option<Duration>,
+) -> anyhow::Result<StoreSink> {
     Ok(StoreSink {
-        store: Store::open(path, true)?,
+        store: Store::open_at(location, Access::Create, connect_timeout)?,
         label,
         id: None,
     })
@@ -44,14 +66,27 @@ pub fn sink(path: &Path, label: Option<String>) -> anyhow::Result<StoreSink> {
 
 /// Saves a finished record in one step; returns its id.
 pub fn save(path: &Path, label: Option<String>, record: &RunRecord) -> anyhow::Result<i64> {
-    let mut sink = sink(path, label)?;
-    sink.write(record, record.incomplete)?;
+    let mut sink = sink(&Location::File(path.to_path_buf()), label, None)?;
+    sink.write(record, record.incomplete, true)?;
     sink.id
         .ok_or_else(|| anyhow::anyhow!("the store gave the run no id"))
 }
 
-/// Saves a run incrementally: `started` inserts it marked incomplete, each `progress` replaces
-/// its record and metrics in one transaction, `finished` records the final state. The
+/// True when a record holds a result of any kind (a unit was stored).
+fn has_results(record: &RunRecord) -> bool {
+    !record.metrics.is_empty()
+        || !record.tests.is_empty()
+        || record.aim7.as_ref().is_some_and(|d| !d.points.is_empty())
+        || record
+            .will_it_scale
+            .as_ref()
+            .is_some_and(|d| !d.points.is_empty())
+        || record.model.as_ref().is_some_and(|d| !d.points.is_empty())
+}
+
+/// Saves a run incrementally: the first `progress` that carries a result inserts it marked
+/// incomplete, each later one replaces its record and metrics in one transaction, `finished`
+/// records the final state. A run that ends before any result leaves no run behind. The
 /// `--label` given here wins over one already in the record.
 pub struct StoreSink {
     store: Store,
@@ -60,7 +95,9 @@ pub struct StoreSink {
 }
 
 impl StoreSink {
-    fn write(&mut self, record: &RunRecord, incomplete: bool) -> anyhow::Result<()> {
+    /// Writes the record: replaces the stored one, or inserts it when it has results (or
+    /// `always`).
+    fn write(&mut self, record: &RunRecord, incomplete: bool, always: bool) -> anyhow::Result<()> {
         let mut r = record.clone();
         if self.label.is_some() {
             r.label = self.label.clone();
@@ -68,34 +105,35 @@ impl StoreSink {
         r.incomplete = incomplete;
         match self.id {
             Some(id) => self.store.update(id, &r),
-            None => {
+            None if always || has_results(&r) => {
                 self.id = Some(self.store.insert(&r)?);
                 Ok(())
             }
+            None => Ok(()),
         }
     }
 
-    /// The store's file.
-    pub fn path(&self) -> &Path {
-        self.store.path()
+    /// Where the store is.
+    pub fn location(&self) -> &Location {
+        self.store.location()
     }
 }
 
 impl Sink for StoreSink {
     fn name(&self) -> String {
-        format!("store {}", self.store.path().display())
+        format!("store {}", self.store.location())
     }
 
     fn started(&mut self, record: &RunRecord) -> anyhow::Result<()> {
-        self.write(record, true)
+        self.write(record, true, false)
     }
 
     fn progress(&mut self, record: &RunRecord) -> anyhow::Result<()> {
-        self.write(record, true)
+        self.write(record, true, false)
     }
 
     fn finished(&mut self, record: &RunRecord) -> anyhow::Result<()> {
-        self.write(record, record.incomplete)
+        self.write(record, record.incomplete, false)
     }
 
     fn saved_as(&self) -> Option<String> {
@@ -104,9 +142,6 @@ impl Sink for StoreSink {
 
     fn done_line(&self) -> Option<String> {
         let id = self.id?;
-        Some(format!(
-            "saved as run {id} in {}",
-            self.store.path().display()
-        ))
+        Some(format!("saved as run {id} in {}", self.store.location()))
     }
 }

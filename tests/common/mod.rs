@@ -2,9 +2,11 @@
 //! JSON files, directory listings, the processes of a run, waiting with a limit, lowered
 //! resource limits, a run bounded in time in a session of its own (with what it left running),
 //! a tmpfs for the full-disk cases, a store's fingerprint, synthetic records for the store
-//! tests, and Debian's kernel for the vm tests ([`test_kernel`]).
+//! tests, Debian's kernel for the vm tests ([`test_kernel`]); `pg_server` starts a real
+//! PostgreSQL server.
 #![allow(dead_code)]
 
+pub mod pg_server;
 pub mod test_kernel;
 
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
@@ -29,6 +31,21 @@ fn clean(c: &mut std::process::Command) {
         env!("CARGO_BIN_EXE_patchbench-aim7-task"),
     );
     c.env_remove("PATCHBENCH_STORE");
+    // libpq's variables, which a PostgreSQL store reads: none from the test's environment.
+    for var in [
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGPASSWORD",
+        "PGDATABASE",
+        "PGSSLMODE",
+        "PGSSLROOTCERT",
+        "PGPASSFILE",
+        "PGCONNECT_TIMEOUT",
+        "PGAPPNAME",
+    ] {
+        c.env_remove(var);
+    }
 }
 
 /// `patchbench` for assert_cmd, with the worker and the AIM7 task program found and no store

@@ -181,7 +181,7 @@ impl BootRun<'_> {
 
     /// Why the campaign is to stop at this boot, if it is.
     fn stop_asked(&self, store: &Store, c: &Campaign) -> Option<String> {
-        let file = stop_file(store.path(), &c.name);
+        let file = stop_file(store.path().file().unwrap_or(Path::new(".")), &c.name);
         if self.markers.stop {
             Some(format!(
                 "stopped by {} on the kernel command line",
@@ -332,7 +332,7 @@ impl BootRun<'_> {
                 .line(&format!("patchbench: campaign {name}: loading failed: {e}"));
             return Ok(1);
         }
-        let path = store.path().to_path_buf();
+        let location = store.path().clone();
         // Close the store (its WAL checkpointed) before the machine goes down.
         drop(store);
         self.progress
@@ -341,7 +341,7 @@ impl BootRun<'_> {
             Ok(()) => Ok(0),
             Err(e) => {
                 let _ = load::unload();
-                let mut store = Store::open(&path, false)?;
+                let mut store = Store::open_at(&location, crate::store::Access::Write, None)?;
                 fault(&mut store, format!("the kexec into {what} failed: {e}"))?;
                 self.progress
                     .line(&format!("patchbench: campaign {name}: kexec failed: {e}"));
