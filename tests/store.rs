@@ -435,3 +435,27 @@ fn the_unixbench_report_is_unchanged_byte_for_byte() {
     assert!(text.ends_with("964.7\n\n"), "{text:?}");
     insta::assert_snapshot!(text);
 }
+
+#[test]
+fn importing_a_stored_run_again_stores_it_once() {
+    let (d, path) = temp_store();
+    store::save(
+        &path,
+        Some("base".into()),
+        &record("base", &[("pipe", 1000.0)]),
+    )
+    .unwrap();
+    let out = patchbench(&path).args(["export", "1"]).output().unwrap();
+    let file = d.path().join("run1.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    for _ in 0..2 {
+        let out = patchbench(&path).arg("import").arg(&file).output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("already stored as run 1"), "{text}");
+    }
+    assert_eq!(
+        Store::open(&path, false).unwrap().list(None).unwrap().len(),
+        1
+    );
+}

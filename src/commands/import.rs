@@ -51,8 +51,31 @@ pub fn execute(a: &ImportArgs) -> anyhow::Result<i32> {
     }
     drop(progress);
     let mut store = a.store.open(true)?;
-    let ids = store.insert_all(&records)?;
+    // A patchbench document already stored (same run identity) is not stored twice: importing
+    // is idempotent, as pushing is.
     let mut out = String::new();
+    let mut fresh = Vec::with_capacity(records.len());
+    let mut fresh_from = Vec::with_capacity(records.len());
+    for (r, f) in records.into_iter().zip(from) {
+        match r
+            .uuid
+            .as_deref()
+            .map(|u| store.id_of_uuid(u))
+            .transpose()?
+            .flatten()
+        {
+            Some(id) => out.push_str(&format!(
+                "{} is already stored as run {id} (the same run); not stored again\n",
+                crate::safe_text::field(&f.display().to_string())
+            )),
+            None => {
+                fresh.push(r);
+                fresh_from.push(f);
+            }
+        }
+    }
+    let (records, from) = (fresh, fresh_from);
+    let ids = store.insert_all(&records)?;
     for (id, (f, r)) in ids.iter().zip(from.iter().zip(&records)) {
         // The file's name and the label it gave are shown escaped and cut.
         out.push_str(&format!(

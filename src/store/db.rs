@@ -476,6 +476,15 @@ impl Store {
         })
     }
 
+    /// The id of the run with this UUID, if it is stored.
+    pub fn id_of_uuid(&self, uuid: &str) -> anyhow::Result<Option<i64>> {
+        self.reading(|db| {
+            db.query_opt("SELECT id FROM runs WHERE uuid=$1", params![uuid])?
+                .map(|r| r.int(0))
+                .transpose()
+        })
+    }
+
     /// Ids of the runs with this label, oldest first.
     pub fn ids_with_label(&self, label: &str) -> anyhow::Result<Vec<i64>> {
         self.reading(|db| {
