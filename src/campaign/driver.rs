@@ -232,22 +232,9 @@ impl Driver<'_> {
         self.progress.show(&step_name(c, step));
     }
 
-    /// Seconds left: the mean time of the done steps times the steps not yet done.
+    /// Seconds left (see [`crate::record::campaign::state::eta_s`]).
     fn eta(&self, c: &Campaign) -> Option<f64> {
-        let steps = self.store.steps(c.id).ok()?;
-        let times: Vec<f64> = steps
-            .iter()
-            .filter(|s| s.state == StepState::Done)
-            .filter_map(|s| {
-                crate::clock::secs_between(s.started_at.as_deref()?, s.finished_at.as_deref()?)
-            })
-            .collect();
-        let mean = crate::stats::mean(&times)?;
-        let left = steps
-            .iter()
-            .filter(|s| matches!(s.state, StepState::Planned | StepState::Running))
-            .count();
-        Some(mean * left as f64)
+        crate::record::campaign::state::eta_s(&self.store.steps(c.id).ok()?)
     }
 
     /// Records what became of a step.

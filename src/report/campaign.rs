@@ -56,15 +56,7 @@ pub struct RoundRow {
 impl StatusView {
     pub fn of(campaign: Campaign, steps: Vec<Step>, runs: &[RunRecord]) -> StatusView {
         let count = |st: StepState| steps.iter().filter(|s| s.state == st).count();
-        let times: Vec<f64> = steps
-            .iter()
-            .filter(|s| s.state == StepState::Done)
-            .filter_map(|s| {
-                crate::clock::secs_between(s.started_at.as_deref()?, s.finished_at.as_deref()?)
-            })
-            .collect();
-        let left = count(StepState::Planned) + count(StepState::Running);
-        let eta_s = crate::stats::mean(&times).map(|m| m * left as f64);
+        let eta_s = crate::record::campaign::state::eta_s(&steps);
         let primary_key = primary::primary_key(&campaign.spec, runs);
         let estimate = primary_key
             .as_ref()

@@ -202,6 +202,24 @@ impl std::fmt::Display for Owner {
     }
 }
 
+/// Seconds a campaign has left: the mean time of its done steps times the steps not yet done
+/// (planned or running); None before a step is done.
+pub fn eta_s(steps: &[Step]) -> Option<f64> {
+    let times: Vec<f64> = steps
+        .iter()
+        .filter(|s| s.state == StepState::Done)
+        .filter_map(|s| {
+            crate::clock::secs_between(s.started_at.as_deref()?, s.finished_at.as_deref()?)
+        })
+        .collect();
+    let mean = crate::stats::mean(&times)?;
+    let left = steps
+        .iter()
+        .filter(|s| matches!(s.state, StepState::Planned | StepState::Running))
+        .count();
+    Some(mean * left as f64)
+}
+
 /// This boot's id (`/proc/sys/kernel/random/boot_id`), or `unknown`.
 pub fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
