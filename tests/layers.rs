@@ -15,10 +15,13 @@ const LAYERS: &[&[&str]] = &[
     &["proc", "progress", "record", "stats"],
     &[
         "clock",
+        "emergency",
         "error",
         "fsinfo",
         "noise",
+        "out_of_memory",
         "private_dir",
+        "remove_tree",
         "sysinfo",
     ],
 ];

@@ -99,8 +99,12 @@ pub fn run(
         sinks,
         progress,
     );
+    // The private directory goes whatever happened; one left behind is said, not hidden
+    // (the results stand).
+    if let Err(left) = workdir.close() {
+        progress.line(&format!("patchbench: warning: {left:#}"));
+    }
     progress.finish();
-    drop(workdir);
     record::finish(record);
     outcome
 }
