@@ -249,8 +249,8 @@ mod tests {
     fn a_real_three_level_chain_is_charged_only_its_time_in_the_window() {
         use super::super::activity::{activity, MonitorSettings};
         use std::io::Write;
-        use std::time::{Duration, Instant};
         use std::os::unix::process::CommandExt;
+        use std::time::{Duration, Instant};
         // top: the middle shell, then a read; middle: the spinner (a shell of its own), then
         // `true`, so neither shell execs its last command.
         let mut top = std::process::Command::new("sh")

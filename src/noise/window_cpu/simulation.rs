@@ -245,7 +245,12 @@ impl Machine {
     fn truth(&self) -> std::collections::BTreeMap<i32, u64> {
         (0..self.procs.len())
             .filter(|&i| self.visible(i))
-            .map(|i| (self.procs[i].pid, self.procs[i].own_in + self.procs[i].children_in))
+            .map(|i| {
+                (
+                    self.procs[i].pid,
+                    self.procs[i].own_in + self.procs[i].children_in,
+                )
+            })
             .collect()
     }
 }
@@ -273,12 +278,10 @@ fn simulate(seed: u64, cpus: usize, max_pid: i32, lead: u64, window: u64) -> Win
         m.step(&mut rng);
     }
     let after = m.snapshot();
-    let any_gone = before.procs.iter().any(|(pid, b)| {
-        after
-            .procs
-            .get(pid)
-            .is_none_or(|a| a.start != b.start)
-    });
+    let any_gone = before
+        .procs
+        .iter()
+        .any(|(pid, b)| after.procs.get(pid).is_none_or(|a| a.start != b.start));
     Window {
         cpus,
         steps: window,
