@@ -177,6 +177,7 @@ fn run_all(
                 stderr = stderr.or(outcome.stderr);
                 let mut result = scoring::combine_copies(pass, outcome.samples, spec.timebase);
                 result.noise = Some(noise);
+                result.shared_window = outcome.shared;
                 results.push(result);
                 if let Some(a) = adaptive.as_mut() {
                     let rates: Vec<f64> = results.iter().map(|p| p.rate).collect();
