@@ -256,13 +256,17 @@ impl Aim7Sides<'_> {
     }
 }
 
+/// One row of the table: test, copies (or load), median ratio, min, max, pairs, C median,
+/// patchbench median.
+type Row = (String, u32, f64, f64, f64, usize, f64, f64);
+
 /// The AIM7 pairs of `FIDELITY_AIM7`; rows for the table.
 fn aim7_rows(
     bindir: &Path,
     pairs: usize,
     prefix: &[String],
     csv: &mut Option<std::fs::File>,
-) -> Vec<(String, u32, f64, f64, f64, usize, f64, f64)> {
+) -> Vec<Row> {
     let spec = std::env::var("FIDELITY_AIM7").unwrap_or_else(|_| "creat-clo:200".into());
     if spec.trim() == "none" || spec.trim().is_empty() {
         return Vec::new();

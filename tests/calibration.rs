@@ -264,7 +264,7 @@ struct Modes {
 
 impl Modes {
     fn on(self, t: usize) -> bool {
-        self.every_test || t % 3 == 0
+        self.every_test || t.is_multiple_of(3)
     }
 }
 

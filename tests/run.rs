@@ -134,8 +134,8 @@ fn oversubscribed_copies_get_the_throughput_of_their_shared_window() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let copies = (16 * patchbench::sysinfo::online_cpus()).max(32);
-    // The reading is dropped when the runner woke after a copy's window had ended (a machine
-    // loaded by others can delay it past the 100 ms margin): a few tries.
+    // A reading is dropped when the runner woke after a copy's window had ended (a machine
+    // loaded by others can delay it): a few tries.
     let run = || {
         let out = bin()
             .args(["run", "pipe", "--passes", "1", "--duration", "1"])
@@ -165,8 +165,9 @@ fn oversubscribed_copies_get_the_throughput_of_their_shared_window() {
         shared["count"].as_f64().unwrap(),
         shared["rate"].as_f64().unwrap(),
     );
-    // Read 100 ms before the earliest end of any window (release + 1 s), and not after it.
-    assert!((0.9..=1.0).contains(&secs), "{secs}");
+    // Read at half the duration or 100 ms before the earliest end of any window (release +
+    // 1 s), and not after it.
+    assert!((0.5..=1.0).contains(&secs), "{secs}");
     let earliest_end = pass["copies"]
         .as_array()
         .unwrap()

@@ -39,7 +39,7 @@ pub struct Overlap {
 }
 
 /// The copies' throughput over the window in which all of them ran: every copy's count read
-/// at one common stop (just before the earliest moment any copy's window can end), summed,
+/// at one common stop (before the earliest moment any copy's window can end), summed,
 /// over the time since their release. Unlike UnixBench's sum of each copy's count over the
 /// mean of their windows, it is a throughput even when the windows do not overlap (more
 /// copies than CPUs). Only tests whose loop keeps a live count have it, at 2 copies or more.

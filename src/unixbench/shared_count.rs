@@ -6,9 +6,9 @@
 //! the windows drift apart and UnixBench's sum of counts over the mean window is no
 //! throughput (at 256 copies on 2 CPUs they overlap 0 %). Every copy is released at once, and
 //! each one's window ends at its own start + the duration, so none ends before release +
-//! duration: the runner reads every copy's count just before that common stop, and the sum
-//! over the time since release is the machine's throughput with all copies running (or
-//! waiting for a CPU) together.
+//! duration: the runner reads every copy's count at one moment before then (the common
+//! stop; `crate::unixbench::runner::pass` says when), and the sum over the time since release
+//! is the machine's throughput with all copies running (or waiting for a CPU) together.
 //!
 //! The runner makes a memfd of one 64-byte slot per copy (a cache line each, so copies never
 //! share one) and hands it to each copy as an inherited descriptor named in

@@ -7,10 +7,11 @@
 //! [`crate::unixbench::protocol`].
 //!
 //! For a test whose loop keeps a live count, at 2 copies or more, the runner also reads every
-//! copy's count at one common stop (`crate::unixbench::shared_count`): it wakes once, a tenth
-//! of the duration before the earliest moment a copy's window can end (release + duration),
-//! reads the counters and sleeps again. The reading is kept when no copy's window had ended
-//! by then.
+//! copy's count at one common stop (`crate::unixbench::shared_count`): it wakes twice, at
+//! half the duration and a tenth of it before the earliest moment a copy's window can end
+//! (release + duration), reads the counters and sleeps again. The latest reading taken before
+//! any copy's window ended is kept (a runner woken late on a loaded machine may miss the
+//! second).
 
 use crate::error::RunFailed;
 use crate::proc::gate::Gate;
@@ -133,9 +134,10 @@ fn spawn(
     counter: Option<String>,
 ) -> std::io::Result<(i32, ChildStdout, ChildStderr)> {
     let mut cmd = Command::new(plan.worker);
-    if let Some(slot) = counter {
-        cmd.env(shared_count::ENV, slot);
-    }
+    match counter {
+        Some(slot) => cmd.env(shared_count::ENV, slot),
+        None => cmd.env_remove(shared_count::ENV),
+    };
     cmd.arg(plan.spec.id)
         .arg(format!("{}", plan.duration))
         .current_dir(plan.workdir)
@@ -164,11 +166,11 @@ pub struct PassOutcome {
     pub shared: Option<SharedWindow>,
 }
 
-/// How long before the earliest end of a window the counters are read: a tenth of the
-/// duration, at least 50 ms, so that a runner woken late on a loaded machine still reads
-/// before any copy stops (half the duration at most).
-fn read_margin(duration: f64) -> f64 {
-    (duration / 10.0).max(0.05).min(duration / 2.0)
+/// When the counters are read, after the release: at half the duration, and a tenth of it
+/// (at least 50 ms, at most half) before the earliest end of a window.
+fn read_times(duration: f64) -> [Duration; 2] {
+    let margin = (duration / 10.0).max(0.05).min(duration / 2.0);
+    [duration / 2.0, duration - margin].map(|s| Duration::from_secs_f64(s.max(0.0)))
 }
 
 /// The most of a copy's stderr output a pass hands on.
@@ -255,8 +257,8 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
     gate.open();
     let watchdog = Duration::from_secs_f64(plan.duration * 2.0 + 120.0);
     // When to read the live counts (no copy's window ends before release + duration).
-    let read_at = Duration::from_secs_f64((plan.duration - read_margin(plan.duration)).max(0.0));
-    let mut reading: Option<(u64, u64)> = None;
+    let read_at = read_times(plan.duration);
+    let mut readings: Vec<(u64, u64)> = Vec::with_capacity(read_at.len());
     tick(0.0);
     while copies.iter().any(|c| c.out_open || c.err_open) {
         signals.check()?;
@@ -283,15 +285,16 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         // waking four times a second changes how the scheduler places a lone context1 pair
         // (see context_switch); the file tests' and Whetstone's timed sections start later
         // than the release, so no fixed window would cover them.
-        let wait = match (&counters, reading) {
-            (Some(_), None) => watchdog_left.min(read_at.saturating_sub(released.elapsed())),
-            _ => watchdog_left,
+        let next_read = read_at.get(readings.len()).filter(|_| counters.is_some());
+        let wait = match next_read {
+            Some(at) => watchdog_left.min(at.saturating_sub(released.elapsed())),
+            None => watchdog_left,
         };
         pump(&mut copies, signals, wait)?;
-        if let (Some(c), None) = (&counters, reading) {
-            if released.elapsed() >= read_at {
+        if let (Some(c), Some(at)) = (&counters, next_read) {
+            if released.elapsed() >= *at {
                 let (_, sum) = c.read();
-                reading = Some((sum, crate::clock::monotonic_ns()));
+                readings.push((sum, crate::clock::monotonic_ns()));
             }
         }
         tick(released.elapsed().as_secs_f64());
@@ -334,7 +337,7 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         let dir = plan.workdir.parent().unwrap_or(plan.workdir);
         return Err(RunFailed(format!("{what}: {}", full_dir_message(dir))).into());
     }
-    let shared = reading.and_then(|(sum, at_ns)| {
+    let shared = readings.iter().rev().find_map(|&(sum, at_ns)| {
         shared_window(&copies, sum, at_ns, released_ns, plan.spec.timebase)
     });
     let stderr = copies.iter().find(|c| !c.err.is_empty()).map(|c| {
