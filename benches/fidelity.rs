@@ -34,9 +34,10 @@
 //! jobs' calls, `times()` around each job and the log line, the reaping and the jobs/min),
 //! for `creat-clo` and disk1.c's `disk_rr`, `disk_rw`, `disk_rd`, `disk_wrt` and `disk_cp`,
 //! built with AIM's `-O2`. Pairs of one load point of it and one `patchbench aim7 TEST
-//! --load L --no-start-delay`, adjacent, the order alternating, both in the same `config`
-//! directory, both without the 10 s start delay and both writing AIM's log; the ratio is
-//! patchbench's jobs/min over the reference's. Environment:
+//! --load L --no-start-delay`, adjacent, the order alternating, both in the same kind of
+//! `config` directory, both without the 10 s start delay and both writing AIM's log in the
+//! system temp directory (patchbench's suite directory is there; the reference runs there);
+//! the ratio is patchbench's jobs/min over the reference's. Environment:
 //! - `FIDELITY_AIM7`: `TEST:LOAD,...` (default `creat-clo:200`; `none` skips AIM7);
 //! - `FIDELITY_AIM7_DIR`: the tasks' directory (default `/dev/shm`, a tmpfs, else the temp
 //!   directory); a fresh directory is made inside it for each side;
@@ -186,7 +187,14 @@ impl Aim7Sides<'_> {
     fn c_rate(&self, test: &str, load: u32) -> (f64, f64) {
         // AIM's FILESIZE 1M + POOLSIZE 10M / load, patchbench's defaults too.
         let blocks = 1024 + 10240 / u64::from(load);
-        let (config, cwd) = (self.fresh("c-config"), self.fresh("c-cwd"));
+        // multitask writes its log in its working directory; patchbench writes it in its
+        // suite directory in the system temp directory: the same filesystem on both sides
+        // (a log appended on ext4 costs more per job than one on tmpfs).
+        let config = self.fresh("c-config");
+        let cwd = tempfile::Builder::new()
+            .prefix("fidelity-aim7-c-cwd-")
+            .tempdir()
+            .expect("a working directory for the AIM7 reference");
         let out = self
             .command(self.reference)
             .arg(test)
