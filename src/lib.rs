@@ -15,7 +15,9 @@
 //!   `stats`.
 //! - shared bits: `sysinfo`, `fsinfo`, `clock`, `private_dir`, `progress` (the one progress
 //!   line), `error`, `safe_text` (how data strings are shown on a terminal and in text
-//!   formats: the one sanitising layer), and `noise` (the noise sources `check` reports and every measuring
+//!   formats: the one sanitising layer); `emergency`, `out_of_memory` and `remove_tree` (the exit path that
+//!   cleans up without allocating, the allocator that takes it when memory runs out, and the
+//!   tree removal it uses); and `noise` (the noise sources `check` reports and every measuring
 //!   command stores in its fingerprint, and the per-pass monitor).
 
 // Everything written to stdout goes through `report::print`, which turns a closed pipe into an
@@ -32,15 +34,18 @@ pub mod clock;
 pub mod commands;
 pub mod compare;
 pub mod counter_harness;
+pub mod emergency;
 pub mod error;
 pub mod fsinfo;
 pub mod import;
 pub mod model;
 pub mod noise;
+pub mod out_of_memory;
 pub mod private_dir;
 pub mod proc;
 pub mod progress;
 pub mod record;
+pub mod remove_tree;
 pub mod report;
 pub mod safe_text;
 pub mod stats;

@@ -31,6 +31,16 @@ fn escaped(mut err: clap::Error) -> clap::Error {
     err
 }
 
+/// A failed allocation ends with one line and exit status 2 after cleaning up, not an abort.
+#[global_allocator]
+static ALLOC: patchbench::out_of_memory::Guard = patchbench::out_of_memory::Guard::LOUD;
+
+/// The main thread's signal stack in static memory, set before Rust's runtime would map one
+/// (which aborts under a tight address-space limit).
+#[used]
+#[link_section = ".init_array"]
+static SIGNAL_STACK: extern "C" fn() = patchbench::out_of_memory::install_signal_stack;
+
 fn main() {
     patchbench::private_dir::install_panic_hook();
     let cli = match cli::Cli::try_parse() {

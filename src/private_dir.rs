@@ -3,21 +3,18 @@
 //! else: the user's directory itself is never emptied).
 //!
 //! patchbench is built with `panic = "abort"` (see Cargo.toml), so if it ever panics (a bug) no
-//! destructor runs. The panic hook installed by [`install_panic_hook`] therefore removes the
-//! directories registered here before the process aborts, and only in the process that made
-//! them: a forked task that panics leaves them to its driver.
+//! destructor runs, and an allocation that fails ends the process at once
+//! (`crate::out_of_memory`). Every private directory is therefore registered with
+//! `crate::emergency`, whose exit path (the panic hook installed by [`install_panic_hook`], the
+//! allocator's) removes it, only in the process that made it: a forked task leaves it to its
+//! driver. The removal (`crate::remove_tree`) allocates nothing, so it works when memory has run out,
+//! and [`PrivateDir::close`] says when it failed.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::Mutex;
-
-static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-/// PID of the process that registered directories (0: none yet).
-static OWNER: AtomicI32 = AtomicI32::new(0);
 
 /// A private directory, removed when dropped or closed.
 pub struct PrivateDir {
-    dir: Option<tempfile::TempDir>,
+    path: Option<PathBuf>,
 }
 
 impl PrivateDir {
@@ -25,46 +22,56 @@ impl PrivateDir {
     pub fn create(parent: &Path, prefix: &str) -> std::io::Result<PrivateDir> {
         use std::os::unix::fs::PermissionsExt;
         // tempfile's default is 0777 less the umask (0755 here): ask for 0700 explicitly.
-        let dir = tempfile::Builder::new()
+        // tempfile only picks the name and makes the directory: removing it is ours (below),
+        // with system calls alone, so that it works when memory is short and says why not.
+        let path = tempfile::Builder::new()
             .prefix(prefix)
             .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir_in(parent)?;
-        OWNER.store(std::process::id() as i32, Ordering::SeqCst);
-        if let Ok(mut r) = REGISTERED.lock() {
-            r.push(dir.path().to_path_buf());
-        }
-        Ok(PrivateDir { dir: Some(dir) })
+            .tempdir_in(parent)?
+            .keep();
+        crate::emergency::register_dir(&path);
+        Ok(PrivateDir { path: Some(path) })
     }
 
     pub fn path(&self) -> &Path {
-        self.dir.as_ref().map(|d| d.path()).unwrap_or(Path::new(""))
+        self.path.as_deref().unwrap_or(Path::new(""))
     }
 
-    /// Removes the directory now, reporting an error instead of ignoring it.
-    pub fn close(mut self) -> std::io::Result<()> {
-        self.unregister();
-        match self.dir.take() {
-            Some(d) => d.close(),
+    /// Removes the directory now; an error names the directory, the call that failed and
+    /// why, and the directory is then left for the user to remove.
+    pub fn close(mut self) -> anyhow::Result<()> {
+        match self.path.take() {
+            Some(p) => remove_now(&p),
             None => Ok(()),
         }
     }
+}
 
-    fn unregister(&self) {
-        let path = self.path().to_path_buf();
-        if let Ok(mut r) = REGISTERED.lock() {
-            r.retain(|p| *p != path);
+/// Removes `path` (our private directory) and forgets it.
+fn remove_now(path: &Path) -> anyhow::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    crate::emergency::unregister_dir(path);
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    crate::remove_tree::remove_tree(&c).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot remove the private directory {} ({e}); remove it by hand: rm -r {}",
+            path.display(),
+            path.display()
+        )
+    })
+}
+
+impl Drop for PrivateDir {
+    /// Removes the directory; an error is lost here: call [`PrivateDir::close`] to see it.
+    fn drop(&mut self) {
+        if let Some(p) = self.path.take() {
+            let _ = remove_now(&p);
         }
     }
 }
 
-impl Drop for PrivateDir {
-    fn drop(&mut self) {
-        self.unregister();
-    }
-}
-
-/// Prints a panic as one line asking for a report, and removes the registered private
-/// directories when the panicking process is the one that made them.
+/// Prints a panic as one line asking for a report, and (in the process that made them) stops
+/// the task groups and removes the private directories before the process aborts.
 pub fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let place = info
@@ -80,13 +87,7 @@ pub fn install_panic_hook() {
         crate::safe_text::eprint_line(&format!(
             "patchbench: internal error (a bug, please report it): {msg}{place}"
         ));
-        if OWNER.load(Ordering::SeqCst) == std::process::id() as i32 {
-            if let Ok(dirs) = REGISTERED.try_lock() {
-                for d in dirs.iter() {
-                    let _ = std::fs::remove_dir_all(d);
-                }
-            }
-        }
+        crate::emergency::clean_up();
     }));
 }
 
@@ -102,10 +103,12 @@ mod tests {
         let path = d.path().to_path_buf();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
-        assert!(REGISTERED.lock().unwrap().contains(&path));
+        assert!(crate::emergency::is_registered_dir(&path));
+        std::fs::create_dir_all(path.join("a/b")).unwrap();
+        std::fs::write(path.join("a/b/f"), b"x").unwrap();
         d.close().unwrap();
         assert!(!path.exists());
-        assert!(!REGISTERED.lock().unwrap().contains(&path));
+        assert!(!crate::emergency::is_registered_dir(&path));
         assert!(parent.path().exists(), "the parent is never removed");
     }
 }

@@ -806,7 +806,9 @@ fn aims_start_delay_is_counted_inside_real_and_every_completion_time() {
 }
 
 /// A parked task runs patchbench-aim7-task and holds, besides 0, 1 and 2, only the start
-/// gate, the report pipe and AIM's log (everything else of the driver was close-on-exec).
+/// gate, the report pipe and AIM's log (everything else of the driver was close-on-exec), and
+/// the one it opened itself: its private directory's first component, which its files are
+/// walked from (as many components as AIM walks).
 fn assert_parked_task_is_the_small_program_with_three_descriptors(pid: i32) {
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
     assert!(
@@ -821,6 +823,17 @@ fn assert_parked_task_is_the_small_program_with_three_descriptors(pid: i32) {
         .map(|e| std::fs::read_link(e.path()).unwrap().display().to_string())
         .collect();
     held.sort();
+    let own: Vec<&String> = held
+        .iter()
+        .filter(|h| std::path::Path::new(h.as_str()).is_dir())
+        .collect();
+    assert_eq!(own.len(), 1, "task {pid} holds {held:?}");
+    assert_eq!(
+        own[0].matches('/').count(),
+        1,
+        "a first component: {held:?}"
+    );
+    held.retain(|h| !std::path::Path::new(h.as_str()).is_dir());
     assert_eq!(held.len(), 3, "task {pid} holds {held:?}");
     assert!(held[0].ends_with("/logfile.suite7"), "{held:?}");
     assert!(held[1..].iter().all(|h| h.starts_with("pipe:")), "{held:?}");

@@ -15,11 +15,14 @@ const LAYERS: &[&[&str]] = &[
     &["proc", "progress", "record", "stats"],
     &[
         "clock",
+        "emergency",
         "error",
         "fsinfo",
         "noise",
+        "out_of_memory",
         "private_dir",
         "safe_text",
+        "remove_tree",
         "sysinfo",
     ],
 ];

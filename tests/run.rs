@@ -125,6 +125,102 @@ fn copies_are_summed() {
     }
 }
 
+/// Issue #20: at 256 copies on 2 CPUs the copies' windows overlap 0 %, and the summed rate
+/// printed beside the warning was no throughput. Now every copy's count is read at one common
+/// stop, and the throughput over the window in which all copies ran is in the JSON and the
+/// warning: never more than the copies counted in the end, read before any window ended.
+#[test]
+fn oversubscribed_copies_get_the_throughput_of_their_shared_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let copies = (16 * patchbench::sysinfo::online_cpus()).max(32);
+    // A reading is dropped when the runner woke after a copy's window had ended (a machine
+    // loaded by others can delay it): a few tries.
+    let run = || {
+        let out = bin()
+            .args(["run", "pipe", "--passes", "1", "--duration", "1"])
+            .args(["--no-settle", "--no-store", "--copies", &copies.to_string()])
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let text = std::fs::read_to_string(&json).unwrap();
+        (
+            out,
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+        )
+    };
+    let (out, record) = (0..3)
+        .map(|_| run())
+        .find(|(_, r)| r["tests"][0]["passes"][0].get("shared_window").is_some())
+        .expect("no try read the counters before a copy's window ended");
+    let t = &record["tests"][0];
+    let pass = &t["passes"][0];
+    let shared = &pass["shared_window"];
+    let (secs, count, rate) = (
+        shared["seconds"].as_f64().expect("shared_window.seconds"),
+        shared["count"].as_f64().unwrap(),
+        shared["rate"].as_f64().unwrap(),
+    );
+    // Read at half the duration or 100 ms before the earliest end of any window (release +
+    // 1 s), and not after it.
+    assert!((0.5..=1.0).contains(&secs), "{secs}");
+    let earliest_end = pass["copies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["window"][1].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert!(secs <= earliest_end + 1e-6, "{secs} after {earliest_end}");
+    assert!(count > 0.0 && count <= pass["count"].as_f64().unwrap());
+    assert!((rate - count / secs).abs() <= 1e-6 * rate);
+    // One pass: the geometric mean is its rate.
+    let shared_rate = t["shared_rate"].as_f64().unwrap();
+    assert!(
+        (shared_rate - rate).abs() <= 1e-9 * rate,
+        "{shared_rate} {rate}"
+    );
+    // With this many copies per CPU the windows drift apart; the warning gives both figures.
+    if t["overlap"]["overlap"].as_f64().unwrap() < 0.95 {
+        let warning = t["warnings"][0].as_str().unwrap();
+        assert!(
+            warning.contains("counted until one common stop") && warning.contains("shared_rate"),
+            "{warning}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("counted until one common stop"), "{stderr}");
+    }
+    // One copy has no shared window; nor has a test whose loop keeps no live count.
+    let one = dir.path().join("one.json");
+    bin()
+        .args([
+            "run",
+            "pipe,dhry2reg",
+            "--passes",
+            "1",
+            "--duration",
+            "0.3",
+            "--no-settle",
+        ])
+        .args(["--no-store", "--copies", "1,2"])
+        .arg("--dir")
+        .arg(dir.path())
+        .arg("--json")
+        .arg(&one)
+        .assert()
+        .success();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&one).unwrap()).unwrap();
+    for t in record["tests"].as_array().unwrap() {
+        let has = t["passes"][0].get("shared_window").is_some();
+        let expected = t["test"] == "pipe" && t["copies"] == 2;
+        assert_eq!(has, expected, "{} x{}", t["test"], t["copies"]);
+    }
+}
+
 fn assert_usage_error(args: &[&str], needle: &str) {
     let out = bin().args(args).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{args:?}");

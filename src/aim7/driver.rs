@@ -50,6 +50,10 @@ pub enum Stop {
         task: u32,
         how: String,
     },
+    /// A task ran out of memory (its allocator's exit status).
+    OutOfMemory {
+        task: u32,
+    },
     /// fork() failed after `started` tasks.
     CannotFork {
         started: u32,
@@ -121,6 +125,8 @@ struct Tasks {
     not_started: Option<Report>,
     parked: u32,
     partial: Vec<u8>,
+    /// Where reports are read into (allocated before the first fork).
+    read_buf: Vec<u8>,
     /// The start mark in clock ticks (None until the tasks are released).
     start: Option<i64>,
     /// Completion ticks by task.
@@ -159,9 +165,14 @@ impl Tasks {
 
     /// Reads every complete report waiting on the (non-blocking) report pipe.
     fn read_reports(&mut self, fd: i32) {
-        let mut buf = vec![0u8; RECORD_BYTES * 256];
+        let mut buf = std::mem::take(&mut self.read_buf);
+        self.read_into(fd, &mut buf);
+        self.read_buf = buf;
+    }
+
+    fn read_into(&mut self, fd: i32, buf: &mut [u8]) {
         loop {
-            // SAFETY: reading into a local buffer.
+            // SAFETY: reading into a buffer of buf.len() bytes.
             let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
             if n <= 0 {
                 if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
@@ -214,6 +225,20 @@ impl Tasks {
     }
 }
 
+/// Why task `task` ended with raw wait status `status` (`when`: " before the start" or "").
+fn died(task: u32, status: i32, when: &str) -> Stop {
+    if libc::WIFEXITED(status)
+        && libc::WEXITSTATUS(status) == crate::out_of_memory::OUT_OF_MEMORY_STATUS
+    {
+        Stop::OutOfMemory { task }
+    } else {
+        Stop::TaskDied {
+            task,
+            how: format!("{}{when}", describe_raw(status)),
+        }
+    }
+}
+
 fn poll_two(a: i32, b: i32, timeout_ms: i32) {
     let mut fds = [
         libc::pollfd {
@@ -242,14 +267,17 @@ pub fn run(
     ipc_cleanup: bool,
 ) -> Result<Outcome, Stop> {
     crate::proc::child::ensure_single_threaded("the aim7 driver")?;
+    // What the load point needs is allocated before the first fork, so memory running out
+    // shows before any task exists.
     let mut t = Tasks {
-        group: TaskGroup::new(),
+        group: TaskGroup::with_capacity(tasks as usize),
         reports: vec![None; tasks as usize],
         lines: vec![LineCounts::default(); plan.jobs.len()],
         failed: None,
         not_started: None,
         parked: 0,
-        partial: Vec::new(),
+        partial: Vec::with_capacity(RECORD_BYTES * 2),
+        read_buf: vec![0u8; RECORD_BYTES * 256],
         start: None,
         completion: vec![None; tasks as usize],
         load: plan.load,
@@ -353,10 +381,7 @@ fn drive(
         }
         if let Some((task, status)) = t.reap_ended() {
             t.kill_and_reap();
-            return Err(Stop::TaskDied {
-                task,
-                how: format!("{} before the start", describe_raw(status)),
-            });
+            return Err(died(task, status, " before the start"));
         }
     }
     // In a duet, wait until the other guest's load point is ready too (nothing otherwise).
@@ -414,10 +439,7 @@ fn drive(
         }
         if let Some((task, status)) = bad {
             t.kill_and_reap();
-            return Err(Stop::TaskDied {
-                task,
-                how: describe_raw(status),
-            });
+            return Err(died(task, status, ""));
         }
         let now = monotonic_ns();
         if now >= next_progress {

@@ -6,8 +6,8 @@
 //!   is rewritten at every load point);
 //! - the `fakeh` tree that disk_src searches (see `fakeh`), made once.
 //!
-//! AIM makes both whatever the workfile runs, and so does patchbench; they are removed at the
-//! end. Before each load point AIM also runs `sync;sync;sync` ([`sync_disks`]).
+//! AIM makes both whatever the workfile runs, and so does patchbench; they go with the private
+//! directory at the end. Before each load point AIM also runs `sync;sync;sync` ([`sync_disks`]).
 
 use super::fakeh;
 use super::jobs::{BLOCK, COMMON_FILE, FAKE_TREE};
@@ -32,12 +32,6 @@ pub fn prepare(private: &Path, disk_blocks: usize) -> std::io::Result<()> {
         fakeh::build(&tree)?;
     }
     Ok(())
-}
-
-/// Removes what [`prepare`] made.
-pub fn remove(private: &Path) {
-    let _ = std::fs::remove_file(private.join(COMMON_FILE));
-    let _ = std::fs::remove_dir_all(private.join(FAKE_TREE));
 }
 
 /// Files tasks made in `private` and did not remove (besides the fixtures).

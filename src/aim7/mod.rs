@@ -405,6 +405,11 @@ fn stop_error(stop: Stop, mix: &Mix, load: u32, dirs: &[PathBuf]) -> anyhow::Err
         Stop::TaskDied { task, how } => {
             RunFailed(format!("{name} at load {load}: task {task} {how}")).into()
         }
+        Stop::OutOfMemory { task } => anyhow::anyhow!(
+            "{name} at load {load}: task {task} ran out of memory; every task was stopped and \
+             its files removed; raise the memory limit (ulimit -v, the cgroup's memory.max) or \
+             lower --load"
+        ),
         Stop::CannotFork { started, errno } => crate::proc::start_refused(
             &format!("{name} at load {load}"),
             started as usize,
@@ -494,11 +499,47 @@ pub fn run(
     let program = task_program::locate()?;
     // Also writes num_fcns.c's tables, which AIM fills in the parent, for the tasks to map.
     let suite = suite::Suite::create(plan.log)?;
-    let private: Vec<crate::private_dir::PrivateDir> = plan
-        .dirs
-        .iter()
-        .map(|d| make_private_dir(d))
-        .collect::<anyhow::Result<_>>()?;
+    let mut private: Vec<crate::private_dir::PrivateDir> = Vec::with_capacity(plan.dirs.len());
+    let mut outcome = Ok(());
+    for d in &plan.dirs {
+        match make_private_dir(d) {
+            Ok(p) => private.push(p),
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
+    }
+    if outcome.is_ok() {
+        outcome = run_points(
+            plan, &program, &suite, &private, signals, record, sinks, progress,
+        );
+    }
+    // The directories go whatever happened, and one left behind is said, not hidden (the
+    // results stand: it is a warning).
+    let removed: Vec<anyhow::Result<()>> = private
+        .into_iter()
+        .map(|p| p.close())
+        .chain(std::iter::once(suite.close()))
+        .collect();
+    for left in removed.into_iter().filter_map(Result::err) {
+        progress.line(&format!("patchbench: warning: {left:#}"));
+    }
+    outcome
+}
+
+/// Every mix at every load, in the private directories made for the run.
+#[allow(clippy::too_many_arguments)]
+fn run_points(
+    plan: &Plan,
+    program: &std::ffi::CString,
+    suite: &suite::Suite,
+    private: &[crate::private_dir::PrivateDir],
+    signals: &Signals,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
     let task_dirs: Vec<TaskDir> = private.iter().map(|p| TaskDir::new(p.path())).collect();
     let say = |msg: &str| progress.line(&format!("  {msg}"));
     for mix in &plan.mixes {
@@ -525,15 +566,7 @@ pub fn run(
                 .points
                 .push(new_point(mix, load, jobs_per_task, disk_blocks));
             sinks.progress(record);
-            let tasks = task_plan(
-                &program,
-                mix,
-                &counts,
-                &task_dirs,
-                disk_blocks,
-                load,
-                &suite,
-            );
+            let tasks = task_plan(program, mix, &counts, &task_dirs, disk_blocks, load, suite);
             for n in 1..=plan.runs as usize {
                 // AIM's sync;sync;sync before each load point.
                 fixtures::sync_disks();
@@ -582,9 +615,6 @@ pub fn run(
                 break;
             }
         }
-    }
-    for p in &private {
-        fixtures::remove(p.path());
     }
     Ok(())
 }

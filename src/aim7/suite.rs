@@ -103,6 +103,12 @@ impl Suite {
         self.dir.path()
     }
 
+    /// Closes the log and removes the directory, saying why if it cannot.
+    pub fn close(self) -> anyhow::Result<()> {
+        drop(self.log);
+        self.dir.close()
+    }
+
     /// Lines in the shared log so far.
     pub fn log_lines(&self) -> u64 {
         std::fs::read(self.dir().join(LOG_FILE))

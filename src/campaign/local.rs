@@ -31,7 +31,7 @@ impl Local {
     }
 
     /// Removes the private directory.
-    pub fn close(self) -> std::io::Result<()> {
+    pub fn close(self) -> anyhow::Result<()> {
         self.dir.close()
     }
 }

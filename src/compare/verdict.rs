@@ -418,8 +418,14 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
         j.shape = shape::ratio_drift(&points, s.band());
         return j;
     }
-    for (name, v) in [(r.names.0, &b), (r.names.1, &n)] {
-        if let Some((low, low_runs, high, high_runs)) = shape::bimodal(v) {
+    let both = format!("{} and {}", r.names.0, r.names.1);
+    let sides = [
+        (r.names.0, shape::bimodal(&b)),
+        (r.names.1, shape::bimodal(&n)),
+        (both.as_str(), shape::bimodal_together(&b, &n)),
+    ];
+    for (name, split) in sides {
+        if let Some((low, low_runs, high, high_runs)) = split {
             j.shape = Some(Shape::Bimodal {
                 side: name.to_string(),
                 low,

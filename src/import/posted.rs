@@ -351,6 +351,7 @@ fn build(rows: &[Row], side: usize, label: &str, partial: &BTreeMap<u32, bool>) 
                     precision_capped: None,
                     divisor: None,
                     overlap: None,
+                    shared_rate: None,
                     stderr: None,
                     warnings: Vec::new(),
                 });

@@ -346,6 +346,7 @@ fn build(
                 precision_capped: None,
                 divisor: None,
                 overlap: None,
+                shared_rate: None,
                 stderr: None,
                 warnings: Vec::new(),
             });

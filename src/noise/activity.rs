@@ -13,11 +13,17 @@
 //! themselves. Taking a snapshot reads one small file per process: 8 to 10 ms for 130
 //! processes on this project's loaded 2-CPU VM (release build).
 //!
+//! A process's share counts only CPU time inside the window: its own, and that of the
+//! children it reaped in the window less whatever they (and everything they had reaped)
+//! used before it ([`super::window_cpu`]), so no share exceeds 100 % × the CPUs.
+//!
 //! Limits, from what `/proc` offers: a process that both started and exited between the two
 //! snapshots is seen only through its parent's "children" time, once the parent waited for
 //! it (so a build's short compiler runs show up under `make`); one orphaned and reaped by
-//! init shows up under init. CPU time is counted in clock ticks (1/100 s normally), so over
-//! a 0.25 s window on one CPU one tick is 4 % of a CPU.
+//! init shows up under init. Where the snapshots cannot tell who reaped an ended process, its
+//! time from before the window is taken off every process that could have, so a share may
+//! read low, never high. CPU time is counted in clock ticks (1/100 s normally), so over a
+//! 0.25 s window on one CPU one tick is 4 % of a CPU.
 
 use super::cpu_power::{read_throttle, ThrottleCounts};
 use super::sysfs::Root;
@@ -55,6 +61,8 @@ pub struct ProcTimes {
     /// cutime + cstime: time of exited children this process waited for.
     pub children: u64,
     pub kernel_thread: bool,
+    /// Ended and not yet reaped (state `Z` or `X`): still listed, its times final.
+    pub zombie: bool,
 }
 
 /// `PF_KTHREAD` in the flags field of `/proc/<pid>/stat`.
@@ -105,6 +113,7 @@ pub fn parse_pid_stat(text: &str) -> Option<ProcTimes> {
         own: num(14)? + num(15)?,
         children: num(16)? + num(17)?,
         kernel_thread: num(9)? & PF_KTHREAD != 0,
+        zombie: matches!(rest.first(), Some(&"Z") | Some(&"X")),
     })
 }
 
@@ -338,41 +347,26 @@ pub fn activity(before: &CpuSnapshot, after: &CpuSnapshot, settings: &MonitorSet
         }
     };
     let ours = our_pids(before, after, &settings.ours);
+    // No process can use more than every CPU of the window; the per-process times are read
+    // a few ms after /proc/stat, so a busy process can show a tick or two more than the
+    // window: a share is capped at what the CPUs could give.
+    let most = 100.0 * cpus as f64;
     let mut others: Vec<BusyProcess> = Vec::new();
-    for (pid, now) in &after.procs {
-        if ours.contains(pid) {
+    for (pid, ticks) in super::window_cpu::in_window_ticks(before, after) {
+        if ours.contains(&pid) {
             continue;
         }
-        let then = before.procs.get(pid).filter(|b| b.start == now.start);
-        let (own, children) = match then {
-            Some(b) => {
-                // Children that were running before and were waited for in the window:
-                // their time before the window is inside the parent's children total too.
-                let reaped_before: u64 = before
-                    .procs
-                    .values()
-                    .filter(|c| c.ppid == *pid && !after.procs.contains_key(&c.pid))
-                    .map(|c| c.own + c.children)
-                    .sum();
-                (
-                    d(now.own, b.own),
-                    d(d(now.children, b.children), reaped_before),
-                )
-            }
-            // Started in the window (or missed by the first read): all its time is new.
-            None => (now.own, now.children),
+        let Some(now) = after.procs.get(&pid) else {
+            continue;
         };
-        let ticks = own + children;
-        if ticks > 0 {
-            others.push(BusyProcess {
-                pid: *pid,
-                comm: now.comm.clone(),
-                cpu_pct: pct_of_cpu(ticks),
-                kernel_thread: now.kernel_thread,
-            });
-        }
+        others.push(BusyProcess {
+            pid,
+            comm: now.comm.clone(),
+            cpu_pct: pct_of_cpu(ticks).min(most),
+            kernel_thread: now.kernel_thread,
+        });
     }
-    let other_cpu_pct = others.iter().map(|p| p.cpu_pct).sum();
+    let other_cpu_pct = others.iter().map(|p| p.cpu_pct).sum::<f64>().min(most);
     others.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct).then(a.pid.cmp(&b.pid)));
     others.truncate(5);
     let throttle_events = match (before.throttle, after.throttle) {
@@ -520,7 +514,8 @@ procs_blocked 0
             (11190, "cat", 11172)
         );
         assert_eq!((cat.own, cat.children, cat.start), (0, 0, 214382));
-        assert!(!cat.kernel_thread);
+        assert!(!cat.kernel_thread && !cat.zombie);
+        assert!(parse_pid_stat(&CAT.replace(") R ", ") Z ")).unwrap().zombie);
         let init = parse_pid_stat(INIT).unwrap();
         assert_eq!((init.own, init.children), (127 + 620, 866 + 843));
         assert!(parse_pid_stat(KTHREADD).unwrap().kernel_thread);

@@ -25,6 +25,7 @@ pub mod memory;
 pub mod storage;
 pub mod sysfs;
 pub mod topology;
+pub mod window_cpu;
 
 use activity::{Activity, CpuSnapshot, MonitorSettings};
 use serde::{Deserialize, Serialize};

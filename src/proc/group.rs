@@ -5,7 +5,8 @@
 //!
 //! The group id is only signalled while a member is unreaped: an unreaped child (even a
 //! zombie) keeps its process group id from being reused, so the signal cannot reach a
-//! stranger.
+//! stranger. For as long, the group is registered with `crate::emergency`, whose exit path
+//! (a failed allocation, a panic) kills and reaps it where no destructor runs.
 
 use std::collections::HashMap;
 
@@ -26,6 +27,17 @@ impl TaskGroup {
         TaskGroup::default()
     }
 
+    /// A group with room for `members` allocated now, so that adding them (between forks)
+    /// allocates nothing.
+    pub fn with_capacity(members: usize) -> TaskGroup {
+        TaskGroup {
+            pgid: 0,
+            pids: Vec::with_capacity(members),
+            alive: HashMap::with_capacity(members),
+            status: Vec::with_capacity(members),
+        }
+    }
+
     /// The process group a new member must join: 0 for the first (it starts the group).
     pub fn pgid(&self) -> libc::pid_t {
         self.pgid
@@ -42,6 +54,10 @@ impl TaskGroup {
         unsafe { libc::setpgid(pid, self.pgid) };
         let i = self.pids.len();
         self.pids.push(pid);
+        if self.alive.is_empty() {
+            // Killed and reaped by the exit path if this process must stop at once.
+            crate::emergency::register_group(self.pgid);
+        }
         self.alive.insert(pid, i);
         self.status.push(None);
         i
@@ -71,9 +87,19 @@ impl TaskGroup {
     }
 
     fn reaped(&mut self, pid: libc::pid_t, status: i32) -> Option<(usize, i32)> {
-        let i = self.alive.remove(&pid)?;
+        let i = self.forget(pid)?;
         self.status[i] = Some(status);
         Some((i, status))
+    }
+
+    /// Drops `pid` from the unreaped members; with none left, the group id may be reused by
+    /// anyone, so the exit path forgets it too.
+    fn forget(&mut self, pid: libc::pid_t) -> Option<usize> {
+        let i = self.alive.remove(&pid)?;
+        if self.alive.is_empty() {
+            crate::emergency::unregister_group(self.pgid);
+        }
+        Some(i)
     }
 
     /// Reaps one member that has ended, without blocking.
@@ -114,7 +140,7 @@ impl TaskGroup {
                     continue;
                 }
                 // Not our child any more (should not happen): forget it.
-                self.alive.remove(&pid);
+                self.forget(pid);
                 break;
             }
         }

@@ -169,6 +169,9 @@ impl TestResult {
             non_negative(&what("overlap span"), o.span_seconds)?;
             check(&what("overlap"), o.overlap, Domain::Range(0.0, 1.0))?;
         }
+        if let Some(r) = self.shared_rate {
+            non_negative(&what("shared rate"), r)?;
+        }
         for p in &self.passes {
             p.validate(&what(&format!("pass {}", p.pass)))?;
         }
@@ -186,6 +189,11 @@ impl PassResult {
         }
         if let Some(o) = self.overlap {
             check(&format!("{what} overlap"), o, Domain::Range(0.0, 1.0))?;
+        }
+        if let Some(s) = self.shared_window {
+            for (f, v) in [("seconds", s.seconds), ("count", s.count), ("rate", s.rate)] {
+                non_negative(&format!("{what} shared window {f}"), v)?;
+            }
         }
         for c in &self.copies {
             let w = format!("{what} copy {}", c.copy);

@@ -23,7 +23,8 @@ pub mod unixbench;
 pub mod will_it_scale;
 
 pub use unixbench::{
-    Block, CopySample, IndexScore, Overlap, PassResult, StderrSample, TestResult, TimeSource,
+    Block, CopySample, IndexScore, Overlap, PassResult, SharedWindow, StderrSample, TestResult,
+    TimeSource,
 };
 
 use crate::sysinfo::SystemInfo;

@@ -38,6 +38,21 @@ pub struct Overlap {
     pub overlap: f64,
 }
 
+/// The copies' throughput over the window in which all of them ran: every copy's count read
+/// at one common stop (before the earliest moment any copy's window can end), summed,
+/// over the time since their release. Unlike UnixBench's sum of each copy's count over the
+/// mean of their windows, it is a throughput even when the windows do not overlap (more
+/// copies than CPUs). Only tests whose loop keeps a live count have it, at 2 copies or more.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct SharedWindow {
+    /// From the release to the common stop, in seconds.
+    pub seconds: f64,
+    /// The copies' counts at the common stop, summed.
+    pub count: f64,
+    /// `count` over `seconds`, in the test's unit.
+    pub rate: f64,
+}
+
 /// What a test's copies wrote on stderr (UnixBench's Run aborts the run on such output; here
 /// the score is kept and the output recorded).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -90,6 +105,10 @@ pub struct TestResult {
     /// The copies' windows: the longest span and the lowest overlap over the passes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overlap: Option<Overlap>,
+    /// Geometric mean of the kept passes' shared-window rates (see [`SharedWindow`]), when
+    /// every kept pass has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_rate: Option<f64>,
     /// What the copies wrote on stderr, if anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr: Option<StderrSample>,
@@ -116,6 +135,9 @@ pub struct PassResult {
     /// The time every copy was inside its window, over the span (1 when they coincide).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overlap: Option<f64>,
+    /// The copies' throughput over the window in which all of them ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_window: Option<SharedWindow>,
     /// What else used the CPUs during the pass (hypervisor steal, other processes above a
     /// share of a CPU; `crate::noise::activity`). None in imported results.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -78,6 +78,11 @@ pub struct TestSpec {
     pub tools: &'static [&'static str],
     /// One line for `patchbench list`.
     pub description: &'static str,
+    /// Its loop keeps its count where the runner can read it while the copies run
+    /// (`crate::unixbench::shared_count`), for the throughput over the window in which all
+    /// copies ran: the tests whose loop is a few system calls, where one store per loop is
+    /// nothing.
+    pub live_count: bool,
 }
 
 /// A test of one process that counts loops over its wall time: the common case.
@@ -105,6 +110,7 @@ const fn simple(
         install: None,
         tools: &[],
         description,
+        live_count: false,
     }
 }
 
@@ -278,6 +284,7 @@ pub const TESTS: &[TestSpec] = &[
     ),
     TestSpec {
         baseline: Some(12440.0),
+        live_count: true,
         ..simple(
             "pipe",
             "Pipe Throughput",
@@ -290,6 +297,7 @@ pub const TESTS: &[TestSpec] = &[
     TestSpec {
         baseline: Some(4000.0),
         procs_per_copy: 2,
+        live_count: true,
         ..simple(
             "context1",
             "Pipe-based Context Switching",
@@ -313,6 +321,7 @@ pub const TESTS: &[TestSpec] = &[
     },
     TestSpec {
         baseline: Some(15000.0),
+        live_count: true,
         ..simple(
             "syscall",
             "System Call Overhead",

@@ -5,5 +5,6 @@ pub mod catalog;
 pub mod protocol;
 pub mod report_notes;
 pub mod runner;
+pub mod shared_count;
 pub mod worker;
 pub mod workloads;

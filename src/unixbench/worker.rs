@@ -35,6 +35,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Ok(d) => d,
         Err(e) => return fail(&format!("working directory: {e}")),
     };
+    // The slot the runner reads this copy's count from, when it gave one (before READY).
+    if let Err(e) = crate::unixbench::shared_count::attach_from_env() {
+        return fail(&format!("{test}: {e}"));
+    }
     let job = Job {
         spec,
         duration: Duration::from_secs_f64(seconds),

@@ -20,14 +20,14 @@ pub const JOB: Job = Job {
 };
 
 fn run(ctx: &mut TaskCtx, dir: usize) -> Result<(), Fail> {
-    let path = ctx.temp_path(dir, "tmpb.");
+    let file = ctx.temp_path(dir, "tmpb.");
     for _ in 0..LOOPS {
-        let fd = creat(&path)?;
+        let fd = creat(file.at, &file.path)?;
         ctx.counters[0] += 1;
         close(fd)?;
         ctx.counters[1] += 1;
     }
-    unlink(&path)?;
+    unlink(file.at, &file.path)?;
     ctx.counters[2] += 1;
     Ok(())
 }

@@ -4,8 +4,7 @@
 //! stream (`aim_rand() % range`, so only the first 32768 blocks of a file are ever hit).
 //! Every helper counts what it did in the disk tests' counters.
 
-use super::{check, close, creat, open_mode, unlink, Factor, Fail, Job, TaskCtx, BLOCK};
-use std::ffi::{CStr, CString};
+use super::{check, close, creat, open_mode, unlink, DirFile, Factor, Fail, Job, TaskCtx, BLOCK};
 
 /// Counter names shared by the disk tests.
 pub const DISK_COUNTERS: &[&str] = &["blocks_written", "blocks_read", "files_created", "unlinks"];
@@ -112,19 +111,19 @@ pub fn random(
 
 /// A fresh temp file `tmpb.*` in `dir`, opened with `flags` (mode 0777), or with `creat()`
 /// when `flags` is None.
-pub fn new_temp(ctx: &mut TaskCtx, dir: usize, flags: Option<i32>) -> Result<(CString, i32), Fail> {
-    let path = ctx.temp_path(dir, "tmpb.");
+pub fn new_temp(ctx: &mut TaskCtx, dir: usize, flags: Option<i32>) -> Result<(DirFile, i32), Fail> {
+    let file = ctx.temp_path(dir, "tmpb.");
     let fd = match flags {
-        None => creat(&path)?,
-        Some(f) => open_mode(&path, f, "open")?,
+        None => creat(file.at, &file.path)?,
+        Some(f) => open_mode(file.at, &file.path, f, "open")?,
     };
     ctx.counters[CREATED] += 1;
-    Ok((path, fd))
+    Ok((file, fd))
 }
 
-/// Opens `path` again with `flags`.
-pub fn reopen(path: &CStr, flags: i32) -> Result<i32, Fail> {
-    open_mode(path, flags, "open")
+/// Opens `file` again with `flags`.
+pub fn reopen(file: &DirFile, flags: i32) -> Result<i32, Fail> {
+    open_mode(file.at, &file.path, flags, "open")
 }
 
 /// The set-up disk_rr, disk_rw, sync_disk_rw and sync_disk_update share: a fresh temp file
@@ -136,12 +135,12 @@ pub fn written_file(
     create: Option<i32>,
     blocks: usize,
     reopen_flags: i32,
-) -> Result<(CString, i32), Fail> {
-    let (path, fd) = new_temp(ctx, dir, create)?;
+) -> Result<(DirFile, i32), Fail> {
+    let (file, fd) = new_temp(ctx, dir, create)?;
     sequential(ctx, fd, blocks, Access::Write)?;
     close(fd)?;
-    let fd = reopen(&path, reopen_flags)?;
-    Ok((path, fd))
+    let fd = reopen(&file, reopen_flags)?;
+    Ok((file, fd))
 }
 
 /// The registration of a disk test.
@@ -165,15 +164,16 @@ pub const fn job(
 /// Opens the shared `tmpa.common` of `dir` read-only.
 pub fn open_common(ctx: &TaskCtx, dir: usize) -> Result<i32, Fail> {
     open_mode(
+        ctx.dirs[dir].at,
         &ctx.dirs[dir].common_file,
         libc::O_RDONLY,
         "open tmpa.common",
     )
 }
 
-/// Unlinks `path`, counting it.
-pub fn remove(ctx: &mut TaskCtx, path: &CStr) -> Result<(), Fail> {
-    unlink(path)?;
+/// Unlinks `file`, counting it.
+pub fn remove(ctx: &mut TaskCtx, file: &DirFile) -> Result<(), Fail> {
+    unlink(file.at, &file.path)?;
     ctx.counters[UNLINKED] += 1;
     Ok(())
 }

@@ -133,9 +133,9 @@ fn search(ctx: &mut TaskCtx) -> Result<(), Fail> {
         if !name.is_null() {
             // SAFETY: a NUL-terminated name that lives as long as `lists`.
             let name = unsafe { CStr::from_ptr(name) };
-            close(creat(name)?)?;
+            close(creat(libc::AT_FDCWD, name)?)?;
             ctx.counters[1] += 1;
-            unlink(name)?;
+            unlink(libc::AT_FDCWD, name)?;
             ctx.counters[2] += 1;
         }
     }

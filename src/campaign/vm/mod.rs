@@ -83,7 +83,7 @@ impl Vm {
     }
 
     /// Removes the private directory.
-    pub fn close(self) -> std::io::Result<()> {
+    pub fn close(self) -> anyhow::Result<()> {
         self.dir.close()
     }
 

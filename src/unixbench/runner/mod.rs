@@ -99,8 +99,12 @@ pub fn run(
         sinks,
         progress,
     );
+    // The private directory goes whatever happened; one left behind is said, not hidden
+    // (the results stand).
+    if let Err(left) = workdir.close() {
+        progress.line(&format!("patchbench: warning: {left:#}"));
+    }
     progress.finish();
-    drop(workdir);
     record::finish(record);
     outcome
 }
@@ -173,6 +177,7 @@ fn run_all(
                 stderr = stderr.or(outcome.stderr);
                 let mut result = scoring::combine_copies(pass, outcome.samples, spec.timebase);
                 result.noise = Some(noise);
+                result.shared_window = outcome.shared;
                 results.push(result);
                 if let Some(a) = adaptive.as_mut() {
                     let rates: Vec<f64> = results.iter().map(|p| p.rate).collect();

@@ -5,14 +5,22 @@
 //! a pass's workers (and their children) share one task group, so an interruption or a failure
 //! kills them all at once (see `crate::proc`). What each worker prints follows
 //! [`crate::unixbench::protocol`].
+//!
+//! For a test whose loop keeps a live count, at 2 copies or more, the runner also reads every
+//! copy's count at one common stop (`crate::unixbench::shared_count`): it wakes twice, at
+//! half the duration and a tenth of it before the earliest moment a copy's window can end
+//! (release + duration), reads the counters and sleeps again. The latest reading taken before
+//! any copy's window ended is kept (a runner woken late on a loaded machine may miss the
+//! second).
 
 use crate::error::RunFailed;
 use crate::proc::gate::Gate;
 use crate::proc::signals::Signals;
 use crate::proc::TaskGroup;
-use crate::record::CopySample;
+use crate::record::{CopySample, SharedWindow};
 use crate::unixbench::catalog::{TestSpec, TimeSource};
 use crate::unixbench::protocol::{self, Report};
+use crate::unixbench::shared_count::{self, Counters};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::Read;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -123,8 +131,13 @@ fn spawn(
     plan: &PassPlan,
     gate: BorrowedFd<'_>,
     pgid: i32,
+    counter: Option<String>,
 ) -> std::io::Result<(i32, ChildStdout, ChildStderr)> {
     let mut cmd = Command::new(plan.worker);
+    match counter {
+        Some(slot) => cmd.env(shared_count::ENV, slot),
+        None => cmd.env_remove(shared_count::ENV),
+    };
     cmd.arg(plan.spec.id)
         .arg(format!("{}", plan.duration))
         .current_dir(plan.workdir)
@@ -149,6 +162,15 @@ fn spawn(
 pub struct PassOutcome {
     pub samples: Vec<CopySample>,
     pub stderr: Option<String>,
+    /// The copies' throughput up to one common stop, where the test keeps a live count.
+    pub shared: Option<SharedWindow>,
+}
+
+/// When the counters are read, after the release: at half the duration, and a tenth of it
+/// (at least 50 ms, at most half) before the earliest end of a window.
+fn read_times(duration: f64) -> [Duration; 2] {
+    let margin = (duration / 10.0).max(0.05).min(duration / 2.0);
+    [duration / 2.0, duration - margin].map(|s| Duration::from_secs_f64(s.max(0.0)))
 }
 
 /// The most of a copy's stderr output a pass hands on.
@@ -168,8 +190,16 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
     // Dropped on every way out of this function: kills and reaps whatever is left.
     let mut group = TaskGroup::new();
     let mut copies: Vec<Copy> = Vec::new();
+    let mut counters = match plan.spec.live_count && plan.copies > 1 {
+        true => Some(
+            Counters::create(plan.copies as usize)
+                .map_err(|e| anyhow::anyhow!("{what}: cannot make the copies' counters: {e}"))?,
+        ),
+        false => None,
+    };
     for i in 0..plan.copies {
-        match spawn(plan, gate.read_end(), group.pgid()) {
+        let slot = counters.as_ref().map(|c| c.env_value(i as usize));
+        match spawn(plan, gate.read_end(), group.pgid(), slot) {
             Ok((pid, stdout, stderr)) => {
                 group.add(pid);
                 copies.push(Copy {
@@ -199,6 +229,9 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
             }
         }
     }
+    if let Some(c) = counters.as_mut() {
+        c.close_descriptor();
+    }
     let mut gate = gate.into_opener();
 
     // Wait until every copy is parked at the gate.
@@ -225,6 +258,9 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
     let (released, released_ns) = (Instant::now(), crate::clock::monotonic_ns());
     gate.open();
     let watchdog = Duration::from_secs_f64(plan.duration * 2.0 + 120.0);
+    // When to read the live counts (no copy's window ends before release + duration).
+    let read_at = read_times(plan.duration);
+    let mut readings: Vec<(u64, u64)> = Vec::with_capacity(read_at.len());
     tick(0.0);
     while copies.iter().any(|c| c.out_open || c.err_open) {
         signals.check()?;
@@ -251,7 +287,18 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         // waking four times a second changes how the scheduler places a lone context1 pair
         // (see context_switch); the file tests' and Whetstone's timed sections start later
         // than the release, so no fixed window would cover them.
-        pump(&mut copies, signals, watchdog_left)?;
+        let next_read = read_at.get(readings.len()).filter(|_| counters.is_some());
+        let wait = match next_read {
+            Some(at) => watchdog_left.min(at.saturating_sub(released.elapsed())),
+            None => watchdog_left,
+        };
+        pump(&mut copies, signals, wait)?;
+        if let (Some(c), Some(at)) = (&counters, next_read) {
+            if released.elapsed() >= *at {
+                let (_, sum) = c.read();
+                readings.push((sum, crate::clock::monotonic_ns()));
+            }
+        }
         tick(released.elapsed().as_secs_f64());
     }
 
@@ -292,6 +339,9 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         let dir = plan.workdir.parent().unwrap_or(plan.workdir);
         return Err(RunFailed(format!("{what}: {}", full_dir_message(dir))).into());
     }
+    let shared = readings.iter().rev().find_map(|&(sum, at_ns)| {
+        shared_window(&copies, sum, at_ns, released_ns, plan.spec.timebase)
+    });
     let stderr = copies.iter().find(|c| !c.err.is_empty()).map(|c| {
         let text = String::from_utf8_lossy(&c.err);
         let mut end = text.len().min(STDERR_KEPT);
@@ -300,7 +350,37 @@ pub fn run_pass(plan: &PassPlan, signals: &Signals, tick: Tick) -> anyhow::Resul
         }
         text[..end].to_string()
     });
-    Ok(PassOutcome { samples, stderr })
+    Ok(PassOutcome {
+        samples,
+        stderr,
+        shared,
+    })
+}
+
+/// The throughput up to the reading at `at_ns`, if every copy was still counting then (no
+/// copy's window had ended).
+fn shared_window(
+    copies: &[Copy],
+    sum: u64,
+    at_ns: u64,
+    released_ns: u64,
+    timebase: u32,
+) -> Option<SharedWindow> {
+    let earliest_end = copies
+        .iter()
+        .map(|c| c.report().window.map(|(_, stop)| stop))
+        .collect::<Option<Vec<u64>>>()?
+        .into_iter()
+        .min()?;
+    if at_ns > earliest_end || at_ns <= released_ns {
+        return None;
+    }
+    let seconds = (at_ns - released_ns) as f64 / 1e9;
+    Some(SharedWindow {
+        seconds,
+        count: sum as f64,
+        rate: super::scoring::rate(sum as f64, seconds, timebase),
+    })
 }
 
 /// Whether the filesystem of `dir` has no free block left.

@@ -54,6 +54,7 @@ pub fn combine_copies(pass: u32, copies: Vec<CopySample>, timebase: u32) -> Pass
         kept: true,
         span_seconds: so.map(|(s, _)| s),
         overlap: so.map(|(_, o)| o),
+        shared_window: None,
         noise: None,
         copies,
     }
@@ -67,6 +68,28 @@ fn overlap_of(passes: &[PassResult]) -> Option<Overlap> {
         span_seconds: spans.into_iter().reduce(f64::max)?,
         overlap: overlaps.into_iter().reduce(f64::min)?,
     })
+}
+
+/// The geometric mean of the kept passes' shared-window rates, when every kept pass has one.
+fn shared_rate_of(passes: &[PassResult]) -> Option<f64> {
+    let kept: Vec<f64> = passes
+        .iter()
+        .filter(|p| p.kept)
+        .map(|p| p.shared_window.map(|s| s.rate))
+        .collect::<Option<Vec<f64>>>()?;
+    if kept.is_empty() || kept.iter().any(|r| *r <= 0.0) {
+        return None;
+    }
+    Some((kept.iter().map(|r| r.ln()).sum::<f64>() / kept.len() as f64).exp())
+}
+
+/// The shortest common-stop window of the kept passes.
+fn shared_seconds(passes: &[PassResult]) -> Option<f64> {
+    passes
+        .iter()
+        .filter(|p| p.kept)
+        .filter_map(|p| p.shared_window.map(|s| s.seconds))
+        .reduce(f64::min)
 }
 
 /// What the copies of a test wrote on stderr, with `text` the first copy's output.
@@ -87,10 +110,19 @@ pub fn warnings(result: &TestResult) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(o) = result.overlap {
         if result.copies > 1 && o.overlap < MIN_OVERLAP {
+            let shared = match (result.shared_rate, shared_seconds(&result.passes)) {
+                (Some(rate), Some(secs)) => format!(
+                    "; counted until one common stop, {secs:.2} s after the release, while all \
+                     {} copies ran, the throughput was {rate:.1} {} (JSON `shared_rate`), \
+                     against the summed {:.1}",
+                    result.copies, result.unit, result.score
+                ),
+                _ => String::new(),
+            };
             out.push(format!(
                 "the {} copies' timed windows overlapped only {:.1}% (span {:.2} s): the \
                  summed rate counts work that did not run at the same time, so it overstates \
-                 the throughput",
+                 the throughput{shared}",
                 result.copies,
                 o.overlap * 100.0,
                 o.span_seconds
@@ -141,6 +173,7 @@ pub fn combine_passes(
     };
     let index = spec.baseline.map(|b| 10.0 * score / b);
     let overlap = overlap_of(&passes);
+    let shared_rate = shared_rate_of(&passes);
     TestResult {
         test: spec.id.to_string(),
         name: spec.name.to_string(),
@@ -158,6 +191,7 @@ pub fn combine_passes(
         precision_capped: None,
         divisor: Some(spec.time_source),
         overlap,
+        shared_rate,
         stderr: None,
         warnings: Vec::new(),
     }
@@ -358,12 +392,36 @@ mod tests {
         );
         // UnixBench's score: the summed count over the mean time.
         assert_eq!(pass.rate, 2000.0 / 2.0);
-        let mut r = combine_passes(spec, 2, 2.0, vec![pass]);
+        let mut r = combine_passes(spec, 2, 2.0, vec![pass.clone()]);
         assert_eq!(r.divisor, Some(crate::record::TimeSource::Wall));
         assert_eq!(r.overlap.unwrap().overlap, 1.0 / 3.0);
         r.warnings = warnings(&r);
         assert_eq!(r.warnings.len(), 1);
         assert!(r.warnings[0].contains("overlapped only 33.3% (span 3.00 s)"));
+        assert!(!r.warnings[0].contains("common stop"));
+        // With the copies' counts at a common stop, the warning gives that throughput too,
+        // and the test its geometric mean over the kept passes.
+        let shared = |rate: f64| crate::record::SharedWindow {
+            seconds: 1.95,
+            count: rate * 1.95,
+            rate,
+        };
+        let mut passes = vec![pass.clone(), pass.clone(), pass];
+        for (p, rate) in passes.iter_mut().zip([600.0, 800.0, 100.0]) {
+            p.shared_window = Some(shared(rate));
+        }
+        passes[2].count = 1.0; // dropped as the lowest third
+        let r = combine_passes(spec, 2, 2.0, passes);
+        let gm = (600.0f64 * 800.0).sqrt();
+        assert!((r.shared_rate.unwrap() - gm).abs() < 1e-9);
+        let w = warnings(&r);
+        assert!(
+            w[0].contains("counted until one common stop, 1.95 s after the release")
+                && w[0].contains(&format!("throughput was {gm:.1} lps"))
+                && w[0].contains("against the summed 1000.0"),
+            "{}",
+            w[0]
+        );
         // The same windows at one copy are not a warning (one copy always overlaps itself).
         let one = combine_passes(
             spec,

@@ -93,13 +93,18 @@ pub fn run() -> std::io::Result<u64> {
     }
     let mut counter: u64 = 0;
     let mut failure = None;
+    // Where the runner reads the count mid-pass (shared_count): one store per loop.
+    let live = crate::unixbench::shared_count::counter();
     while !stopped() {
         if !write_u64(p1[1], counter) {
             failure = Some(os_error("write to child"));
             break;
         }
         match read_u64(p2[0]) {
-            Some(v) if v == counter => counter += 1,
+            Some(v) if v == counter => {
+                counter += 1;
+                live.store(counter, std::sync::atomic::Ordering::Relaxed);
+            }
             Some(v) => {
                 failure = Some(std::io::Error::other(format!(
                     "master sync error: expected {counter}, got {v}"

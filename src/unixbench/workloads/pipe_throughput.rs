@@ -16,6 +16,8 @@ pub fn run() -> std::io::Result<u64> {
     let (rfd, wfd) = (fds[0], fds[1]);
     let mut buf = [0u8; 512];
     let mut loops: u64 = 0;
+    // Where the runner reads the count mid-pass (shared_count): one store per loop.
+    let live = crate::unixbench::shared_count::counter();
     let result = loop {
         if stopped() {
             break Ok(loops);
@@ -31,6 +33,7 @@ pub fn run() -> std::io::Result<u64> {
             break Err(os_error("pipe read"));
         }
         loops += 1;
+        live.store(loops, std::sync::atomic::Ordering::Relaxed);
     };
     // SAFETY: closing descriptors we opened.
     unsafe {

@@ -18,6 +18,8 @@ pub fn run() -> std::io::Result<u64> {
     // SAFETY: closing the write end we just made.
     unsafe { libc::close(fds[1]) };
     let mut loops: u64 = 0;
+    // Where the runner reads the count mid-pass (shared_count): one store per loop.
+    let live = crate::unixbench::shared_count::counter();
     while !stopped() {
         // SAFETY: plain system calls on our own descriptor; no memory is passed.
         unsafe {
@@ -31,6 +33,7 @@ pub fn run() -> std::io::Result<u64> {
             libc::umask(0o022);
         }
         loops += 1;
+        live.store(loops, std::sync::atomic::Ordering::Relaxed);
     }
     // SAFETY: closing our descriptor.
     unsafe { libc::close(fd) };
