@@ -225,14 +225,18 @@ fn a_memory_limit_is_named_not_called_corrupt() {
         if err.contains("error while loading shared libraries") {
             break;
         }
-        if err.contains("store") && out.status.code() == Some(2) {
+        // Whether SQLite's allocation or our own fails first at a given limit depends on
+        // the build (the binary's size moves the window); either must say memory, exit 2.
+        // A main stack that cannot grow under the limit is a SIGSEGV from the kernel,
+        // like a loader that cannot map: too little to run at all, not a store error.
+        if out.status.code() == Some(2) {
             assert!(err.contains("out of memory"), "at {kb} KB: {err}");
             named += 1;
         }
         kb -= 100;
         assert!(kb > 1000, "the program still loaded at 1 MB");
     }
-    assert!(named > 0, "no limit made the store fail");
+    assert!(named > 0, "no limit made the program fail with a named error");
     // The store is still healthy.
     assert_eq!(
         Store::open(&store, false)
