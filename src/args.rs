@@ -85,6 +85,25 @@ pub fn label_problem(label: &str) -> Option<String> {
     None
 }
 
+/// A lab tag or box name: 1-64 characters of letters, digits, `.`, `_`, `-`, not starting with
+/// `#` (a free place of a lab campaign is written `#N`) nor `-`.
+pub fn parse_tag(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty()
+        && s.len() <= 64
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "{} is not a tag or box name: use 1-64 letters, digits, '.', '_' or '-' (e.g. \
+             rack-2)",
+            crate::safe_text::field_cut(&format!("{s:?}"), 80)
+        ))
+    }
+}
+
 /// A label for runs (`--label`, a campaign's NAME): see [`label_problem`] for what is
 /// refused.
 pub fn parse_label(s: &str) -> Result<String, String> {

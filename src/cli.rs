@@ -6,8 +6,8 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use patchbench::commands::{
-    aim7, campaign, check, compare, completions, debug_writer, import, list, model, push, run,
-    scale, store,
+    agent, aim7, campaign, check, compare, completions, debug_writer, import, list, model, push,
+    run, scale, store,
 };
 use patchbench::report::color::{self, ColorChoice};
 
@@ -67,6 +67,9 @@ pub enum Command {
     /// Campaigns: base and patched kernels (or settings) measured in alternating rounds,
     /// booted for you, until the answer is precise enough (start, status, resume, report, stop).
     Campaign(campaign::CampaignArgs),
+    /// A lab box's worker: claims steps of lab campaigns (`campaign start --boxes N`) from
+    /// a shared store, runs them and stores their runs, until stopped.
+    Agent(agent::AgentArgs),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions(completions::CompletionsArgs),
     /// Print the man page (or write one per command with --dir).
@@ -97,6 +100,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Push(a) => push::execute(&a),
         Command::Compare(a) => compare::execute(&a),
         Command::Campaign(a) => campaign::execute(&a),
+        Command::Agent(a) => agent::execute(&a),
         Command::Completions(a) => completions::completions(&a, Cli::command()),
         Command::Man(a) => completions::man(&a, Cli::command()),
         Command::DebugSlowWriter(a) => debug_writer::slow_writer(&a),

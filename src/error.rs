@@ -17,6 +17,18 @@ pub struct Interrupted {
     pub name: &'static str,
 }
 
+/// The store's server cannot be reached, or the connection to it was lost: exit status 2 for a
+/// command; a lab agent waits and reconnects instead (it tells this from other errors).
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct StoreUnreachable(pub String);
+
+/// True when `err` is (or wraps) a [`StoreUnreachable`].
+pub fn is_unreachable(err: &anyhow::Error) -> bool {
+    err.chain()
+        .any(|e| e.downcast_ref::<StoreUnreachable>().is_some())
+}
+
 /// A workload failed while running (a worker crashed or reported an error); exit status 1.
 #[derive(Debug, Error)]
 #[error("{0}")]

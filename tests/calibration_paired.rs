@@ -329,6 +329,7 @@ fn spec(pct: f64) -> CampaignSpec {
         scratch: None,
         vm: None,
         kexec: None,
+        lab: None,
         step_timeout_s: 600.0,
         settle_s: 0.0,
         primary: Some("unixbench.index[copies=1]".into()),

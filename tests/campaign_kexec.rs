@@ -532,6 +532,7 @@ fn kexec_spec(
         duet: false,
         scratch: None,
         vm: None,
+        lab: None,
         kexec: Some(KexecOptions {
             return_to: BootTarget {
                 image: image.into(),

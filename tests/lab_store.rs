@@ -438,11 +438,13 @@ fn an_agent_role_works_with_only_its_grants() {
             round: 1,
             slot: 0,
             side: "base".into(),
+            r#box: String::new(),
         },
         patchbench::record::campaign::plan::PlannedStep {
             round: 1,
             slot: 1,
             side: "patched".into(),
+            r#box: String::new(),
         },
     ];
     let id = admin.create_campaign(&spec, 1, &steps).unwrap();

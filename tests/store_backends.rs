@@ -117,6 +117,7 @@ fn spec(name: &str) -> CampaignSpec {
         program: "/bin/true".into(),
         started_on: "testbox".into(),
         kexec: None,
+        lab: None,
     }
 }
 
@@ -130,6 +131,7 @@ fn planned(rounds: std::ops::RangeInclusive<u32>) -> Vec<PlannedStep> {
                     round,
                     slot: slot as u32,
                     side: side.to_string(),
+                    r#box: String::new(),
                 })
         })
         .collect()

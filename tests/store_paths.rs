@@ -236,7 +236,10 @@ fn a_memory_limit_is_named_not_called_corrupt() {
         kb -= 100;
         assert!(kb > 1000, "the program still loaded at 1 MB");
     }
-    assert!(named > 0, "no limit made the program fail with a named error");
+    assert!(
+        named > 0,
+        "no limit made the program fail with a named error"
+    );
     // The store is still healthy.
     assert_eq!(
         Store::open(&store, false)

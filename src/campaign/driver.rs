@@ -20,6 +20,8 @@ use crate::store::campaign::AfterFailure;
 /// The most characters of a step's console line shown (escaped by `crate::safe_text`).
 const CONSOLE_LINE_CHARS: usize = 100;
 use crate::store::db::Store;
+use crate::store::lab::Spooled;
+use crate::store::spool::Spool;
 
 /// How a drive ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +46,38 @@ pub struct Driver<'a> {
     pub lease_s: f64,
     /// Only this box's steps (a lab agent), or any.
     pub r#box: Option<String>,
+    /// Where a finished step's run waits when the store cannot be reached (a lab agent).
+    pub spool: Option<&'a mut Spool>,
+}
+
+/// Renews the lease of the steps a driver runs while they run: every third of the lease, and
+/// after a failed renewal (the server away) it reconnects first, so a server that came back
+/// keeps the step ours.
+struct Renewal<'s> {
+    store: &'s mut Store,
+    owner: &'s str,
+    lease_s: f64,
+    steps: Vec<i64>,
+    last: std::time::Instant,
+    broken: bool,
+}
+
+impl Renewal<'_> {
+    fn tick(&mut self) {
+        if self.lease_s <= 0.0 || self.last.elapsed().as_secs_f64() < self.lease_s / 3.0 {
+            return;
+        }
+        self.last = std::time::Instant::now();
+        if self.broken && self.store.reconnect(None).is_err() {
+            return;
+        }
+        self.broken = false;
+        for &id in &self.steps {
+            if let Err(e) = self.store.renew_lease(id, self.owner, self.lease_s) {
+                self.broken = crate::error::is_unreachable(&e);
+            }
+        }
+    }
 }
 
 impl Driver<'_> {
@@ -51,29 +85,38 @@ impl Driver<'_> {
     /// interrupted (then the error is [`crate::error::Interrupted`] and the step is handed back).
     pub fn drive(&mut self, name: &str) -> anyhow::Result<End> {
         loop {
-            let campaign = match self.prepare(name)? {
-                Ok(c) => c,
-                Err(end) => return Ok(end),
-            };
-            let Some(step) = self.claim(&campaign)? else {
-                return self.nothing_planned(&campaign);
-            };
-            if campaign.spec.duet {
-                let partner = self.claim(&campaign)?;
-                match partner {
-                    Some(p) if p.round == step.round && p.r#box == step.r#box => {
-                        self.run_pair(&campaign, step, p)?;
-                        continue;
-                    }
-                    Some(p) => {
-                        // Not the same round (its partner failed for good): hand it back.
-                        self.store.release_step(p.id, &self.owner)?;
-                    }
-                    None => {}
-                }
+            if let Some(end) = self.next_step(name)? {
+                return Ok(end);
             }
-            self.run_one(&campaign, step)?;
         }
+    }
+
+    /// Claims and runs the campaign's next step (both steps of a round in a duet); None when
+    /// one ran, or how the drive ends when there was none for this driver.
+    pub fn next_step(&mut self, name: &str) -> anyhow::Result<Option<End>> {
+        let campaign = match self.prepare(name)? {
+            Ok(c) => c,
+            Err(end) => return Ok(Some(end)),
+        };
+        let Some(step) = self.claim(&campaign)? else {
+            return self.nothing_planned(&campaign).map(Some);
+        };
+        if campaign.spec.duet {
+            let partner = self.claim(&campaign)?;
+            match partner {
+                Some(p) if p.round == step.round && p.r#box == step.r#box => {
+                    self.run_pair(&campaign, step, p)?;
+                    return Ok(None);
+                }
+                Some(p) => {
+                    // Not the same round (its partner failed for good): hand it back.
+                    self.store.release_step(p.id, &self.owner)?;
+                }
+                None => {}
+            }
+        }
+        self.run_one(&campaign, step)?;
+        Ok(None)
     }
 
     /// What comes before each step: the campaign as stored now, or how it ended (a stop asked
@@ -181,12 +224,25 @@ impl Driver<'_> {
         let started = std::time::Instant::now();
         let progress = &*self.progress;
         let what = step_name(c, &step);
-        let outcome = self.executor.run_step(&req, self.signals, &mut |line| {
-            progress.show(&format!(
-                "{what}: {}",
-                crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
-            ));
-        });
+        let mut renewal = Renewal {
+            store: &mut *self.store,
+            owner: &self.owner,
+            lease_s: self.lease_s,
+            steps: vec![step.id],
+            last: started,
+            broken: false,
+        };
+        let outcome = self.executor.run_step(
+            &req,
+            self.signals,
+            &mut |line| {
+                progress.show(&format!(
+                    "{what}: {}",
+                    crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
+                ));
+            },
+            &mut || renewal.tick(),
+        );
         self.settle(c, &step, outcome, started.elapsed().as_secs_f64(), false)
     }
 
@@ -198,14 +254,25 @@ impl Driver<'_> {
         let started = std::time::Instant::now();
         let progress = &*self.progress;
         let what = format!("{}: round {} (duet)", c.name, a.round);
-        let outcomes = self
-            .executor
-            .run_pair([&ra, &rb], self.signals, &mut |line| {
+        let mut renewal = Renewal {
+            store: &mut *self.store,
+            owner: &self.owner,
+            lease_s: self.lease_s,
+            steps: vec![a.id, b.id],
+            last: started,
+            broken: false,
+        };
+        let outcomes = self.executor.run_pair(
+            [&ra, &rb],
+            self.signals,
+            &mut |line| {
                 progress.show(&format!(
                     "{what}: {}",
                     crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
                 ));
-            });
+            },
+            &mut || renewal.tick(),
+        );
         let Some([oa, ob]) = outcomes else {
             self.store.release_step(a.id, &self.owner)?;
             self.store.release_step(b.id, &self.owner)?;
@@ -262,8 +329,14 @@ impl Driver<'_> {
                 if let Err(reason) = check_kernel(side, &m.kernel) {
                     return self.failed(c, step, &reason, "");
                 }
-                let record = self.with_step_info(c, step, *m, duet);
-                match self.store.finish_step(step.id, &self.owner, &record)? {
+                let record = crate::store::db::with_uuid(&self.with_step_info(c, step, *m, duet));
+                let finished = match self.store.finish_step(step.id, &self.owner, &record) {
+                    Err(e) if crate::error::is_unreachable(&e) && self.spool.is_some() => {
+                        return self.spool_run(c, step, &record, e);
+                    }
+                    other => other?,
+                };
+                match finished {
                     Some(id) => {
                         self.progress
                             .line(&format!("{name}: done in {secs:.1} s, stored as run {id}"));
@@ -276,6 +349,52 @@ impl Driver<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// Keeps a finished step's run in the spool when the store cannot be reached, then
+    /// returns the store's error (the caller reconnects and uploads the spool).
+    fn spool_run(
+        &mut self,
+        c: &Campaign,
+        step: &Step,
+        record: &crate::record::RunRecord,
+        lost: anyhow::Error,
+    ) -> anyhow::Result<()> {
+        let shown = self.store.location().shown();
+        let Some(spool) = self.spool.as_deref_mut() else {
+            return Err(lost);
+        };
+        spool.keep(&shown, step.id, &c.name, record)?;
+        self.progress.line(&format!(
+            "{}: finished, but the store cannot be reached; the run waits in spool {} and is \
+             uploaded when the store is back",
+            step_name(c, step),
+            spool.path().display()
+        ));
+        Err(lost)
+    }
+
+    /// Uploads what waits in the spool for this store; one line per run.
+    pub fn upload_spool(&mut self) -> anyhow::Result<usize> {
+        let Some(spool) = self.spool.as_deref_mut() else {
+            return Ok(0);
+        };
+        let done = spool.upload(self.store)?;
+        for (run, what) in &done {
+            let what = match what {
+                Spooled::Stored(id) => format!("stored as run {id}"),
+                Spooled::AlreadyStored => "was already stored".to_string(),
+                Spooled::DoneByAnother => {
+                    "not stored: the step was run again and stored meanwhile".to_string()
+                }
+                Spooled::Gone => "not stored: its campaign is gone".to_string(),
+            };
+            self.progress.line(&format!(
+                "campaign {}: the spooled run of step {} {what}",
+                run.campaign, run.step_id
+            ));
+        }
+        Ok(done.len())
     }
 
     fn failed(

@@ -56,12 +56,14 @@ impl StepOutcome {
 pub trait Executor {
     fn kind(&self) -> ExecutorKind;
 
-    /// Runs one step; `on_line` sees the console as it comes.
+    /// Runs one step; `on_line` sees the console as it comes, and `on_tick` is called at
+    /// least once a second while the step runs (a lab agent renews its lease there).
     fn run_step(
         &mut self,
         req: &StepRequest,
         signals: &Signals,
         on_line: &mut dyn FnMut(&str),
+        on_tick: &mut dyn FnMut(),
     ) -> StepOutcome;
 
     /// Runs the two steps of a round at once (duet); None when this executor cannot.
@@ -70,6 +72,7 @@ pub trait Executor {
         _reqs: [&StepRequest; 2],
         _signals: &Signals,
         _on_line: &mut dyn FnMut(&str),
+        _on_tick: &mut dyn FnMut(),
     ) -> Option<[StepOutcome; 2]> {
         None
     }

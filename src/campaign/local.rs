@@ -46,6 +46,7 @@ impl Executor for Local {
         req: &StepRequest,
         signals: &Signals,
         on_line: &mut dyn FnMut(&str),
+        on_tick: &mut dyn FnMut(),
     ) -> StepOutcome {
         let json = self.dir.path().join(format!("step-{}.json", req.step.id));
         let _ = std::fs::remove_file(&json);
@@ -81,14 +82,19 @@ impl Executor for Local {
         };
         let deadline = Instant::now() + Duration::from_secs_f64(req.spec.step_timeout_s);
         let mut reached_workload = false;
-        let out = child.wait(signals, Some(deadline), &mut |l| {
-            if l == SETUP_DONE {
-                reached_workload = true;
-            } else {
-                on_line(l);
-            }
-            true
-        });
+        let out = child.wait(
+            signals,
+            Some(deadline),
+            &mut |l| {
+                if l == SETUP_DONE {
+                    reached_workload = true;
+                } else {
+                    on_line(l);
+                }
+                true
+            },
+            on_tick,
+        );
         let described = scratch.as_ref().map(|s| s.describe());
         if let Some(fs) = scratch {
             if let Err(e) = fs.remove() {

@@ -22,7 +22,7 @@ use crate::error::{usage, Usage};
 use crate::progress::Progress;
 use crate::record::campaign::plan;
 use crate::record::campaign::spec::{
-    CampaignSpec, ExecutorKind, KernelSpec, Order, Schedule, Scratch, SideSpec,
+    CampaignSpec, ExecutorKind, KernelSpec, LabSpec, Order, Schedule, Scratch, SideSpec,
 };
 use crate::record::campaign::state::{Campaign, CampaignState, Owner, StepState};
 use crate::store::db::Store;
@@ -124,6 +124,15 @@ pub struct StartArgs {
     /// (vm only).
     #[arg(long)]
     pub duet: bool,
+    /// A lab campaign: agents (`patchbench agent`) on N boxes run it, each box every round and
+    /// both sides (a box is a block of the analysis); `start` only plans it. The store must be
+    /// one the boxes share (--store postgres://...).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub boxes: Option<u32>,
+    /// A lab campaign: only boxes whose agent has this tag run it (repeat for several: every
+    /// one is needed). Without --boxes, one box.
+    #[arg(long = "tag", value_name = "TAG", value_parser = crate::args::parse_tag)]
+    pub tags: Vec<String>,
     /// A fresh file system for every step, given to the workload as its --dir: FS:SIZE, e.g.
     /// ext4:1G (a RAM disk in a guest, a loop device with local).
     #[arg(long, value_name = "FS:SIZE", value_parser = parse_scratch)]
@@ -537,6 +546,16 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     if a.duet && executor != ExecutorKind::Vm {
         return usage("--duet runs two guests at once: it needs --executor vm");
     }
+    let lab = (a.boxes.is_some() || !a.tags.is_empty()).then(|| LabSpec {
+        boxes: a.boxes.unwrap_or(1),
+        tags: a.tags.clone(),
+    });
+    if lab.is_some() && executor == ExecutorKind::Kexec {
+        return usage(
+            "--boxes/--tag plan a campaign for lab agents, which run local or vm steps; a kexec \
+             campaign runs on the machine that starts it",
+        );
+    }
     let sides = vec![
         side(
             "base",
@@ -600,6 +619,7 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
         scratch: a.scratch.clone(),
         vm,
         kexec: None,
+        lab,
         step_timeout_s: a.step_timeout,
         settle_s: a.settle,
         primary: a.primary.clone(),
@@ -636,7 +656,7 @@ fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
 }
 
 /// The executor a campaign's steps run with.
-fn executor_for(spec: &CampaignSpec) -> anyhow::Result<Box<dyn Executor>> {
+pub(super) fn executor_for(spec: &CampaignSpec) -> anyhow::Result<Box<dyn Executor>> {
     match spec.executor {
         ExecutorKind::Local => Ok(Box::new(crate::campaign::local::Local::new()?)),
         ExecutorKind::Vm => Ok(Box::new(crate::campaign::vm::Vm::new(spec)?)),
@@ -651,6 +671,9 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
     let spec = spec(a)?;
     if spec.executor == ExecutorKind::Kexec {
         return super::campaign_kexec::start(a, spec);
+    }
+    if let Some(lab) = &spec.lab {
+        return plan_for_lab(a, &spec, lab);
     }
     let mut executor = executor_for(&spec)?;
     let mut store = a.store.open(true)?;
@@ -678,6 +701,46 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
     run_campaign(&mut store, &spec.name, executor.as_mut())
 }
 
+/// Plans a lab campaign: every round for each of its boxes' places, which the first agents
+/// of matching boxes take; nothing runs here.
+fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec, lab: &LabSpec) -> anyhow::Result<i32> {
+    let mut store = a.store.open(true)?;
+    let rounds = spec.schedule.initial_rounds();
+    let steps = plan::for_boxes(
+        &plan::steps(spec.order, spec.seed, 1, rounds),
+        &plan::box_places(lab.boxes),
+    );
+    store.create_campaign(spec, rounds, &steps)?;
+    let tags = if lab.tags.is_empty() {
+        String::new()
+    } else {
+        format!(" tagged {}", lab.tags.join(", "))
+    };
+    crate::safe_text::eprint_line(&format!(
+        "patchbench: campaign {} planned for {} box{}{tags}: {} rounds of 2 steps on each \
+         ({} executor, seed {}) in store {}; agents run it: `patchbench agent --store STORE{}` \
+         on each box; `patchbench campaign status {}` follows it",
+        spec.name,
+        lab.boxes,
+        if lab.boxes == 1 { "" } else { "es" },
+        match &spec.schedule {
+            Schedule::Rounds { rounds } => rounds.to_string(),
+            Schedule::Until {
+                pct, max_rounds, ..
+            } => format!("3 pilot rounds, then up to {max_rounds} for ±{pct} %"),
+        },
+        spec.executor.as_str(),
+        spec.seed,
+        store.path().display(),
+        lab.tags
+            .iter()
+            .map(|t| format!(" --tag {t}"))
+            .collect::<String>(),
+        spec.name,
+    ));
+    Ok(0)
+}
+
 fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
     let Some(name) = a.name.as_deref().filter(|_| !a.boot) else {
         return super::campaign_kexec::at_boot(&a.store);
@@ -686,6 +749,13 @@ fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
     let campaign = find(&store, name)?;
     if campaign.spec.executor == ExecutorKind::Kexec {
         return super::campaign_kexec::resume(a, store, campaign);
+    }
+    if let Some(lab) = &campaign.spec.lab {
+        return usage(format!(
+            "campaign {} is run by lab agents on {} box(es) (`patchbench agent --store ...` on \
+             each); `campaign status {}` shows where it stands",
+            campaign.name, lab.boxes, campaign.name
+        ));
     }
     if campaign.state == CampaignState::Stopped || campaign.state == CampaignState::Finished {
         crate::safe_text::eprint_line(&format!(
@@ -741,6 +811,7 @@ fn run_campaign(store: &mut Store, name: &str, executor: &mut dyn Executor) -> a
         owner: Owner::me().to_string(),
         lease_s: 0.0,
         r#box: None,
+        spool: None,
     };
     let end = driver.drive(name);
     progress.finish();

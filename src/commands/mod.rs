@@ -1,10 +1,11 @@
 //! The commands, one file each with its arguments and what it does: `run`, `list`, `check`,
 //! `aim7`, `scale`, `model`, the store commands (`runs`, `show`, `export`, `rm`), `import`, `push`,
-//! `compare`, `campaign`, `completions` and `man`, and the hidden testing aids. What several share (store options, harness options,
+//! `compare`, `campaign`, `agent`, `completions` and `man`, and the hidden testing aids. What several share (store options, harness options,
 //! the sink set, the fingerprint a measuring command starts with, how a run ends) is in
 //! `shared`. The commands validate everything before any work and hand their runs to the
 //! harnesses; the harnesses never see a clap type.
 
+pub mod agent;
 pub mod aim7;
 pub mod campaign;
 pub mod campaign_kexec;

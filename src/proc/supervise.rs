@@ -125,18 +125,23 @@ impl Supervised {
     /// Waits until the program ends, `deadline` passes or a signal arrives; `on_line` sees every
     /// console line as it comes (for a progress line or a marker), and may ask to stop early
     /// by returning false (the program is then stopped and the end is `Exited` with its status).
+    /// `on_tick` is called at least once a second meanwhile.
     pub fn wait(
         self,
         signals: &Signals,
         deadline: Option<Instant>,
         on_line: &mut dyn FnMut(&str) -> bool,
+        on_tick: &mut dyn FnMut(),
     ) -> Outcome {
         let mut outcomes = wait_all(
             vec![self],
             signals,
             deadline,
             &mut |_, line| on_line(line),
-            &mut Nothing,
+            &mut Ticking {
+                inner: &mut Nothing,
+                tick: on_tick,
+            },
         );
         outcomes.pop().unwrap_or(Outcome {
             ended: Ended::Exited {
@@ -280,6 +285,31 @@ pub trait Alongside {
     fn readable(&mut self, index: usize);
     /// Program `which` (its index in the wait) has ended.
     fn ended(&mut self, which: usize);
+    /// Called on every turn of the wait, at least once a second (a lab agent renews its
+    /// step's lease here).
+    fn tick(&mut self) {}
+}
+
+/// What is alongside, and a tick beside it.
+pub struct Ticking<'a> {
+    pub inner: &'a mut dyn Alongside,
+    pub tick: &'a mut dyn FnMut(),
+}
+
+impl Alongside for Ticking<'_> {
+    fn fds(&self) -> Vec<RawFd> {
+        self.inner.fds()
+    }
+    fn readable(&mut self, index: usize) {
+        self.inner.readable(index)
+    }
+    fn ended(&mut self, which: usize) {
+        self.inner.ended(which)
+    }
+    fn tick(&mut self) {
+        self.inner.tick();
+        (self.tick)()
+    }
 }
 
 /// Nothing alongside.
@@ -324,6 +354,7 @@ pub fn wait_all(
         })
         .collect();
     loop {
+        alongside.tick();
         if let Some(i) = signals.pending() {
             stop_running(&mut slots, || Ended::Interrupted(Interrupted { ..i }));
             break;
@@ -461,10 +492,15 @@ mod tests {
         ))
         .unwrap();
         let mut seen = 0;
-        let out = s.wait(&signals, None, &mut |_| {
-            seen += 1;
-            true
-        });
+        let out = s.wait(
+            &signals,
+            None,
+            &mut |_| {
+                seen += 1;
+                true
+            },
+            &mut || {},
+        );
         assert_eq!(seen, 51);
         assert_eq!(out.tail.len(), TAIL_LINES);
         assert_eq!(out.tail.last().unwrap(), "err");
@@ -484,12 +520,16 @@ mod tests {
             pidfile.display()
         );
         let s = Supervised::spawn(sh(&script)).unwrap();
+        let mut ticks = 0;
         let out = s.wait(
             &signals,
             Some(Instant::now() + Duration::from_millis(1500)),
             &mut |_| true,
+            &mut || ticks += 1,
         );
         assert!(matches!(out.ended, Ended::TimedOut), "{:?}", out.ended);
+        // Ticked at least once a second while it waited (a lease is renewed there).
+        assert!(ticks >= 2, "{ticks} ticks in 1.5 s");
         assert_eq!(out.tail, ["started"]);
         let pid: i32 = std::fs::read_to_string(&pidfile)
             .unwrap()
@@ -507,7 +547,7 @@ mod tests {
         let signals = Signals::install().unwrap();
         let s = Supervised::spawn(sh("echo READY; sleep 300")).unwrap();
         let t = Instant::now();
-        let out = s.wait(&signals, None, &mut |l| l != "READY");
+        let out = s.wait(&signals, None, &mut |l| l != "READY", &mut || {});
         assert!(t.elapsed() < Duration::from_secs(10));
         assert!(matches!(out.ended, Ended::Exited { success: false, .. }));
     }

@@ -40,6 +40,20 @@ pub struct StatusView {
     pub rounds: Vec<RoundRow>,
     /// The distinct warnings the stored steps carry (TCG, unfit for a duet).
     pub warnings: Vec<String>,
+    /// A lab campaign's boxes (a place no box has taken yet is `#N`), each one's progress.
+    pub boxes: Vec<BoxProgress>,
+}
+
+/// One box of a lab campaign.
+#[derive(Debug, Clone, Serialize)]
+pub struct BoxProgress {
+    pub r#box: String,
+    pub rounds_complete: usize,
+    pub rounds_planned: usize,
+    pub done: usize,
+    pub failed: usize,
+    pub running: usize,
+    pub planned: usize,
 }
 
 /// The primary metric in one round.
@@ -103,6 +117,11 @@ impl StatusView {
             .iter()
             .filter(|r| r.base.is_some() && r.patched.is_some())
             .count();
+        let boxes = if campaign.spec.lab.is_some() {
+            box_progress(&steps, &rounds)
+        } else {
+            Vec::new()
+        };
         StatusView {
             steps_total: steps.len(),
             steps_done: count(StepState::Done),
@@ -117,7 +136,14 @@ impl StatusView {
             running: steps
                 .iter()
                 .filter(|s| s.state == StepState::Running)
-                .map(|s| (s.round, s.side.clone(), s.owner.clone().unwrap_or_default()))
+                .map(|s| {
+                    let side = if s.r#box.is_empty() {
+                        s.side.clone()
+                    } else {
+                        format!("{} on box {}", s.side, s.r#box)
+                    };
+                    (s.round, side, s.owner.clone().unwrap_or_default())
+                })
                 .collect(),
             failures: steps
                 .iter()
@@ -134,9 +160,41 @@ impl StatusView {
                     }
                     all
                 }),
+            boxes,
             campaign,
         }
     }
+}
+
+/// Each box's steps and complete rounds, by box name.
+fn box_progress(steps: &[Step], rounds: &[RoundRow]) -> Vec<BoxProgress> {
+    let mut names: Vec<&str> = steps.iter().map(|s| s.r#box.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let of = |st: StepState| {
+                steps
+                    .iter()
+                    .filter(|s| s.r#box == name && s.state == st)
+                    .count()
+            };
+            let mine = rounds.iter().filter(|r| r.r#box == name);
+            BoxProgress {
+                r#box: name.to_string(),
+                rounds_complete: mine
+                    .clone()
+                    .filter(|r| r.base.is_some() && r.patched.is_some())
+                    .count(),
+                rounds_planned: mine.count(),
+                done: of(StepState::Done),
+                failed: of(StepState::Failed),
+                running: of(StepState::Running),
+                planned: of(StepState::Planned),
+            }
+        })
+        .collect()
 }
 
 fn clean(s: &str) -> String {
@@ -238,9 +296,18 @@ fn status_block(out: &mut String, v: &StatusView) {
     }
     let _ = writeln!(
         out,
-        "  progress:  {} of {} planned rounds complete; steps {} done, {} failed, {} running, {} planned{}",
+        "  progress:  {} of {} planned rounds complete{}; steps {} done, {} failed, {} running, {} planned{}",
         v.rounds_complete,
-        c.planned_rounds,
+        if v.boxes.is_empty() {
+            c.planned_rounds as usize
+        } else {
+            v.rounds.len()
+        },
+        if v.boxes.is_empty() {
+            ""
+        } else {
+            " (over all boxes)"
+        },
         v.steps_done,
         v.steps_failed,
         v.steps_running,
@@ -250,6 +317,32 @@ fn status_block(out: &mut String, v: &StatusView) {
             .map(|s| format!("; about {} left", human_secs(s)))
             .unwrap_or_default()
     );
+    if let Some(lab) = &c.spec.lab {
+        let _ = writeln!(
+            out,
+            "  lab:       {} box{}{}, each running every round (a block: rounds pair within \
+             their box)",
+            lab.boxes,
+            if lab.boxes == 1 { "" } else { "es" },
+            if lab.tags.is_empty() {
+                String::new()
+            } else {
+                format!(" tagged {}", clean(&lab.tags.join(", ")))
+            }
+        );
+    }
+    for b in &v.boxes {
+        let name = if crate::record::campaign::plan::is_free_place(&b.r#box) {
+            format!("{} (no box yet)", b.r#box)
+        } else {
+            clean(&b.r#box)
+        };
+        let _ = writeln!(
+            out,
+            "  box {name}: {} of {} rounds complete; steps {} done, {} failed, {} running, {} planned",
+            b.rounds_complete, b.rounds_planned, b.done, b.failed, b.running, b.planned
+        );
+    }
     for w in &v.warnings {
         let _ = writeln!(out, "  warning:   {}", clean(w));
     }

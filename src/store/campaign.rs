@@ -326,7 +326,8 @@ impl Store {
         })
     }
 
-    /// Adds rounds to a campaign (after the pilot of `--until`) and records the decision.
+    /// Adds rounds to a campaign (after the pilot of `--until`) and records the decision. The
+    /// new rounds go to every box the campaign has (its boxes, or their places not yet taken).
     pub fn extend_campaign(
         &mut self,
         campaign_id: i64,
@@ -351,7 +352,19 @@ impl Store {
                  WHERE id=$1",
                 params![campaign_id, planned_rounds, json, now],
             )?;
-            insert_steps(db, campaign_id, steps)
+            let boxes = db
+                .query(
+                    "SELECT DISTINCT box FROM campaign_steps WHERE campaign_id=$1 ORDER BY box",
+                    params![campaign_id],
+                )?
+                .iter()
+                .map(|r| r.text(0))
+                .collect::<Result<Vec<_>, _>>()?;
+            insert_steps(
+                db,
+                campaign_id,
+                &crate::record::campaign::plan::for_boxes(steps, &boxes),
+            )
         })
     }
 
@@ -410,9 +423,15 @@ fn steps_of(db: &mut dyn Db, campaign_id: i64) -> Result<Vec<Step>, DbError> {
 fn insert_steps(db: &mut dyn Db, campaign_id: i64, steps: &[PlannedStep]) -> Result<(), DbError> {
     for s in steps {
         db.execute(
-            "INSERT INTO campaign_steps (campaign_id, round, slot, side, state)
-             VALUES ($1, $2, $3, $4, 'planned')",
-            params![campaign_id, s.round, s.slot, s.side.as_str()],
+            "INSERT INTO campaign_steps (campaign_id, round, slot, side, box, state)
+             VALUES ($1, $2, $3, $4, $5, 'planned')",
+            params![
+                campaign_id,
+                s.round,
+                s.slot,
+                s.side.as_str(),
+                s.r#box.as_str()
+            ],
         )?;
     }
     Ok(())

@@ -111,7 +111,12 @@ impl Store {
                         }
                         _ => "check that the server runs and the URL's host, port and sslmode",
                     };
-                    Usage(format!("cannot reach store {shown}: {e}; {how}"))
+                    let line = format!("cannot reach store {shown}: {e}; {how}");
+                    if e.failure == Failure::Unreachable {
+                        anyhow::Error::from(crate::error::StoreUnreachable(line))
+                    } else {
+                        Usage(line).into()
+                    }
                 })?;
                 (Box::new(db), false)
             }
@@ -134,6 +139,18 @@ impl Store {
             }
         })?;
         Ok(store)
+    }
+
+    /// Opens the same store again (a new connection to a server that went away and came
+    /// back); the old connection is dropped only when the new one is there.
+    pub fn reconnect(&mut self, connect_timeout: Option<Duration>) -> anyhow::Result<()> {
+        let access = if self.read_only {
+            Access::Read
+        } else {
+            Access::Write
+        };
+        *self = Store::open_at(&self.location.clone(), access, connect_timeout)?;
+        Ok(())
     }
 
     /// Where this store is (a file, or a URL shown without its password).
@@ -195,10 +212,13 @@ impl Store {
                 "store {shown}: out of memory ({e}); raise the process's memory limit and try \
                  again"
             ),
-            Failure::Unreachable => format!(
-                "store {shown}: lost the connection to the server ({e}); what was committed \
-                 before is kept"
-            ),
+            Failure::Unreachable => {
+                return crate::error::StoreUnreachable(self.location.scrub(&format!(
+                    "store {shown}: lost the connection to the server ({e}); what was committed \
+                     before is kept"
+                )))
+                .into()
+            }
             Failure::Corrupt => {
                 format!("store {shown} is damaged ({e}); move it aside or give another --store")
             }
@@ -711,7 +731,7 @@ fn integrity_failure(report: &str) -> Failure {
 }
 
 /// The record with a UUID: its own, or a new one for a record of an earlier build.
-pub(super) fn with_uuid(record: &RunRecord) -> RunRecord {
+pub fn with_uuid(record: &RunRecord) -> RunRecord {
     let mut r = record.clone();
     if r.uuid.is_none() {
         r.uuid = Some(crate::record::new_uuid());

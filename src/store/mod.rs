@@ -10,6 +10,7 @@
 
 pub mod campaign;
 pub mod db;
+pub mod lab;
 pub mod location;
 pub mod locks;
 pub mod pg_target;
@@ -17,6 +18,7 @@ pub mod pgpass;
 pub mod postgres;
 pub mod push;
 pub mod schema;
+pub mod spool;
 pub mod sql;
 pub mod sqlite;
 

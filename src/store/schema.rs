@@ -17,7 +17,7 @@ use super::sql::{params, Db, DbError, Dialect};
 use crate::error::Usage;
 
 /// The schema version this build reads and writes.
-pub const CURRENT: i64 = 4;
+pub const CURRENT: i64 = 5;
 
 /// `PRAGMA application_id` of a patchbench store ("PBch"), and the `application` of the
 /// PostgreSQL version table.
@@ -31,11 +31,12 @@ pub const APPLICATION_ID: i64 = 0x5042_6368;
 /// or rewrite runs, or change a campaign.
 pub const AGENT_GRANTS: &str = "\
 GRANT USAGE ON SCHEMA public TO ROLE;
-GRANT SELECT ON patchbench_schema, campaigns, campaign_steps, runs, run_records, metrics
+GRANT SELECT ON patchbench_schema, campaigns, campaign_steps, runs, run_records, metrics, boxes
     TO ROLE;
 GRANT UPDATE (state, attempts, owner, lease_until, started_at, finished_at, run_uuid, error,
-              console_tail) ON campaign_steps TO ROLE;
+              console_tail, box) ON campaign_steps TO ROLE;
 GRANT INSERT ON runs, run_records, metrics TO ROLE;
+GRANT INSERT, UPDATE ON boxes TO ROLE;
 GRANT USAGE ON SEQUENCE runs_id_seq TO ROLE;
 ";
 
@@ -281,7 +282,22 @@ CREATE TABLE patchbench_schema (
 /// Steps after version 4, each written once for both databases: entry i moves the schema
 /// from 4 + i to 5 + i. Dialect words are written `{now}` (the database's epoch seconds),
 /// `{real}` (a float column) and `{id}` (an identity primary key); see [`render`].
-const SHARED_STEPS: &[&str] = &[];
+const SHARED_STEPS: &[&str] = &[
+    // Version 5: the boxes of a lab (`patchbench agent` registers its box: fingerprint, tags,
+    // the executors it offers; `last_seen` is the database's clock at its latest claim or
+    // heartbeat).
+    r#"
+CREATE TABLE boxes (
+    name             TEXT PRIMARY KEY,
+    fingerprint_json TEXT NOT NULL,
+    tags             TEXT NOT NULL DEFAULT '',
+    executors        TEXT NOT NULL DEFAULT '',
+    agent            TEXT,
+    first_seen       {real} NOT NULL,
+    last_seen        {real} NOT NULL
+);
+"#,
+];
 
 /// A shared step in one dialect's words.
 pub fn render(step: &str, dialect: Dialect) -> String {

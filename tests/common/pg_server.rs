@@ -285,6 +285,24 @@ impl PgServer {
             .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
+    /// Starts the server again after [`PgServer::stop`] (same data, socket and port).
+    pub fn restart(&self) {
+        let mut c = as_owner(&self.bin.join("pg_ctl"));
+        c.arg("-D")
+            .arg(self.dir.join("data"))
+            .arg("-l")
+            .arg(self.dir.join("server.log"))
+            .args(["-w", "-t", "120", "start"]);
+        let started = c
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(started, "pg_ctl start (again) failed: {}", self.log());
+    }
+
     /// Stops the server now (the tests of a server that went away).
     pub fn stop(&self) {
         let mut c = as_owner(&self.bin.join("pg_ctl"));

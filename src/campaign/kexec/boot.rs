@@ -260,6 +260,7 @@ impl BootRun<'_> {
             // process) loses it.
             lease_s: c.spec.settle_s + c.spec.step_timeout_s + CLAIM_MARGIN_S,
             r#box: None,
+            spool: None,
         };
         let next = match step_for_this_boot(&mut driver, name, &self.markers, by_hand)? {
             Ok(next) => next,

@@ -58,8 +58,9 @@ impl Executor for Kexec {
         req: &StepRequest,
         signals: &Signals,
         on_line: &mut dyn FnMut(&str),
+        on_tick: &mut dyn FnMut(),
     ) -> StepOutcome {
-        match self.local.run_step(req, signals, on_line) {
+        match self.local.run_step(req, signals, on_line, on_tick) {
             StepOutcome::Measured(mut m) => {
                 if let Some(b) = m.boot.as_mut() {
                     b.via = self.via.clone();

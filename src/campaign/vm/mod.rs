@@ -37,7 +37,7 @@ use super::executor::{workload_args, Executor, StepOutcome, StepRequest};
 use crate::error::Usage;
 use crate::private_dir::PrivateDir;
 use crate::proc::signals::Signals;
-use crate::proc::supervise::{wait_all, Outcome, Supervised};
+use crate::proc::supervise::{wait_all, Outcome, Supervised, Ticking};
 use crate::record::campaign::spec::{CampaignSpec, ExecutorKind};
 use crate::record::campaign::{add_run_warning, GuestInfo};
 use crate::record::RunRecord;
@@ -261,6 +261,7 @@ impl Executor for Vm {
         req: &StepRequest,
         signals: &Signals,
         on_line: &mut dyn FnMut(&str),
+        on_tick: &mut dyn FnMut(),
     ) -> StepOutcome {
         let cpus = self.checked.options.cpus.clone();
         let (prepared, command) = match self.prepare(req, cpus, None) {
@@ -277,10 +278,15 @@ impl Executor for Vm {
                 );
             }
         };
-        let out = child.wait(signals, Some(deadline(req.spec)), &mut |l| {
-            on_line(l);
-            true
-        });
+        let out = child.wait(
+            signals,
+            Some(deadline(req.spec)),
+            &mut |l| {
+                on_line(l);
+                true
+            },
+            on_tick,
+        );
         self.finish(req, prepared, out)
     }
 
@@ -289,8 +295,9 @@ impl Executor for Vm {
         reqs: [&StepRequest; 2],
         signals: &Signals,
         on_line: &mut dyn FnMut(&str),
+        on_tick: &mut dyn FnMut(),
     ) -> Option<[StepOutcome; 2]> {
-        Some(self.duet(reqs, signals, on_line))
+        Some(self.duet(reqs, signals, on_line, on_tick))
     }
 }
 
@@ -302,6 +309,7 @@ impl Vm {
         reqs: [&StepRequest; 2],
         signals: &Signals,
         on_line: &mut dyn FnMut(&str),
+        on_tick: &mut dyn FnMut(),
     ) -> [StepOutcome; 2] {
         let spec = reqs[0].spec;
         let halves = cpus::duet_sets(&self.checked.options.cpus, spec.seed, reqs[0].step.round);
@@ -365,7 +373,10 @@ impl Vm {
                 on_line(&format!("{}: {line}", names[i]));
                 true
             },
-            &mut barrier,
+            &mut Ticking {
+                inner: &mut barrier,
+                tick: on_tick,
+            },
         );
         let released = barrier.released;
         on_line(&format!(

@@ -16,12 +16,38 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-/// One planned step: round (from 1), slot in the round (from 0), side.
+/// One planned step: round (from 1), slot in the round (from 0), side, and the box that runs
+/// it in a lab ("" on a single machine; `#1`, `#2`, ... until an agent's box takes the place,
+/// see [`box_places`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedStep {
     pub round: u32,
     pub slot: u32,
     pub side: String,
+    pub r#box: String,
+}
+
+/// The places of a lab campaign's boxes before any box took one: `#1` .. `#N`.
+pub fn box_places(boxes: u32) -> Vec<String> {
+    (1..=boxes).map(|b| format!("#{b}")).collect()
+}
+
+/// True for a box place no box has taken yet.
+pub fn is_free_place(name: &str) -> bool {
+    name.starts_with('#')
+}
+
+/// `steps` for each of `boxes` (each box runs every round, both sides: a box is a block).
+pub fn for_boxes(steps: &[PlannedStep], boxes: &[String]) -> Vec<PlannedStep> {
+    boxes
+        .iter()
+        .flat_map(|b| {
+            steps.iter().map(move |s| PlannedStep {
+                r#box: b.clone(),
+                ..s.clone()
+            })
+        })
+        .collect()
 }
 
 /// The order of the sides in `round`.
@@ -57,6 +83,7 @@ pub fn steps(order: Order, seed: u64, first: u32, last: u32) -> Vec<PlannedStep>
                     round,
                     slot: slot as u32,
                     side: side.to_string(),
+                    r#box: String::new(),
                 })
         })
         .collect()

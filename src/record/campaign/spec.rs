@@ -35,6 +35,9 @@ pub struct CampaignSpec {
     /// Bare-metal settings (`kexec`): where the campaign returns at its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kexec: Option<KexecOptions>,
+    /// A lab campaign: agents on this many boxes run it (`patchbench agent`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab: Option<LabSpec>,
     /// Seconds a step may take before it is stopped and counted as failed.
     pub step_timeout_s: f64,
     /// Seconds to wait before each step's workload (after a boot, after the setup command).
@@ -203,5 +206,26 @@ impl CampaignSpec {
     /// The measuring command (`run`, `aim7`, `scale`, `model`).
     pub fn workload_command(&self) -> &str {
         self.workload.first().map(String::as_str).unwrap_or("")
+    }
+}
+
+/// Which boxes run a lab campaign: `boxes` of them, each having every tag in `tags`; each box
+/// runs every round, both sides.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LabSpec {
+    pub boxes: u32,
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+impl LabSpec {
+    /// True when a box with `tags` that offers `executors` may run this campaign's steps.
+    pub fn admits(
+        &self,
+        executor: ExecutorKind,
+        tags: &[String],
+        executors: &[ExecutorKind],
+    ) -> bool {
+        executors.contains(&executor) && self.tags.iter().all(|t| tags.contains(t))
     }
 }

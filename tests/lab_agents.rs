@@ -1,0 +1,310 @@
+//! Lab agents on a real PostgreSQL server (`common::pg_server`): 8 agents (local executor, a
+//! one-test workload of about 0.3 s) drain a campaign of 2 boxes x 10 rounds x 2 sides, every
+//! step recorded exactly once, while two of them are killed with SIGKILL mid-step (their steps
+//! go back to the queue when the lease runs out and are run once by others); and agents whose
+//! server is stopped for 10 s mid-campaign keep the runs of the steps they finish meanwhile in
+//! their spool, reconnect, and upload them: nothing lost, nothing twice.
+
+mod common;
+
+use common::pg_server::{PgServer, Setup, ADMIN};
+use patchbench::record::campaign::state::StepState;
+use patchbench::store::db::Store;
+use patchbench::store::{Access, Location};
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// The workload of every step: one test, about 0.3 s.
+const WORKLOAD: [&str; 9] = [
+    "run",
+    "syscall",
+    "--duration",
+    "0.3",
+    "--passes",
+    "1",
+    "--no-settle",
+    "--copies",
+    "1",
+];
+
+/// Agents that are stopped (SIGKILL) when the test ends, however it ends.
+struct Agents(Vec<Child>);
+
+impl Drop for Agents {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Agents {
+    /// Stops every agent still running with SIGTERM; each must exit 0. Returns their stderr.
+    fn stop_all(&mut self) -> Vec<String> {
+        let mut errs = Vec::new();
+        for c in &mut self.0 {
+            if c.try_wait().unwrap().is_none() {
+                nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(c.id() as i32),
+                    nix::sys::signal::Signal::SIGTERM,
+                )
+                .unwrap();
+            }
+        }
+        for c in &mut self.0 {
+            let status = c.wait().unwrap();
+            let mut err = String::new();
+            if let Some(mut e) = c.stderr.take() {
+                use std::io::Read;
+                e.read_to_string(&mut err).unwrap();
+            }
+            errs.push(format!("[{status}] {err}"));
+        }
+        errs
+    }
+}
+
+fn start_campaign(url: &str, name: &str, rounds: u32) {
+    let out = common::std_patchbench()
+        .args(["campaign", "start", name, "--boxes", "2", "--tag", "lab"])
+        .args(["--rounds", &rounds.to_string(), "--store", url, "--"])
+        .args(WORKLOAD)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn agent(url: &str, box_name: &str, spool: &Path, lease: &str) -> Child {
+    common::std_patchbench()
+        .args(["agent", "--box", box_name, "--tag", "lab", "--tag", "x86"])
+        .args(["--lease", lease, "--poll", "1", "--connect-timeout", "2"])
+        .arg("--spool")
+        .arg(spool)
+        .args(["--store", url])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn open(url: &str) -> Store {
+    Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None).unwrap()
+}
+
+/// Waits (at most `limit`) until `done` says so, polling the store.
+fn wait_until(url: &str, limit: Duration, what: &str, done: impl Fn(&Store) -> bool) {
+    let started = Instant::now();
+    loop {
+        if let Ok(s) = Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None) {
+            if done(&s) {
+                return;
+            }
+        }
+        assert!(started.elapsed() < limit, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Every step done and holding exactly one run: one per (round, side, box), two boxes, and
+/// the runs of the campaign are exactly the steps' runs.
+fn assert_exactly_once(store: &Store, name: &str, rounds: u32) {
+    let c = store.campaign(name).unwrap().unwrap();
+    let steps = store.steps(c.id).unwrap();
+    assert_eq!(steps.len(), (rounds * 2 * 2) as usize);
+    for s in &steps {
+        assert_eq!(s.state, StepState::Done, "{s:?}");
+        assert!(s.run_uuid.is_some(), "{s:?}");
+    }
+    let boxes: BTreeSet<&str> = steps.iter().map(|s| s.r#box.as_str()).collect();
+    assert_eq!(boxes, BTreeSet::from(["alpha", "beta"]));
+    let keys: BTreeSet<(u32, &str, &str)> = steps
+        .iter()
+        .map(|s| (s.round, s.side.as_str(), s.r#box.as_str()))
+        .collect();
+    assert_eq!(keys.len(), steps.len());
+    let runs = store.campaign_runs(c.id).unwrap();
+    assert_eq!(runs.len(), steps.len(), "one run per step");
+    let labelled = store.ids_with_label(&format!("{name}/base")).unwrap().len()
+        + store
+            .ids_with_label(&format!("{name}/patched"))
+            .unwrap()
+            .len();
+    assert_eq!(
+        labelled,
+        steps.len(),
+        "no run stored beside the steps' runs"
+    );
+    let uuids: BTreeSet<String> = runs.iter().filter_map(|(_, r)| r.uuid.clone()).collect();
+    assert_eq!(uuids.len(), steps.len());
+    for (_, r) in &runs {
+        let info = r.campaign.as_ref().unwrap();
+        let step = steps
+            .iter()
+            .find(|s| s.run_uuid == r.uuid)
+            .expect("the run is a step's run");
+        assert_eq!(
+            (info.round, info.side.as_str(), info.r#box.as_str()),
+            (step.round, step.side.as_str(), step.r#box.as_str())
+        );
+    }
+}
+
+#[test]
+fn eight_agents_drain_a_two_box_campaign_once_though_two_are_killed_mid_step() {
+    let server = PgServer::shared();
+    let url = server.socket_url(ADMIN, &server.database());
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool.db");
+    start_campaign(&url, "drain", 10);
+    let mut agents = Agents(
+        (0..8)
+            .map(|i| {
+                let b = if i % 2 == 0 { "alpha" } else { "beta" };
+                agent(&url, b, &spool, "5")
+            })
+            .collect(),
+    );
+    // Kill two agents, each while it runs a step: the step it holds when it dies is the one
+    // left to the lease (a kill that lands between two steps abandons none: another victim).
+    let owned_by = |s: &Store, pid: u32| -> Vec<i64> {
+        let c = s.campaign("drain").unwrap().unwrap();
+        s.steps(c.id)
+            .unwrap()
+            .iter()
+            .filter(|st| {
+                st.state == StepState::Running
+                    && st
+                        .owner
+                        .as_deref()
+                        .is_some_and(|o| o.contains(&format!(":{pid}:")))
+            })
+            .map(|st| st.id)
+            .collect()
+    };
+    let mut killed = Vec::new();
+    let mut victim = 0;
+    while killed.len() < 2 {
+        assert!(victim < 6, "could not kill two agents mid-step");
+        let pid = agents.0[victim].id();
+        wait_until(&url, Duration::from_secs(120), "a victim's step", |s| {
+            !owned_by(s, pid).is_empty()
+        });
+        agents.0[victim].kill().unwrap();
+        agents.0[victim].wait().unwrap();
+        killed.extend(owned_by(&open(&url), pid));
+        victim += 1;
+    }
+    wait_until(&url, Duration::from_secs(600), "every step done", |s| {
+        let c = s.campaign("drain").unwrap().unwrap();
+        s.steps(c.id)
+            .unwrap()
+            .iter()
+            .all(|st| st.state == StepState::Done)
+    });
+    let errs = agents.stop_all();
+    let store = open(&url);
+    assert_exactly_once(&store, "drain", 10);
+    let c = store.campaign("drain").unwrap().unwrap();
+    let steps = store.steps(c.id).unwrap();
+    for id in &killed {
+        let s = steps.iter().find(|s| s.id == *id).unwrap();
+        // Claimed by the killed agent, then once more by another after the lease ran out.
+        assert_eq!(s.attempts, 2, "{s:?}");
+        assert!(s.owner.is_none(), "a done step has no owner: {s:?}");
+    }
+    let retried = steps.iter().filter(|s| s.attempts > 1).count();
+    assert_eq!(
+        retried,
+        killed.len(),
+        "only the killed agents' steps ran twice"
+    );
+    // The six agents left stop cleanly on SIGTERM.
+    for (i, e) in errs.iter().enumerate().skip(victim) {
+        assert!(e.starts_with("[exit status: 0]"), "agent {i}: {e}");
+        assert!(e.contains("stopped by SIGTERM"), "agent {i}: {e}");
+    }
+    // Each box registered with its tags.
+    let boxes = store.boxes().unwrap();
+    let names: Vec<&str> = boxes.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    assert!(boxes
+        .iter()
+        .all(|b| b.tags == ["lab", "x86"] && b.executors == ["local"]));
+    // status shows each box.
+    let out = common::std_patchbench()
+        .args(["campaign", "status", "drain", "--store", &url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("box alpha: 10 of 10 rounds complete")
+            && text.contains("box beta: 10 of 10 rounds complete"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_server_away_for_ten_seconds_loses_nothing_and_stores_nothing_twice() {
+    // A server of its own: stopping the shared one would stop the other test's.
+    let server = PgServer::start(Setup::default());
+    let url = server.socket_url(ADMIN, &server.database());
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool.db");
+    start_campaign(&url, "outage", 6);
+    let mut agents = Agents(
+        (0..4)
+            .map(|i| agent(&url, ["alpha", "beta"][i % 2], &spool, "30"))
+            .collect(),
+    );
+    // Stop the server while steps run (and after some are done).
+    wait_until(&url, Duration::from_secs(300), "steps running", |s| {
+        let c = s.campaign("outage").unwrap().unwrap();
+        let steps = s.steps(c.id).unwrap();
+        steps
+            .iter()
+            .filter(|st| st.state == StepState::Done)
+            .count()
+            >= 4
+            && steps.iter().any(|st| st.state == StepState::Running)
+    });
+    server.stop();
+    std::thread::sleep(Duration::from_secs(10));
+    server.restart();
+    wait_until(&url, Duration::from_secs(600), "every step done", |s| {
+        let c = s.campaign("outage").unwrap().unwrap();
+        s.steps(c.id)
+            .unwrap()
+            .iter()
+            .all(|st| st.state == StepState::Done)
+    });
+    // Let the agents upload what they still hold, then stop them.
+    std::thread::sleep(Duration::from_secs(3));
+    let errs = agents.stop_all();
+    let all = errs.join("\n");
+    for (i, e) in errs.iter().enumerate() {
+        assert!(e.starts_with("[exit status: 0]"), "agent {i}: {e}");
+    }
+    assert!(all.contains("waits in spool"), "no run was spooled:\n{all}");
+    assert!(
+        all.contains("the store is back"),
+        "no agent reconnected:\n{all}"
+    );
+    assert!(
+        all.contains("stored as run"),
+        "no spooled run was uploaded:\n{all}"
+    );
+    assert!(!all.contains("still wait in spool"), "{all}");
+    let store = open(&url);
+    assert_exactly_once(&store, "outage", 6);
+    // The spool is empty.
+    let spooled = patchbench::store::spool::Spool::open(&spool).unwrap();
+    assert_eq!(spooled.count(&store.location().shown()).unwrap(), 0);
+}
