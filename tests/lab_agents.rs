@@ -308,3 +308,92 @@ fn a_server_away_for_ten_seconds_loses_nothing_and_stores_nothing_twice() {
     let spooled = patchbench::store::spool::Spool::open(&spool).unwrap();
     assert_eq!(spooled.count(&store.location().shown()).unwrap(), 0);
 }
+
+#[test]
+fn an_agent_with_only_the_documented_grants_runs_an_until_campaign_to_its_end() {
+    let server = PgServer::shared();
+    let db = server.database();
+    let admin_url = server.socket_url(ADMIN, &db);
+    let out = common::std_patchbench()
+        .args(["campaign", "start", "least", "--boxes", "1", "--until", "50"])
+        .args(["--max-rounds", "3", "--store", &admin_url, "--"])
+        .args(WORKLOAD)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let role = format!("agent_least_{}", std::process::id());
+    let grants = patchbench::store::schema::AGENT_GRANTS.replace("ROLE", &role);
+    server.admin_sql(&db, &format!("CREATE ROLE {role} LOGIN; {grants}"));
+    let url = server.socket_url(&role, &db);
+    let dir = tempfile::tempdir().unwrap();
+    let mut agents = Agents(vec![agent(&url, "solo", &dir.path().join("spool.db"), "10")]);
+    wait_until(&admin_url, Duration::from_secs(300), "the campaign's end", |s| {
+        s.campaign("least").unwrap().unwrap().state
+            == patchbench::record::campaign::state::CampaignState::Finished
+    });
+    let errs = agents.stop_all();
+    assert!(errs[0].starts_with("[exit status: 0]"), "{}", errs[0]);
+    assert!(!errs[0].contains("permission denied"), "{}", errs[0]);
+    let store = open(&admin_url);
+    let c = store.campaign("least").unwrap().unwrap();
+    assert!(c.decision.is_some(), "the pilot's decision was recorded");
+    let steps = store.steps(c.id).unwrap();
+    assert_eq!(steps.len(), 6);
+    assert!(steps
+        .iter()
+        .all(|s| s.state == StepState::Done && s.r#box == "solo"));
+}
+
+#[test]
+fn an_agents_password_appears_nowhere() {
+    use common::pg_server::PASSWORD_ROLE;
+    let server = PgServer::shared();
+    let db = server.database();
+    let admin_url = server.socket_url(ADMIN, &db);
+    start_campaign(&admin_url, "secret", 1);
+    let grants = patchbench::store::schema::AGENT_GRANTS.replace("ROLE", PASSWORD_ROLE);
+    server.admin_sql(&db, &grants);
+    let password = server.password();
+    let url = server.socket_url(PASSWORD_ROLE, &db).replacen(
+        &format!("{PASSWORD_ROLE}@"),
+        &format!("{PASSWORD_ROLE}:{password}@"),
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool.db");
+    let mut seen = String::new();
+    for _ in 0..2 {
+        let out = common::std_patchbench()
+            .args(["agent", "--once", "--box", "alpha", "--tag", "lab"])
+            .arg("--spool")
+            .arg(&spool)
+            .args(["--store", &url])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{err}");
+        seen.push_str(&err);
+        seen.push_str(&String::from_utf8_lossy(&out.stdout));
+    }
+    assert!(seen.contains("stored as run"), "{seen}");
+    assert!(seen.contains(PASSWORD_ROLE), "the URL is named: {seen}");
+    assert!(!seen.contains(password), "{seen}");
+    let spool_bytes = std::fs::read(&spool).unwrap();
+    assert!(!String::from_utf8_lossy(&spool_bytes).contains(password));
+    // Nothing stored holds it: every table's rows, as text.
+    let mut admin = server.admin(&db);
+    for table in ["boxes", "campaigns", "campaign_steps", "runs", "run_records", "metrics"] {
+        let rows = admin
+            .query(&format!("SELECT CAST(t AS TEXT) FROM {table} t"), &[])
+            .unwrap();
+        assert!(!rows.is_empty() || table == "metrics", "{table} is empty");
+        for r in rows {
+            let text: String = r.get(0);
+            assert!(!text.contains(password), "{table}: {text}");
+        }
+    }
+}

@@ -466,12 +466,10 @@ fn an_agent_role_works_with_only_its_grants() {
         e.contains("permission denied") && e.contains("docs/lab.md"),
         "{e}"
     );
+    let mut other_spec = spec.clone();
+    other_spec.name = "not-the-agents".into();
     let e = agent
-        .set_campaign_state(
-            id,
-            patchbench::record::campaign::state::CampaignState::Stopped,
-            None,
-        )
+        .create_campaign(&other_spec, 1, &steps)
         .unwrap_err()
         .to_string();
     assert!(e.contains("permission denied"), "{e}");
@@ -487,6 +485,9 @@ fn an_agent_role_works_with_only_its_grants() {
         "DELETE FROM metrics",
         "UPDATE runs SET label = 'x'",
         "CREATE TABLE t (x int)",
+        "DELETE FROM campaigns",
+        "DELETE FROM campaign_steps",
+        "UPDATE campaigns SET spec_json = '{}'",
     ] {
         assert!(raw.batch_execute(sql).is_err(), "{sql} was allowed");
     }

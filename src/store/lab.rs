@@ -11,6 +11,9 @@ use crate::record::campaign::plan::is_free_place;
 use crate::record::campaign::state::{Step, StepState, MAX_ATTEMPTS};
 use crate::record::RunRecord;
 
+/// The PostgreSQL advisory lock (xor the campaign's id) held while a box takes a place.
+const PLACE_LOCK: i64 = 0x5042_6368_0002 << 16;
+
 /// A box as its agent registered it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LabBox {
@@ -118,12 +121,14 @@ impl Store {
     pub fn take_place(&mut self, campaign_id: i64, name: &str) -> anyhow::Result<bool> {
         self.writing(|db| {
             // Places are taken one campaign at a time: two boxes never take the same place,
-            // and a box never takes two.
-            let lock = format!(
-                "SELECT id FROM campaigns WHERE id=$1 {}",
-                db.dialect().for_update()
-            );
-            db.query_opt(&lock, params![campaign_id])?;
+            // and a box never takes two. On PostgreSQL an advisory lock of the transaction
+            // (it needs no grant); SQLite's write transaction already serialises.
+            if db.dialect() == super::sql::Dialect::Postgres {
+                db.execute(
+                    "SELECT pg_advisory_xact_lock($1)",
+                    params![PLACE_LOCK ^ campaign_id],
+                )?;
+            }
             let mine = db.query_opt(
                 "SELECT 1 FROM campaign_steps WHERE campaign_id=$1 AND box=$2 LIMIT 1",
                 params![campaign_id, name],

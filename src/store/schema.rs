@@ -25,18 +25,23 @@ pub const APPLICATION_ID: i64 = 0x5042_6368;
 
 /// What an agent role needs on a PostgreSQL store, and no more (docs/lab.md shows it; an admin
 /// role that owns the tables runs the migrations). `ROLE` stands for the agent's role. With
-/// these an agent reads the schema version, claims, renews, finishes, fails and hands back
-/// steps (`FOR UPDATE` needs the UPDATE right on some column), inserts runs with their
-/// metrics, and reads runs (`compare`, `campaign status`); it cannot change the schema, delete
-/// or rewrite runs, or change a campaign.
+/// these an agent reads the schema version, registers its box, takes a place in a lab
+/// campaign, claims, renews, finishes, fails and hands back steps (`FOR UPDATE` needs the
+/// UPDATE right on some column), inserts runs with their metrics, reads runs (`compare`,
+/// `campaign status`), and moves a campaign along its schedule (finished when its last step
+/// is, stopped after `campaign stop`, the rounds `--until` decided after its pilot); it
+/// cannot change the schema, create or delete campaigns, or delete or rewrite runs.
 pub const AGENT_GRANTS: &str = "\
 GRANT USAGE ON SCHEMA public TO ROLE;
 GRANT SELECT ON patchbench_schema, campaigns, campaign_steps, runs, run_records, metrics, boxes
     TO ROLE;
 GRANT UPDATE (state, attempts, owner, lease_until, started_at, finished_at, run_uuid, error,
               console_tail, box) ON campaign_steps TO ROLE;
-GRANT INSERT ON runs, run_records, metrics TO ROLE;
+GRANT UPDATE (state, state_reason, planned_rounds, decision_json, updated_at) ON campaigns
+    TO ROLE;
+GRANT INSERT ON runs, run_records, metrics, campaign_steps TO ROLE;
 GRANT INSERT, UPDATE ON boxes TO ROLE;
+GRANT USAGE ON SEQUENCE campaign_steps_id_seq TO ROLE;
 GRANT USAGE ON SEQUENCE runs_id_seq TO ROLE;
 ";
 
