@@ -138,7 +138,12 @@ impl Driver<'_> {
             CampaignState::Finished | CampaignState::Failed => return Ok(Err(End::Finished)),
         }
         self.signals.check()?;
-        self.decide_if_due(&campaign)?;
+        let campaign = if self.decide_if_due(&campaign)? {
+            // The decision planned more rounds: the campaign as it is now.
+            self.load(name)?
+        } else {
+            campaign
+        };
         if self.max_time_passed(&campaign) {
             self.store.set_campaign_state(
                 campaign.id,
@@ -318,8 +323,10 @@ impl Driver<'_> {
             StepOutcome::Interrupted(i) => {
                 self.store.release_step(step.id, &self.owner)?;
                 self.progress.line(&format!(
-                    "{name}: interrupted; the step is planned again (`patchbench campaign resume {}` continues)",
-                    c.name
+                    "{name}: interrupted; the step is planned again (`patchbench campaign resume \
+                     {}{}` continues)",
+                    c.name,
+                    self.store.location().hint()
                 ));
                 Err(i.into())
             }
@@ -466,13 +473,13 @@ impl Driver<'_> {
     }
 
     /// After the pilot of `--until` (every pilot step done or failed): decides once how many
-    /// rounds the campaign needs and plans them.
-    fn decide_if_due(&mut self, c: &Campaign) -> anyhow::Result<()> {
+    /// rounds the campaign needs and plans them; true when it decided now.
+    fn decide_if_due(&mut self, c: &Campaign) -> anyhow::Result<bool> {
         let Schedule::Until { max_rounds, .. } = &c.spec.schedule else {
-            return Ok(());
+            return Ok(false);
         };
         if c.decision.is_some() {
-            return Ok(());
+            return Ok(false);
         }
         let steps = self.store.steps(c.id)?;
         let pilot_rounds = PILOT_ROUNDS.min(*max_rounds);
@@ -481,7 +488,7 @@ impl Driver<'_> {
             .iter()
             .any(|s| matches!(s.state, StepState::Planned | StepState::Running))
         {
-            return Ok(());
+            return Ok(false);
         }
         let runs: Vec<_> = self
             .store
@@ -513,7 +520,7 @@ impl Driver<'_> {
         };
         let more = plan::steps(c.spec.order, c.spec.seed, pilot_rounds + 1, decision.rounds);
         self.progress.line(&format!(
-            "campaign {}: the pilot's spread (sd {:.2} % per round) needs {} rounds for ±{} ; \
+            "campaign {}: the pilot's spread (sd {:.2} % per round) needs {} rounds for ±{}; \
              planned {} in all{}",
             c.name,
             100.0 * decision.pilot_sd,
@@ -534,7 +541,8 @@ impl Driver<'_> {
             decision.rounds.max(c.planned_rounds),
             &decision,
             &more,
-        )
+        )?;
+        Ok(true)
     }
 
     fn max_time_passed(&self, c: &Campaign) -> bool {

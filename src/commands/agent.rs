@@ -121,8 +121,8 @@ pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
         Ok(()) => {}
         Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
             crate::safe_text::eprint_line(&format!(
-                "patchbench agent: stopped by {} after {} step(s); a step it was running is \
-                 planned again",
+                "patchbench agent: stopped by {} after {} step(s) (a step it was running, if \
+                 any, is planned again)",
                 e.downcast_ref::<Interrupted>()
                     .map(|i| i.name)
                     .unwrap_or("a signal"),
@@ -282,8 +282,10 @@ impl Agent<'_> {
                     return Ok(Look::Ran);
                 }
                 Some(End::Finished) => self.progress.line(&format!(
-                    "campaign {}: finished; `patchbench campaign report {}` compares the sides",
-                    c.name, c.name
+                    "campaign {}: finished; `patchbench campaign report {}{}` compares the sides",
+                    c.name,
+                    c.name,
+                    self.store.location().hint()
                 )),
                 Some(End::Stopped | End::Idle) => {}
             }

@@ -109,7 +109,8 @@ pub struct StartArgs {
     /// With --until: the most time for the whole campaign (e.g. 3600, 90m, 8h).
     #[arg(long, value_name = "D", requires = "until", value_parser = parse_span)]
     pub max_time: Option<f64>,
-    /// Order of the sides in a round: random (drawn per round from the seed) or abba.
+    /// Order of the sides in a round: random (a coin from the seed for each pair of rounds, the
+    /// pair's second round the other way round) or abba.
     #[arg(long, value_enum, default_value = "random")]
     pub order: Order,
     /// Seed of the random order (default: a new one, recorded).
@@ -681,14 +682,14 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
     let steps = plan::steps(spec.order, spec.seed, 1, rounds);
     store.create_campaign(&spec, rounds, &steps)?;
     crate::safe_text::eprint_line(&format!(
-        "patchbench: campaign {} planned: {} rounds of 2 steps ({} executor, {} order, seed {}) \
+        "patchbench: campaign {} planned: {} of 2 steps ({} executor, {} order, seed {}) \
          in store {}",
         spec.name,
         match &spec.schedule {
-            Schedule::Rounds { rounds } => rounds.to_string(),
+            Schedule::Rounds { rounds } => format!("{rounds} rounds"),
             Schedule::Until {
                 pct, max_rounds, ..
-            } => format!("3 pilot rounds, then up to {max_rounds} for ±{pct} %"),
+            } => format!("a pilot of 3 rounds, then up to {max_rounds} rounds for ±{pct} %,"),
         },
         spec.executor.as_str(),
         match spec.order {
@@ -717,26 +718,28 @@ fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec, lab: &LabSpec) -> anyhow::Re
         format!(" tagged {}", lab.tags.join(", "))
     };
     crate::safe_text::eprint_line(&format!(
-        "patchbench: campaign {} planned for {} box{}{tags}: {} rounds of 2 steps on each \
-         ({} executor, seed {}) in store {}; agents run it: `patchbench agent --store STORE{}` \
-         on each box; `patchbench campaign status {}` follows it",
+        "patchbench: campaign {} planned for {} box{}{tags}: {} of 2 steps on each ({} \
+         executor, seed {}) in store {}; agents run it: `patchbench agent --store {}{}` on each \
+         box; `patchbench campaign status {}{}` follows it",
         spec.name,
         lab.boxes,
         if lab.boxes == 1 { "" } else { "es" },
         match &spec.schedule {
-            Schedule::Rounds { rounds } => rounds.to_string(),
+            Schedule::Rounds { rounds } => format!("{rounds} rounds"),
             Schedule::Until {
                 pct, max_rounds, ..
-            } => format!("3 pilot rounds, then up to {max_rounds} for ±{pct} %"),
+            } => format!("a pilot of 3 rounds, then up to {max_rounds} rounds for ±{pct} %,"),
         },
         spec.executor.as_str(),
         spec.seed,
+        store.path().display(),
         store.path().display(),
         lab.tags
             .iter()
             .map(|t| format!(" --tag {t}"))
             .collect::<String>(),
         spec.name,
+        store.location().hint(),
     ));
     Ok(0)
 }
@@ -830,7 +833,8 @@ fn run_campaign(store: &mut Store, name: &str, executor: &mut dyn Executor) -> a
     };
     crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {name} {word}: {done} steps done, {failed} failed; \
-         `patchbench campaign report {name}` compares the sides"
+         `patchbench campaign report {name}{}` compares the sides",
+        store.location().hint()
     ));
     Ok(0)
 }
@@ -869,7 +873,9 @@ fn status(a: &StatusArgs) -> anyhow::Result<i32> {
             .into_iter()
             .map(|(_, r)| r)
             .collect();
-        views.push(crate::report::campaign::StatusView::of(c, steps, &runs));
+        let mut view = crate::report::campaign::StatusView::of(c, steps, &runs);
+        view.store_hint = store.location().hint();
+        views.push(view);
     }
     let text = match a.format {
         StatusFormat::Text => crate::report::campaign::status_text(&views),
@@ -958,8 +964,10 @@ fn stop(a: &StopArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     crate::safe_text::eprint_line(&format!(
-        "patchbench: campaign {} {what}; `patchbench campaign report {}` compares what it has",
-        c.name, c.name
+        "patchbench: campaign {} {what}; `patchbench campaign report {}{}` compares what it has",
+        c.name,
+        c.name,
+        store.location().hint()
     ));
     Ok(0)
 }

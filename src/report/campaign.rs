@@ -6,7 +6,7 @@
 use crate::campaign::driver::human_secs;
 use crate::campaign::primary;
 use crate::compare::Comparison;
-use crate::record::campaign::spec::Schedule;
+use crate::record::campaign::spec::{ExecutorKind, Schedule};
 use crate::record::campaign::state::{Campaign, Step, StepState};
 use crate::record::RunRecord;
 use crate::stats::paired::PairedT;
@@ -42,6 +42,9 @@ pub struct StatusView {
     pub warnings: Vec<String>,
     /// A lab campaign's boxes (a place no box has taken yet is `#N`), each one's progress.
     pub boxes: Vec<BoxProgress>,
+    /// ` --store WHERE` for the commands the status suggests (empty for the default store).
+    #[serde(skip)]
+    pub store_hint: String,
 }
 
 /// One box of a lab campaign.
@@ -161,6 +164,7 @@ impl StatusView {
                     all
                 }),
             boxes,
+            store_hint: String::new(),
             campaign,
         }
     }
@@ -227,6 +231,17 @@ fn status_block(out: &mut String, v: &StatusView) {
             .map(|r| format!(" ({})", clean(r)))
             .unwrap_or_default()
     );
+    let by_one_process = c.spec.lab.is_none()
+        && matches!(c.spec.executor, ExecutorKind::Local | ExecutorKind::Vm);
+    if c.state.is_open() && by_one_process && v.steps_running == 0 {
+        let _ = writeln!(
+            out,
+            "  idle:      no process runs it now (interrupted?): `patchbench campaign resume \
+             {}{}` continues it",
+            clean(&c.name),
+            clean(&v.store_hint)
+        );
+    }
     let _ = writeln!(
         out,
         "  workload:  patchbench {}",
@@ -367,10 +382,11 @@ fn status_block(out: &mut String, v: &StatusView) {
                 .unwrap_or_else(|| "no interval yet (needs 2 complete rounds)".to_string());
             let _ = writeln!(
                 out,
-                "  primary:   {} patched/base {:+.2} % {interval}, {} rounds paired",
+                "  primary:   {} patched/base {:+.2} % {interval}, {} round{} paired",
                 clean(key),
                 e.change_pct(),
-                e.n
+                e.n,
+                if e.n == 1 { "" } else { "s" }
             );
         }
         (Some(key), None) => {

@@ -56,6 +56,24 @@ impl Location {
         }
     }
 
+    /// ` --store WHERE` for a command line a message suggests, or nothing when this is the
+    /// store such a command finds by itself (`$PATCHBENCH_STORE`, else the default).
+    pub fn hint(&self) -> String {
+        let own = store_location(None).map(|l| l.shown()).unwrap_or_default();
+        let shown = self.shown();
+        if shown == own {
+            return String::new();
+        }
+        let plain = shown
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:@%+=,".contains(c));
+        if plain {
+            format!(" --store {shown}")
+        } else {
+            format!(" --store '{}'", shown.replace('\'', "'\\''"))
+        }
+    }
+
     /// The same as [`Location::shown`], for callers that print `store.path().display()`.
     pub fn display(&self) -> String {
         self.shown()

@@ -158,6 +158,15 @@ pub fn rule_description(c: &Comparison) -> String {
              range, medians {}% apart); intervals: {ci:.0}% Welch on log run values",
             s.noise_pct
         ),
+        Rule::Welch if c.design.is_some() => format!(
+            "paired: {ci:.0}% interval of the change from the per-round log ratios (t over the \
+             pairs; Welch on log run values where a row has too few pairs); improved/regressed \
+             when q < {} (Benjamini–Hochberg) and the whole interval is beyond ±{}%, no change \
+             when it is inside ±{}%, else inconclusive",
+            s.alpha(),
+            s.noise_pct,
+            s.noise_pct
+        ),
         Rule::Welch => format!(
             "welch: {ci:.0}% interval of the ratio of geometric means (Welch t on log run \
              values); improved/regressed when q < {} (Benjamini–Hochberg) and the whole \
