@@ -315,7 +315,9 @@ fn an_agent_with_only_the_documented_grants_runs_an_until_campaign_to_its_end() 
     let db = server.database();
     let admin_url = server.socket_url(ADMIN, &db);
     let out = common::std_patchbench()
-        .args(["campaign", "start", "least", "--boxes", "1", "--until", "50"])
+        .args([
+            "campaign", "start", "least", "--boxes", "1", "--until", "50",
+        ])
         .args(["--max-rounds", "3", "--store", &admin_url, "--"])
         .args(WORKLOAD)
         .output()
@@ -330,11 +332,21 @@ fn an_agent_with_only_the_documented_grants_runs_an_until_campaign_to_its_end() 
     server.admin_sql(&db, &format!("CREATE ROLE {role} LOGIN; {grants}"));
     let url = server.socket_url(&role, &db);
     let dir = tempfile::tempdir().unwrap();
-    let mut agents = Agents(vec![agent(&url, "solo", &dir.path().join("spool.db"), "10")]);
-    wait_until(&admin_url, Duration::from_secs(300), "the campaign's end", |s| {
-        s.campaign("least").unwrap().unwrap().state
-            == patchbench::record::campaign::state::CampaignState::Finished
-    });
+    let mut agents = Agents(vec![agent(
+        &url,
+        "solo",
+        &dir.path().join("spool.db"),
+        "10",
+    )]);
+    wait_until(
+        &admin_url,
+        Duration::from_secs(300),
+        "the campaign's end",
+        |s| {
+            s.campaign("least").unwrap().unwrap().state
+                == patchbench::record::campaign::state::CampaignState::Finished
+        },
+    );
     let errs = agents.stop_all();
     assert!(errs[0].starts_with("[exit status: 0]"), "{}", errs[0]);
     assert!(!errs[0].contains("permission denied"), "{}", errs[0]);
@@ -386,7 +398,14 @@ fn an_agents_password_appears_nowhere() {
     assert!(!String::from_utf8_lossy(&spool_bytes).contains(password));
     // Nothing stored holds it: every table's rows, as text.
     let mut admin = server.admin(&db);
-    for table in ["boxes", "campaigns", "campaign_steps", "runs", "run_records", "metrics"] {
+    for table in [
+        "boxes",
+        "campaigns",
+        "campaign_steps",
+        "runs",
+        "run_records",
+        "metrics",
+    ] {
         let rows = admin
             .query(&format!("SELECT CAST(t AS TEXT) FROM {table} t"), &[])
             .unwrap();

@@ -62,7 +62,18 @@ struct Renewal<'s> {
     broken: bool,
 }
 
-impl Renewal<'_> {
+impl<'s> Renewal<'s> {
+    fn new(store: &'s mut Store, owner: &'s str, lease_s: f64, steps: Vec<i64>) -> Renewal<'s> {
+        Renewal {
+            store,
+            owner,
+            lease_s,
+            steps,
+            last: std::time::Instant::now(),
+            broken: false,
+        }
+    }
+
     fn tick(&mut self) {
         if self.lease_s <= 0.0 || self.last.elapsed().as_secs_f64() < self.lease_s / 3.0 {
             return;
@@ -229,14 +240,7 @@ impl Driver<'_> {
         let started = std::time::Instant::now();
         let progress = &*self.progress;
         let what = step_name(c, &step);
-        let mut renewal = Renewal {
-            store: &mut *self.store,
-            owner: &self.owner,
-            lease_s: self.lease_s,
-            steps: vec![step.id],
-            last: started,
-            broken: false,
-        };
+        let mut renewal = Renewal::new(self.store, &self.owner, self.lease_s, vec![step.id]);
         let outcome = self.executor.run_step(
             &req,
             self.signals,
@@ -259,14 +263,7 @@ impl Driver<'_> {
         let started = std::time::Instant::now();
         let progress = &*self.progress;
         let what = format!("{}: round {} (duet)", c.name, a.round);
-        let mut renewal = Renewal {
-            store: &mut *self.store,
-            owner: &self.owner,
-            lease_s: self.lease_s,
-            steps: vec![a.id, b.id],
-            last: started,
-            broken: false,
-        };
+        let mut renewal = Renewal::new(self.store, &self.owner, self.lease_s, vec![a.id, b.id]);
         let outcomes = self.executor.run_pair(
             [&ra, &rb],
             self.signals,

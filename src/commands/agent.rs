@@ -14,6 +14,7 @@
 
 use super::shared::StoreArg;
 use crate::campaign::driver::{Driver, End};
+use crate::campaign::executor::Executor;
 use crate::error::{is_unreachable, usage, Interrupted};
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
@@ -230,17 +231,21 @@ impl Agent<'_> {
         f: impl FnOnce(&mut Driver) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
         let mut executor = crate::campaign::local::Local::new()?;
-        let mut driver = Driver {
+        f(&mut self.driver(&mut executor))
+    }
+
+    /// A driver for this agent's box, running steps with `executor`.
+    fn driver<'s>(&'s mut self, executor: &'s mut dyn Executor) -> Driver<'s> {
+        Driver {
             store: &mut self.store,
-            executor: &mut executor,
+            executor,
             signals: self.signals,
             progress: &mut self.progress,
             owner: self.owner.clone(),
             lease_s: self.args.lease,
             r#box: Some(self.box_name.clone()),
             spool: Some(&mut self.spool),
-        };
-        f(&mut driver)
+        }
     }
 
     /// One pass over the open lab campaigns this box may run: the first step it can claim is
@@ -266,17 +271,8 @@ impl Agent<'_> {
                 continue;
             }
             let mut executor = super::campaign::executor_for(&c.spec)?;
-            let mut driver = Driver {
-                store: &mut self.store,
-                executor: executor.as_mut(),
-                signals: self.signals,
-                progress: &mut self.progress,
-                owner: self.owner.clone(),
-                lease_s: self.args.lease,
-                r#box: Some(self.box_name.clone()),
-                spool: Some(&mut self.spool),
-            };
-            match driver.next_step(&c.name)? {
+            let next = self.driver(executor.as_mut()).next_step(&c.name)?;
+            match next {
                 None => {
                     self.ran += 1;
                     return Ok(Look::Ran);

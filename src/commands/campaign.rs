@@ -685,12 +685,7 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
         "patchbench: campaign {} planned: {} of 2 steps ({} executor, {} order, seed {}) \
          in store {}",
         spec.name,
-        match &spec.schedule {
-            Schedule::Rounds { rounds } => format!("{rounds} rounds"),
-            Schedule::Until {
-                pct, max_rounds, ..
-            } => format!("a pilot of 3 rounds, then up to {max_rounds} rounds for ±{pct} %,"),
-        },
+        schedule_words(&spec.schedule),
         spec.executor.as_str(),
         match spec.order {
             Order::Random => "random",
@@ -700,6 +695,16 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
         store.path().display()
     ));
     run_campaign(&mut store, &spec.name, executor.as_mut())
+}
+
+/// `5 rounds`, or `a pilot of 3 rounds, then up to 30 rounds for ±2 %,` (for a start line).
+fn schedule_words(schedule: &Schedule) -> String {
+    match schedule {
+        Schedule::Rounds { rounds } => format!("{rounds} rounds"),
+        Schedule::Until {
+            pct, max_rounds, ..
+        } => format!("a pilot of 3 rounds, then up to {max_rounds} rounds for ±{pct} %,"),
+    }
 }
 
 /// Plans a lab campaign: every round for each of its boxes' places, which the first agents
@@ -724,12 +729,7 @@ fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec, lab: &LabSpec) -> anyhow::Re
         spec.name,
         lab.boxes,
         if lab.boxes == 1 { "" } else { "es" },
-        match &spec.schedule {
-            Schedule::Rounds { rounds } => format!("{rounds} rounds"),
-            Schedule::Until {
-                pct, max_rounds, ..
-            } => format!("a pilot of 3 rounds, then up to {max_rounds} rounds for ±{pct} %,"),
-        },
+        schedule_words(&spec.schedule),
         spec.executor.as_str(),
         spec.seed,
         store.path().display(),

@@ -231,8 +231,8 @@ fn status_block(out: &mut String, v: &StatusView) {
             .map(|r| format!(" ({})", clean(r)))
             .unwrap_or_default()
     );
-    let by_one_process = c.spec.lab.is_none()
-        && matches!(c.spec.executor, ExecutorKind::Local | ExecutorKind::Vm);
+    let by_one_process =
+        c.spec.lab.is_none() && matches!(c.spec.executor, ExecutorKind::Local | ExecutorKind::Vm);
     if c.state.is_open() && by_one_process && v.steps_running == 0 {
         let _ = writeln!(
             out,

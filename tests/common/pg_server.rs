@@ -196,20 +196,7 @@ impl PgServer {
         let auto = data.join("postgresql.auto.conf");
         std::fs::write(&auto, conf).unwrap_or_else(|e| fail(&format!("{e}")));
         let log = dir.join("server.log");
-        let mut pg_ctl = as_owner(&bin.join("pg_ctl"));
-        pg_ctl
-            .arg("-D")
-            .arg(&data)
-            .arg("-l")
-            .arg(&log)
-            .args(["-w", "-t", "120", "start"]);
-        let started = pg_ctl
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
+        let started = pg_ctl_start(&bin, &data, &log);
         // The watchdog is started even when the start failed, so the dir goes away.
         watchdog(&bin, &dir, &data);
         if !started {
@@ -287,19 +274,8 @@ impl PgServer {
 
     /// Starts the server again after [`PgServer::stop`] (same data, socket and port).
     pub fn restart(&self) {
-        let mut c = as_owner(&self.bin.join("pg_ctl"));
-        c.arg("-D")
-            .arg(self.dir.join("data"))
-            .arg("-l")
-            .arg(self.dir.join("server.log"))
-            .args(["-w", "-t", "120", "start"]);
-        let started = c
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
+        let log = self.dir.join("server.log");
+        let started = pg_ctl_start(&self.bin, &self.dir.join("data"), &log);
         assert!(started, "pg_ctl start (again) failed: {}", self.log());
     }
 
@@ -311,6 +287,23 @@ impl PgServer {
             .args(["-m", "fast", "-w", "stop"]);
         run_checked(c, "pg_ctl stop");
     }
+}
+
+/// `pg_ctl start` of the cluster in `data`, logging to `log`; true when it started.
+fn pg_ctl_start(bin: &Path, data: &Path, log: &Path) -> bool {
+    let mut pg_ctl = as_owner(&bin.join("pg_ctl"));
+    pg_ctl
+        .arg("-D")
+        .arg(data)
+        .arg("-l")
+        .arg(log)
+        .args(["-w", "-t", "120", "start"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
 }
 
 /// A process that waits for this test process to end, then stops the server and removes its
