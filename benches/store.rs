@@ -5,7 +5,8 @@
 //! commands as a user runs them (the release binary, wall time and peak RSS of the process):
 //! `runs`, `runs --label`, `compare` of two labels of 2 runs each (the profile is used),
 //! of two labels of 100 runs, and of two run ids (the profile again); and `push` of 10,000
-//! runs into a fresh database. `cargo bench --bench store`.
+//! runs into a fresh database; and `campaign status` and `campaign report` of a lab campaign of
+//! 2 boxes x 20 rounds stored beside the 100,000 runs. `cargo bench --bench store`.
 //!
 //! The store holds 1,000 labels of 100 runs (`lab-0000`...) and labels `A` and `B` of 2
 //! runs each; every run has 12 UnixBench scores and an index, with 3 samples each.
@@ -99,6 +100,46 @@ fn fill(path: &Path, n: usize) {
     assert!(status.success(), "filling {} failed", path.display());
 }
 
+/// The lab campaign every store of the bench holds: 2 boxes x 20 rounds x 2 sides, each step
+/// claimed and finished as an agent does, its run a UnixBench record with the step's details.
+fn add_campaign(store: &mut Store, seed: &mut u64) {
+    use patchbench::record::campaign::{plan, spec::CampaignSpec, StepInfo};
+    let spec: CampaignSpec = serde_json::from_value(serde_json::json!({
+        "name": "lab-campaign", "sides": [{"name": "base"}, {"name": "patched"}],
+        "workload": ["run", "--quick"], "schedule": {"rounds": {"rounds": 20}},
+        "order": "random", "seed": 7, "executor": "local", "step_timeout_s": 60.0,
+        "confidence": 0.95, "program": "/bin/true", "started_on": "labbox",
+        "lab": {"boxes": 2, "tags": []}
+    }))
+    .expect("a campaign spec");
+    let boxes = ["box-a".to_string(), "box-b".to_string()];
+    let steps = plan::for_boxes(&plan::steps(spec.order, spec.seed, 1, 20), &boxes);
+    let id = store
+        .create_campaign(&spec, 20, &steps)
+        .expect("create the campaign");
+    for b in &boxes {
+        while let Some(step) = store.claim_step(id, "bench", 60.0, Some(b)).expect("claim") {
+            let mut r = record(&format!("lab-campaign/{}", step.side), seed);
+            r.campaign = Some(StepInfo {
+                campaign: "lab-campaign".into(),
+                round: step.round,
+                side: step.side.clone(),
+                slot: step.slot,
+                r#box: step.r#box.clone(),
+                executor: "local".into(),
+                attempt: 1,
+                kernel: Default::default(),
+                setup: None,
+                scratch: None,
+                guest: None,
+                boot: None,
+                duet: false,
+            });
+            store.finish_step(step.id, "bench", &r).expect("finish");
+        }
+    }
+}
+
 /// Fills a new SQLite store at `path` with `n` runs in labels of 100, plus A and B.
 fn fill_here(path: &Path, n: usize) {
     let mut store = Store::open(path, true).expect("create the bench store");
@@ -115,6 +156,7 @@ fn fill_here(path: &Path, n: usize) {
         }
     }
     store.insert_all(&batch).expect("insert");
+    add_campaign(&mut store, &mut seed);
 }
 
 /// The patchbench program measured: this build's, or `PATCHBENCH_BENCH_BIN` (a release build
@@ -187,6 +229,12 @@ fn main() {
         &format!("push {n} runs (fills the server)"),
         measure(&["push", "--to", &url, "--store", &sqlite_arg]),
     );
+    {
+        let location = patchbench::store::Location::parse(url.as_ref()).expect("the URL");
+        let mut pg = Store::open_at(&location, patchbench::store::Access::Create, None)
+            .expect("open the server's store");
+        add_campaign(&mut pg, &mut 7);
+    }
     let (a_id, b_id) = ("5", "6");
     for (backend, store) in [("sqlite", sqlite_arg.as_str()), ("postgres", url.as_str())] {
         let with = |args: &[&str]| {
@@ -219,6 +267,16 @@ fn main() {
             backend,
             "compare 5 6 --no-profile",
             with(&["compare", a_id, b_id, "--no-profile"]),
+        );
+        report(
+            backend,
+            "campaign status (2 boxes x 20 rounds)",
+            with(&["campaign", "status", "lab-campaign"]),
+        );
+        report(
+            backend,
+            "campaign report (the same)",
+            with(&["campaign", "report", "lab-campaign"]),
         );
     }
     // Push of 10,000 runs into a fresh database and into a fresh file.

@@ -9,6 +9,7 @@ pub mod agent;
 pub mod aim7;
 pub mod campaign;
 pub mod campaign_kexec;
+pub mod campaign_spec;
 pub mod check;
 pub mod compare;
 pub mod completions;

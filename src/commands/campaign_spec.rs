@@ -1,0 +1,469 @@
+//! What `campaign start` checks and builds before anything is stored or started: the
+//! campaign's name, the workload (a measuring command with its own arguments, parsed by that
+//! command's clap definition, with the options a step sets itself refused), each side
+//! (`IMAGE[:WORDS]`, its initrd and modules, its setup command), the executor's options (a
+//! guest's vCPUs, memory and CPU set; `--scratch`), a lab's boxes and tags, and from all of it
+//! the [`CampaignSpec`] the store keeps.
+
+use super::campaign::StartArgs;
+use crate::campaign::kernel_image;
+use crate::error::{usage, Usage};
+use crate::record::campaign::plan;
+use crate::record::campaign::spec::{
+    CampaignSpec, ExecutorKind, KernelSpec, LabSpec, Schedule, Scratch, SideSpec,
+};
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+
+/// A campaign name: letters, digits and `._-`, up to 64 characters (it becomes a label prefix
+/// and is typed on command lines).
+fn check_name(name: &str) -> anyhow::Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !name.starts_with(['-', '.']);
+    if ok {
+        Ok(())
+    } else {
+        usage(format!(
+            "campaign name {:?} is not usable: use 1-64 letters, digits, '.', '_' or '-', not \
+             starting with '-' or '.'",
+            crate::safe_text::field(name)
+        ))
+    }
+}
+
+/// `3600`, `90s`, `90m`, `8h`, `2d` as seconds.
+pub(super) fn parse_span(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('s') => (&t[..t.len() - 1], 1.0),
+        Some('m') => (&t[..t.len() - 1], 60.0),
+        Some('h') => (&t[..t.len() - 1], 3600.0),
+        Some('d') => (&t[..t.len() - 1], 86400.0),
+        _ => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * mult <= 366.0 * 86400.0 => Ok(v * mult),
+        _ => Err(format!(
+            "{s:?} is not a time span; give seconds or a number with s, m, h or d (e.g. 8h)"
+        )),
+    }
+}
+
+/// `ext4:1G` as a [`Scratch`].
+pub(super) fn parse_scratch(s: &str) -> Result<Scratch, String> {
+    let (fs, size) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: give FS:SIZE, e.g. ext4:1G"))?;
+    if fs != "ext4" {
+        return Err(format!(
+            "scratch file system {fs:?} is not supported; use ext4 (e.g. ext4:1G)"
+        ));
+    }
+    let kib = crate::args::parse_kib(size)?;
+    if !(16 * 1024..=1 << 30).contains(&kib) {
+        return Err(format!(
+            "a scratch file system must be from 16M to 1T, got {size}"
+        ));
+    }
+    Ok(Scratch {
+        fs: fs.to_string(),
+        bytes: kib * 1024,
+    })
+}
+
+/// The workload, parsed with the measuring commands' own argument definitions.
+#[derive(Debug, Parser)]
+#[command(name = "patchbench", no_binary_name = true)]
+struct Workload {
+    #[command(subcommand)]
+    command: MeasuringCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum MeasuringCommand {
+    Run(super::run::RunArgs),
+    Aim7(super::aim7::Aim7Args),
+    Scale(super::scale::ScaleArgs),
+    Model(super::model::ModelArgs),
+}
+
+/// Checks the workload: a measuring command with valid arguments, none of the options the
+/// campaign sets itself, and no `--dir` together with `--scratch`.
+fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<()> {
+    const MEASURING: [&str; 4] = ["run", "aim7", "scale", "model"];
+    let first = words.first().map(String::as_str).unwrap_or("");
+    if !MEASURING.contains(&first) {
+        return usage(format!(
+            "the workload after `--` must be a measuring command (run, aim7, scale or model) \
+             with its arguments, got {:?}",
+            crate::safe_text::field(first)
+        ));
+    }
+    let parsed = Workload::try_parse_from(words).map_err(|e| {
+        let text = e.to_string();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("error:"))
+            .unwrap_or("invalid arguments")
+            .trim_start_matches("error: ");
+        Usage(format!("the workload's arguments: {line}"))
+    })?;
+    struct Sets<'a> {
+        json: bool,
+        html: bool,
+        other_file: Option<&'static str>,
+        store: &'a super::shared::StoreOpts,
+        dir: bool,
+        list: bool,
+    }
+    let sets = match &parsed.command {
+        MeasuringCommand::Run(r) => {
+            super::run::plan(r)?;
+            Sets {
+                json: r.json.is_some(),
+                html: r.html.is_some(),
+                other_file: r.csv.as_ref().map(|_| "--csv"),
+                store: &r.store,
+                dir: r.dir.is_some(),
+                list: false,
+            }
+        }
+        MeasuringCommand::Aim7(a) => Sets {
+            json: a.json.is_some(),
+            html: a.html.is_some(),
+            other_file: None,
+            store: &a.store,
+            dir: !a.dirs.is_empty(),
+            list: false,
+        },
+        MeasuringCommand::Scale(s) => Sets {
+            json: s.opts.json.is_some(),
+            html: s.opts.html.is_some(),
+            other_file: s
+                .csv
+                .as_ref()
+                .map(|_| "--csv")
+                .or(s.svg.as_ref().map(|_| "--svg")),
+            store: &s.opts.store,
+            dir: s.opts.dir.is_some(),
+            list: s.list,
+        },
+        MeasuringCommand::Model(m) => Sets {
+            json: m.opts.json.is_some(),
+            html: m.opts.html.is_some(),
+            other_file: None,
+            store: &m.opts.store,
+            dir: m.opts.dir.is_some(),
+            list: m.list,
+        },
+    };
+    let refused = if sets.json {
+        Some("--json")
+    } else if sets.html {
+        Some("--html")
+    } else if sets.store.store.is_some() {
+        Some("--store")
+    } else if sets.store.no_store {
+        Some("--no-store")
+    } else if sets.store.label.is_some() {
+        Some("--label")
+    } else {
+        sets.other_file
+    };
+    if let Some(opt) = refused {
+        return usage(format!(
+            "the workload must not have {opt}: the campaign writes each step's JSON and stores \
+             its run under NAME/base or NAME/patched itself; drop {opt}"
+        ));
+    }
+    if sets.list {
+        return usage("the workload must measure something; drop --list");
+    }
+    if sets.dir && scratch {
+        return usage(
+            "the workload's --dir and --scratch both say where the workload works; drop one",
+        );
+    }
+    Ok(())
+}
+
+/// `IMAGE[:WORDS]` or `:WORDS`: the image (None: the running kernel's) and the words.
+fn split_side(s: &str) -> (Option<PathBuf>, Vec<String>) {
+    if Path::new(s).is_file() {
+        return (Some(PathBuf::from(s)), Vec::new());
+    }
+    let (image, words) = match s.split_once(':') {
+        Some((i, w)) => (i, w),
+        None => (s, ""),
+    };
+    let image = (!image.is_empty()).then(|| PathBuf::from(image));
+    (
+        image,
+        words.split_whitespace().map(str::to_string).collect(),
+    )
+}
+
+/// The running kernel's image, for a side that gives command-line words only.
+fn running_image() -> anyhow::Result<PathBuf> {
+    let release = crate::campaign::executor::this_kernel().release;
+    let p = PathBuf::from(format!("/boot/vmlinuz-{release}"));
+    if p.is_file() {
+        Ok(p)
+    } else {
+        usage(format!(
+            "a side without an image boots the running kernel, but {} does not exist; give \
+             the image (--base IMAGE:WORDS)",
+            p.display()
+        ))
+    }
+}
+
+/// Builds and checks one side.
+fn side(
+    name: &str,
+    given: Option<&str>,
+    initrd: Option<&Path>,
+    modules: Option<&Path>,
+    setup: Option<&str>,
+    executor: ExecutorKind,
+) -> anyhow::Result<SideSpec> {
+    let (image, cmdline) = given.map(split_side).unwrap_or((None, Vec::new()));
+    let boots = executor != ExecutorKind::Local;
+    if !boots && (image.is_some() || !cmdline.is_empty() || initrd.is_some() || modules.is_some()) {
+        return usage(format!(
+            "the local executor measures the running kernel: the {name} side cannot have a \
+             kernel image, command-line words, an initrd or modules (use --executor vm or \
+             kexec, or a --{name}-setup command)"
+        ));
+    }
+    let kernel = if boots {
+        let image = match image {
+            Some(i) => i,
+            None => running_image()?,
+        };
+        let info = kernel_image::inspect(&image).map_err(Usage)?;
+        if let Some(i) = initrd.filter(|i| *i != Path::new("none")) {
+            std::fs::File::open(i).map_err(|e| {
+                Usage(format!(
+                    "cannot read the {name} initrd {}: {e}",
+                    i.display()
+                ))
+            })?;
+        }
+        let modules = kernel_image::modules_for(&image, &info.release, modules).map_err(Usage)?;
+        let image = image.canonicalize().unwrap_or(image);
+        Some(KernelSpec {
+            image,
+            sha256: info.sha256,
+            release: info.release,
+            initrd: initrd.map(Path::to_path_buf),
+            modules,
+        })
+    } else {
+        None
+    };
+    if let Some(s) = setup {
+        if s.trim().is_empty() {
+            return usage(format!(
+                "--{name}-setup is empty; give a shell command or drop it"
+            ));
+        }
+    }
+    Ok(SideSpec {
+        name: name.to_string(),
+        kernel,
+        cmdline,
+        setup: setup.map(str::to_string),
+    })
+}
+
+/// Builds the spec from the arguments, checking everything that can be checked here.
+pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
+    check_name(&a.name)?;
+    check_workload(&a.workload, a.scratch.is_some())?;
+    let s = &a.sides;
+    let boots = s.base.is_some() || s.patched.is_some();
+    let executor = a.executor.unwrap_or(if boots {
+        ExecutorKind::Vm
+    } else {
+        ExecutorKind::Local
+    });
+    if a.duet && executor != ExecutorKind::Vm {
+        return usage("--duet runs two guests at once: it needs --executor vm");
+    }
+    let lab = (a.boxes.is_some() || !a.tags.is_empty()).then(|| LabSpec {
+        boxes: a.boxes.unwrap_or(1),
+        tags: a.tags.clone(),
+    });
+    if lab.is_some() && executor == ExecutorKind::Kexec {
+        return usage(
+            "--boxes/--tag plan a campaign for lab agents, which run local or vm steps; a kexec \
+             campaign runs on the machine that starts it",
+        );
+    }
+    let sides = vec![
+        side(
+            "base",
+            s.base.as_deref(),
+            s.base_initrd.as_deref(),
+            s.base_modules.as_deref(),
+            s.base_setup.as_deref(),
+            executor,
+        )?,
+        side(
+            "patched",
+            s.patched.as_deref(),
+            s.patched_initrd.as_deref(),
+            s.patched_modules.as_deref(),
+            s.patched_setup.as_deref(),
+            executor,
+        )?,
+    ];
+    let schedule = match a.until {
+        Some(pct) => Schedule::Until {
+            pct,
+            max_rounds: a.max_rounds,
+            max_time_s: a.max_time,
+        },
+        None => Schedule::Rounds {
+            rounds: a.rounds.unwrap_or(5),
+        },
+    };
+    // SAFETY: geteuid has no preconditions.
+    if executor == ExecutorKind::Local && a.scratch.is_some() && (unsafe { libc::geteuid() }) != 0 {
+        return usage("--scratch with the local executor mounts a loop device: run as root");
+    }
+    let vm = if executor == ExecutorKind::Vm {
+        let cpus = match a.cpus.as_deref() {
+            Some(list) => Some(parse_cpu_list(list).map_err(Usage)?),
+            None => None,
+        };
+        let given = crate::campaign::vm::options::Given {
+            vcpus: a.vcpus,
+            memory_mib: Some(a.memory),
+            cpus,
+            allow_tcg: a.allow_tcg,
+            qemu: Some(a.qemu.clone()),
+            duet: a.duet,
+        };
+        Some(crate::campaign::vm::options::resolve(&given).map_err(Usage)?)
+    } else {
+        None
+    };
+    let program = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("cannot find the patchbench program itself: {e}"))?;
+    Ok(CampaignSpec {
+        name: a.name.clone(),
+        sides,
+        workload: a.workload.clone(),
+        schedule,
+        order: a.order,
+        seed: a.seed.unwrap_or_else(plan::new_seed),
+        executor,
+        duet: a.duet,
+        scratch: a.scratch.clone(),
+        vm,
+        kexec: None,
+        lab,
+        step_timeout_s: a.step_timeout,
+        settle_s: a.settle,
+        primary: a.primary.clone(),
+        confidence: a.confidence,
+        program,
+        started_on: crate::sysinfo::hostname(),
+    })
+}
+
+/// `0-3,6` as CPU numbers.
+fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("--cpus {s:?}: {t:?} is not a CPU number (e.g. 2-5)"))
+        };
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if lo > hi || hi >= 4096 {
+            return Err(format!("--cpus {s:?}: {part:?} is not a CPU range"));
+        }
+        out.extend(lo..=hi);
+    }
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err("--cpus names no CPU (e.g. --cpus 2-5)".to_string());
+    }
+    Ok(out)
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_scratch_and_cpu_lists_parse() {
+        assert_eq!(parse_span("90m"), Ok(5400.0));
+        assert_eq!(parse_span("8h"), Ok(28800.0));
+        assert_eq!(parse_span("3600"), Ok(3600.0));
+        assert!(parse_span("soon").is_err() && parse_span("-1h").is_err());
+        let s = parse_scratch("ext4:64M").unwrap();
+        assert_eq!(s.bytes, 64 << 20);
+        assert!(parse_scratch("xfs:1G").is_err() && parse_scratch("ext4").is_err());
+        assert!(parse_scratch("ext4:1k").is_err());
+        assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert!(parse_cpu_list("3-1").is_err() && parse_cpu_list("x").is_err());
+    }
+
+    #[test]
+    fn sides_split_image_and_words() {
+        assert_eq!(
+            split_side(":pti=off quiet"),
+            (None, vec!["pti=off".to_string(), "quiet".to_string()])
+        );
+        assert_eq!(
+            split_side("/nonexistent/vmlinuz:pti=on"),
+            (
+                Some(PathBuf::from("/nonexistent/vmlinuz")),
+                vec!["pti=on".to_string()]
+            )
+        );
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("pti-test_1.2").is_ok());
+        for bad in ["", "-x", ".x", "a/b", "a b", "a\nb", &"x".repeat(65)] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn workloads_are_checked() {
+        let w = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert!(check_workload(&w("run --quick syscall"), false).is_ok());
+        for (bad, why) in [
+            ("list", "measuring command"),
+            ("compare a b", "measuring command"),
+            ("run --quick syscall --json x.json", "--json"),
+            ("run --quick syscall --label x", "--label"),
+            ("run --quick syscall --no-store", "--no-store"),
+            ("run --quick nosuchtest", "nosuchtest"),
+            ("run --copies 0", "workload's arguments"),
+            ("scale --list", "--list"),
+        ] {
+            let e = check_workload(&w(bad), false).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+        let e = check_workload(&w("run --quick syscall --dir /tmp"), true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--scratch"), "{e}");
+    }
+}
