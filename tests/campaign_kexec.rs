@@ -111,6 +111,9 @@ impl TestGuest {
             modules_dir: Some(kernel.modules.clone()),
             scratch_fs: None,
             initrd: None,
+            program_dir: Path::new(env!("CARGO_BIN_EXE_patchbench"))
+                .parent()
+                .map(Path::to_path_buf),
         };
         let initramfs = initramfs::build(&dir, "kexec", &contents)
             .unwrap_or_else(|e| panic!("cannot build the guest's initramfs: {e}"));

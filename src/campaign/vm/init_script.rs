@@ -14,7 +14,9 @@
 //! reached the workload.
 //!
 //! `/etc/patchbench.conf` in the initramfs sets `RELEASE`, `MODULES_DIR` (the modules'
-//! directory on the host, or empty) and `SCRATCH_FS` (empty: no scratch).
+//! directory on the host, or empty), `SCRATCH_FS` (empty: no scratch) and `PROGRAM_DIR` (where
+//! patchbench's programs are on the host: when a tmpfs above hides them, as for a build under
+//! `/root` or `/tmp`, that directory is bound back at its own path).
 
 /// Where the result directory is mounted in the guest (the step script's `$R`).
 pub const RESULT_MOUNT: &str = "/run/patchbench";
@@ -57,10 +59,24 @@ if [ -n "$MODULES_DIR" ] && [ -d "$R$MODULES_DIR" ] && [ -d "$R/lib/modules" ]; 
     && mkdir "$R/lib/modules/$RELEASE" && mount --move /mods "$R/lib/modules/$RELEASE" \
     || die "cannot put the kernel's modules at /lib/modules/$RELEASE"
 fi
+prog=
+if [ -n "$PROGRAM_DIR" ] && [ -d "$R$PROGRAM_DIR" ]; then
+  mkdir -p /prog && mount --bind "$R$PROGRAM_DIR" /prog || die "cannot bind $PROGRAM_DIR"
+  prog=bound
+fi
 for d in /tmp:1777 /var/tmp:1777 /run:755 /root:700; do
   [ -d "$R${{d%:*}}" ] || continue
   mount -t tmpfs -o "mode=${{d#*:}}" tmpfs "$R${{d%:*}}" || die "cannot mount a tmpfs on ${{d%:*}}"
 done
+if [ -n "$prog" ]; then
+  # A tmpfs above hid patchbench's programs: put them back at their own path.
+  if [ -d "$R$PROGRAM_DIR" ]; then
+    umount /prog
+  else
+    mkdir -p "$R$PROGRAM_DIR" && mount --move /prog "$R$PROGRAM_DIR" \
+      || die "cannot put patchbench's programs back at $PROGRAM_DIR"
+  fi
+fi
 mount -t proc proc $R/proc && mount -t sysfs sysfs $R/sys && mount -t devtmpfs devtmpfs $R/dev \
   || die "cannot mount /proc, /sys and /dev"
 mkdir -p $R/dev/pts $R/dev/shm
@@ -93,13 +109,19 @@ off
 }
 
 /// The text of `/etc/patchbench.conf`.
-pub fn conf(release: &str, modules_dir: Option<&str>, scratch_fs: Option<&str>) -> String {
+pub fn conf(
+    release: &str,
+    modules_dir: Option<&str>,
+    scratch_fs: Option<&str>,
+    program_dir: Option<&str>,
+) -> String {
     use super::step_script::quote;
     format!(
-        "RELEASE={}\nMODULES_DIR={}\nSCRATCH_FS={}\n",
+        "RELEASE={}\nMODULES_DIR={}\nSCRATCH_FS={}\nPROGRAM_DIR={}\n",
         quote(release),
         quote(modules_dir.unwrap_or("")),
-        quote(scratch_fs.unwrap_or(""))
+        quote(scratch_fs.unwrap_or("")),
+        quote(program_dir.unwrap_or(""))
     )
 }
 
@@ -133,7 +155,11 @@ mod tests {
             assert!(t.contains(needed), "{needed}");
         }
         let conf_file = dir.path().join("conf");
-        std::fs::write(&conf_file, conf("6.1.0-1-amd64", Some("/a b/lib"), None)).unwrap();
+        std::fs::write(
+            &conf_file,
+            conf("6.1.0-1-amd64", Some("/a b/lib"), None, Some("/tmp/x")),
+        )
+        .unwrap();
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(". \"$1\"; printf '%s|%s|%s' \"$RELEASE\" \"$MODULES_DIR\" \"$SCRATCH_FS\"")

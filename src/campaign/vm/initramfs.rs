@@ -28,6 +28,9 @@ pub struct Contents {
     pub scratch_fs: Option<String>,
     /// The side's own initrd, unpacked before ours.
     pub initrd: Option<PathBuf>,
+    /// The directory of the patchbench programs the steps run: bound back at its own path in
+    /// the guest when a tmpfs the guest puts on `/tmp`, `/root`, ... would hide it.
+    pub program_dir: Option<PathBuf>,
 }
 
 impl Contents {
@@ -75,7 +78,13 @@ impl Contents {
     /// `/etc/patchbench.conf`.
     fn conf(&self) -> String {
         let dir = self.modules_dir.as_ref().map(|d| d.display().to_string());
-        init_script::conf(&self.release, dir.as_deref(), self.scratch_fs.as_deref())
+        let program = self.program_dir.as_ref().map(|d| d.display().to_string());
+        init_script::conf(
+            &self.release,
+            dir.as_deref(),
+            self.scratch_fs.as_deref(),
+            program.as_deref(),
+        )
     }
 
     fn settings(&self) -> String {
@@ -257,6 +266,7 @@ mod tests {
             modules_dir: Some(d.path().join("lib/modules/6.1.0-1-amd64")),
             scratch_fs: Some("ext4".into()),
             initrd: None,
+            program_dir: Some("/root/src/patchbench/target/release".into()),
         };
         let out = d.path().join("out");
         std::fs::create_dir(&out).unwrap();
@@ -280,6 +290,10 @@ mod tests {
         assert_eq!(get("modules/02-brd.ko").3, b"module brd");
         let conf = String::from_utf8_lossy(&get("etc/patchbench.conf").3).into_owned();
         assert!(conf.contains("SCRATCH_FS='ext4'"), "{conf}");
+        assert!(
+            conf.contains("PROGRAM_DIR='/root/src/patchbench/target/release'"),
+            "{conf}"
+        );
         // Same inputs: the same file, not rebuilt.
         let again = build(&out, "base", &contents).unwrap();
         assert_eq!(again, path);
