@@ -111,8 +111,11 @@ impl TestGuest {
             modules_dir: Some(kernel.modules.clone()),
             scratch_fs: None,
             initrd: None,
+            // The whole target directory: the programs and the test kernels both stay
+            // visible in the guest when the checkout is under /tmp or /root.
             program_dir: Path::new(env!("CARGO_BIN_EXE_patchbench"))
                 .parent()
+                .and_then(Path::parent)
                 .map(Path::to_path_buf),
         };
         let initramfs = initramfs::build(&dir, "kexec", &contents)
