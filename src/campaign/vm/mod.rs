@@ -102,7 +102,13 @@ impl Vm {
             modules_dir: plan.kernel.modules.clone(),
             scratch_fs: spec.scratch.as_ref().map(|s| s.fs.clone()),
             initrd: plan.kernel.initrd.clone(),
-            program_dir: spec.program.parent().map(Path::to_path_buf),
+            // Canonical: the guest binds it back by this path inside the host's root.
+            program_dir: spec
+                .program
+                .canonicalize()
+                .unwrap_or_else(|_| spec.program.clone())
+                .parent()
+                .map(Path::to_path_buf),
         };
         let path = initramfs::build(self.dir.path(), side, &contents)?;
         self.initramfs.insert(side.to_string(), path.clone());
