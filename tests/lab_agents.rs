@@ -416,3 +416,71 @@ fn an_agents_password_appears_nowhere() {
         }
     }
 }
+
+#[test]
+fn a_box_gone_for_good_is_released_and_another_box_finishes_its_rounds() {
+    let server = PgServer::shared();
+    let url = server.socket_url(ADMIN, &server.database());
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool.db");
+    let out = common::std_patchbench()
+        .args(["campaign", "start", "lost", "--boxes", "1", "--rounds", "2"])
+        .args(["--store", &url, "--"])
+        .args(WORKLOAD)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let once = |b: &str| {
+        common::std_patchbench()
+            .args(["agent", "--once", "--box", b, "--store", &url])
+            .arg("--spool")
+            .arg(&spool)
+            .output()
+            .unwrap()
+    };
+    // Box "ghost" runs the first step of round 1, then is gone.
+    assert!(once("ghost").status.success());
+    let release = |b: &str| {
+        common::std_patchbench()
+            .args(["campaign", "release-box", "lost", b, "--store", &url])
+            .output()
+            .unwrap()
+    };
+    let out = release("nobody");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ghost"));
+    let out = release("ghost");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("1 round(s) it had not begun go to place #1")
+            && err.contains("1 step(s) of rounds it left half done are recorded as failed"),
+        "{err}"
+    );
+    // Box "fresh" takes the place and finishes round 2.
+    for _ in 0..3 {
+        assert!(once("fresh").status.success());
+    }
+    let store = open(&url);
+    let c = store.campaign("lost").unwrap().unwrap();
+    assert_eq!(
+        c.state,
+        patchbench::record::campaign::state::CampaignState::Finished
+    );
+    let steps = store.steps(c.id).unwrap();
+    let by = |b: &str, st: StepState| {
+        steps
+            .iter()
+            .filter(|s| s.r#box == b && s.state == st)
+            .map(|s| s.round)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(by("ghost", StepState::Done), [1]);
+    assert_eq!(by("ghost", StepState::Failed), [1]);
+    assert_eq!(by("fresh", StepState::Done), [2, 2]);
+    assert_eq!(steps.len(), 4);
+}

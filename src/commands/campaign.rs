@@ -53,6 +53,9 @@ pub enum CampaignCommand {
     InstallHook(HookArgs),
     /// Disable and remove the unit of install-hook.
     RemoveHook,
+    /// A lab campaign: free the place of a box that is gone for good; its rounds not begun go
+    /// to a free place another box takes, a round it left half done is recorded as failed.
+    ReleaseBox(ReleaseBoxArgs),
 }
 
 /// Options of one side.
@@ -254,6 +257,17 @@ pub struct StopArgs {
     pub store: StoreArg,
 }
 
+#[derive(Debug, Clone, Args)]
+pub struct ReleaseBoxArgs {
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The box (as `campaign status` names it).
+    #[arg(value_name = "BOX", value_parser = crate::args::parse_tag)]
+    pub r#box: String,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
 /// Runs `patchbench campaign ...`.
 pub fn execute(a: &CampaignArgs) -> anyhow::Result<i32> {
     match &a.command {
@@ -264,6 +278,7 @@ pub fn execute(a: &CampaignArgs) -> anyhow::Result<i32> {
         CampaignCommand::Stop(s) => stop(s),
         CampaignCommand::InstallHook(h) => super::campaign_kexec::install_hook(&h.store),
         CampaignCommand::RemoveHook => super::campaign_kexec::remove_hook(),
+        CampaignCommand::ReleaseBox(r) => release_box(r),
     }
 }
 
@@ -579,6 +594,36 @@ fn stop(a: &StopArgs) -> anyhow::Result<i32> {
         c.name,
         c.name,
         store.location().hint()
+    ));
+    Ok(0)
+}
+/// Frees a lost box's place in a lab campaign.
+fn release_box(a: &ReleaseBoxArgs) -> anyhow::Result<i32> {
+    let mut store = a.store.open_for(crate::store::Access::Write)?;
+    let c = find(&store, &a.name)?;
+    if c.spec.lab.is_none() {
+        return usage(format!(
+            "campaign {} is not a lab campaign (started without --boxes/--tag): it has no box \
+             places",
+            c.name
+        ));
+    }
+    let released = store.release_place(c.id, &a.r#box)?;
+    crate::safe_text::eprint_line(&format!(
+        "patchbench: campaign {}: box {} released; {} round(s) it had not begun go to place {} \
+         (the next agent of a box without a place takes it){}",
+        c.name,
+        a.r#box,
+        released.rounds_moved,
+        released.place,
+        if released.steps_failed > 0 {
+            format!(
+                "; {} step(s) of rounds it left half done are recorded as failed",
+                released.steps_failed
+            )
+        } else {
+            String::new()
+        }
     ));
     Ok(0)
 }

@@ -28,6 +28,16 @@ pub struct LabBox {
     pub last_seen: f64,
 }
 
+/// What releasing a box's place did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Released {
+    /// The free place the box's rounds not begun went to (`#N`).
+    pub place: String,
+    pub rounds_moved: usize,
+    /// The planned steps of rounds the box left half done, now failed.
+    pub steps_failed: usize,
+}
+
 /// What became of a spooled run offered to the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Spooled {
@@ -238,6 +248,80 @@ impl Store {
             let id = super::db::insert_run(db, &record, &json)?;
             super::db::write_metrics(db, id, &record)?;
             Ok(Spooled::Stored(id))
+        })
+    }
+
+    /// Frees the place of box `name` in a lab campaign (the box is gone for good): its rounds
+    /// with no step begun move to a free place (`#N`) that another box takes; the planned
+    /// steps of rounds it left half done are recorded as failed (a round's sides are paired
+    /// within one box, so another box cannot finish them). Refused while the box runs a step.
+    pub fn release_place(&mut self, campaign_id: i64, name: &str) -> anyhow::Result<Released> {
+        let steps = self.steps(campaign_id)?;
+        let mine: Vec<&Step> = steps.iter().filter(|s| s.r#box == name).collect();
+        if mine.is_empty() {
+            let boxes: Vec<&str> = steps
+                .iter()
+                .map(|s| s.r#box.as_str())
+                .filter(|b| !is_free_place(b))
+                .fold(Vec::new(), |mut all, b| {
+                    if !all.contains(&b) {
+                        all.push(b);
+                    }
+                    all
+                });
+            return Err(crate::error::Usage(format!(
+                "no box {name:?} in this campaign (its boxes: {})",
+                if boxes.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    boxes.join(", ")
+                }
+            ))
+            .into());
+        }
+        if mine.iter().any(|s| s.state == StepState::Running) {
+            return Err(crate::error::Usage(format!(
+                "box {name} runs a step of this campaign now; stop its agent first (or wait for \
+                 the lease to run out)"
+            ))
+            .into());
+        }
+        let begun: std::collections::BTreeSet<u32> = mine
+            .iter()
+            .filter(|s| s.state != StepState::Planned)
+            .map(|s| s.round)
+            .collect();
+        let used: std::collections::BTreeSet<&str> =
+            steps.iter().map(|s| s.r#box.as_str()).collect();
+        let place = (1..)
+            .map(|k| format!("#{k}"))
+            .find(|p| !used.contains(p.as_str()))
+            .unwrap_or_default();
+        let now = crate::clock::now_rfc3339();
+        let (mut moved, mut failed) = (std::collections::BTreeSet::new(), 0);
+        self.writing(|db| {
+            for s in mine.iter().filter(|s| s.state == StepState::Planned) {
+                if begun.contains(&s.round) {
+                    failed += db.execute(
+                        "UPDATE campaign_steps SET state='failed', finished_at=$2,
+                                error='its box was released (gone) before this side of the round'
+                         WHERE id=$1 AND state='planned'",
+                        params![s.id, now.as_str()],
+                    )?;
+                } else {
+                    db.execute(
+                        "UPDATE campaign_steps SET box=$2 WHERE id=$1 AND state='planned'",
+                        params![s.id, place.as_str()],
+                    )?;
+                    moved.insert(s.round);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(Released {
+            place,
+            rounds_moved: moved.len(),
+            steps_failed: failed as usize,
         })
     }
 }
