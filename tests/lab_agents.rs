@@ -67,10 +67,22 @@ impl Agents {
     }
 }
 
+/// A lab campaign of 2 boxes tagged `lab`, `rounds` rounds.
 fn start_campaign(url: &str, name: &str, rounds: u32) {
+    let rounds = rounds.to_string();
+    start_with(
+        url,
+        name,
+        &["--boxes", "2", "--tag", "lab", "--rounds", &rounds],
+    );
+}
+
+/// `campaign start NAME OPTIONS --store URL -- WORKLOAD`, which must succeed.
+fn start_with(url: &str, name: &str, options: &[&str]) {
     let out = common::std_patchbench()
-        .args(["campaign", "start", name, "--boxes", "2", "--tag", "lab"])
-        .args(["--rounds", &rounds.to_string(), "--store", url, "--"])
+        .args(["campaign", "start", name])
+        .args(options)
+        .args(["--store", url, "--"])
         .args(WORKLOAD)
         .output()
         .unwrap();
@@ -314,18 +326,10 @@ fn an_agent_with_only_the_documented_grants_runs_an_until_campaign_to_its_end() 
     let server = PgServer::shared();
     let db = server.database();
     let admin_url = server.socket_url(ADMIN, &db);
-    let out = common::std_patchbench()
-        .args([
-            "campaign", "start", "least", "--boxes", "1", "--until", "50",
-        ])
-        .args(["--max-rounds", "3", "--store", &admin_url, "--"])
-        .args(WORKLOAD)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    start_with(
+        &admin_url,
+        "least",
+        &["--boxes", "1", "--until", "50", "--max-rounds", "3"],
     );
     let role = format!("agent_least_{}", std::process::id());
     let grants = patchbench::store::schema::AGENT_GRANTS.replace("ROLE", &role);
@@ -423,17 +427,7 @@ fn a_box_gone_for_good_is_released_and_another_box_finishes_its_rounds() {
     let url = server.socket_url(ADMIN, &server.database());
     let dir = tempfile::tempdir().unwrap();
     let spool = dir.path().join("spool.db");
-    let out = common::std_patchbench()
-        .args(["campaign", "start", "lost", "--boxes", "1", "--rounds", "2"])
-        .args(["--store", &url, "--"])
-        .args(WORKLOAD)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    start_with(&url, "lost", &["--boxes", "1", "--rounds", "2"]);
     let once = |b: &str| {
         common::std_patchbench()
             .args(["agent", "--once", "--box", b, "--store", &url])
