@@ -448,6 +448,8 @@ impl Driver<'_> {
             kernel.image_sha256 = Some(k.sha256.clone());
         }
         kernel.cmdline_words = side.map(|s| s.cmdline.clone()).unwrap_or_default();
+        // Checked against the side's words already (check_kernel); stored without secrets.
+        kernel.cmdline = crate::record::campaign::redact_cmdline(&kernel.cmdline);
         let mut record = m.record;
         let info = StepInfo {
             campaign: c.name.clone(),

@@ -186,7 +186,7 @@ pub fn check_kernel(side: &SideSpec, seen: &KernelInfo) -> Result<(), String> {
             "the {} side expected {} on the kernel command line, but it was {:?}",
             side.name,
             missing.join(" "),
-            seen.cmdline
+            crate::record::campaign::redact_cmdline(&seen.cmdline)
         ));
     }
     Ok(())

@@ -65,7 +65,8 @@ pub struct KernelInfo {
     /// SHA-256 of that image, hex.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_sha256: Option<String>,
-    /// `/proc/cmdline` as read where the workload ran.
+    /// `/proc/cmdline` as read where the workload ran, with the values of secret-looking
+    /// words replaced ([`redact_cmdline`]).
     pub cmdline: String,
     /// The words the side asked for on the command line (each was found in `cmdline`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -134,5 +135,56 @@ impl StepInfo {
     /// What identifies the block a run belongs to: (box, round).
     pub fn block(&self) -> (String, u32) {
         (self.r#box.clone(), self.round)
+    }
+}
+
+/// What a key of a command-line word says about a secret value (`rootpass=`, `api_token=`,
+/// `luks.key=`...): such values are stored as `***`. A kernel's command line can carry them
+/// (provisioning tokens, initramfs passwords) and a run's record goes to a shared store.
+const SECRET_KEYS: [&str; 7] = [
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "apikey",
+    "api_key",
+];
+
+/// `cmdline` with the value of every `KEY=VALUE` word whose key names a secret (any of
+/// [`SECRET_KEYS`] in it, or ending in `key`) replaced by `***`.
+pub fn redact_cmdline(cmdline: &str) -> String {
+    cmdline
+        .split(' ')
+        .map(|word| match word.split_once('=') {
+            Some((key, value)) if !value.is_empty() && is_secret_key(key) => format!("{key}=***"),
+            _ => word.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    SECRET_KEYS.iter().any(|s| k.contains(s)) || k.ends_with("key")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_looking_values_of_a_command_line_are_not_kept() {
+        assert_eq!(
+            redact_cmdline(
+                "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro pti=off rootpass=hunter2 \
+                 cloud.api_token=abc luks.key=/k quiet"
+            ),
+            "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro pti=off rootpass=*** cloud.api_token=*** \
+             luks.key=*** quiet"
+        );
+        // Nothing else changes: keys that merely look alike, words without values.
+        let plain = "console=ttyS0 keyboard=us passive mitigations=off";
+        assert_eq!(redact_cmdline(plain), plain);
     }
 }
