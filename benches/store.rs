@@ -128,12 +128,7 @@ fn add_campaign(store: &mut Store, seed: &mut u64) {
                 r#box: step.r#box.clone(),
                 executor: "local".into(),
                 attempt: 1,
-                kernel: Default::default(),
-                setup: None,
-                scratch: None,
-                guest: None,
-                boot: None,
-                duet: false,
+                ..Default::default()
             });
             store.finish_step(step.id, "bench", &r).expect("finish");
         }

@@ -362,12 +362,7 @@ fn pilot_run(side: &str, round: u32, slot: u32, value: f64) -> RunRecord {
         r#box: String::new(),
         executor: "local".into(),
         attempt: 1,
-        kernel: Default::default(),
-        setup: None,
-        scratch: None,
-        guest: None,
-        boot: None,
-        duet: false,
+        ..Default::default()
     });
     r
 }

@@ -44,12 +44,7 @@ fn step(side: &str, round: u32, slot: u32, bx: &str, pipe: f64, syscall: f64) ->
         r#box: bx.into(),
         executor: "local".into(),
         attempt: 1,
-        kernel: Default::default(),
-        setup: None,
-        scratch: None,
-        guest: None,
-        boot: None,
-        duet: false,
+        ..Default::default()
     });
     r
 }

@@ -20,7 +20,6 @@ use crate::store::campaign::AfterFailure;
 /// The most characters of a step's console line shown (escaped by `crate::safe_text`).
 const CONSOLE_LINE_CHARS: usize = 100;
 use crate::store::db::Store;
-use crate::store::lab::Spooled;
 use crate::store::spool::Spool;
 
 /// How a drive ended.
@@ -244,12 +243,7 @@ impl Driver<'_> {
         let outcome = self.executor.run_step(
             &req,
             self.signals,
-            &mut |line| {
-                progress.show(&format!(
-                    "{what}: {}",
-                    crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
-                ));
-            },
+            &mut console_shown(progress, &what),
             &mut || renewal.tick(),
         );
         self.settle(c, &step, outcome, started.elapsed().as_secs_f64(), false)
@@ -267,12 +261,7 @@ impl Driver<'_> {
         let outcomes = self.executor.run_pair(
             [&ra, &rb],
             self.signals,
-            &mut |line| {
-                progress.show(&format!(
-                    "{what}: {}",
-                    crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
-                ));
-            },
+            &mut console_shown(progress, &what),
             &mut || renewal.tick(),
         );
         let Some([oa, ob]) = outcomes else {
@@ -376,29 +365,6 @@ impl Driver<'_> {
             spool.path().display()
         ));
         Err(lost)
-    }
-
-    /// Uploads what waits in the spool for this store; one line per run.
-    pub fn upload_spool(&mut self) -> anyhow::Result<usize> {
-        let Some(spool) = self.spool.as_deref_mut() else {
-            return Ok(0);
-        };
-        let done = spool.upload(self.store)?;
-        for (run, what) in &done {
-            let what = match what {
-                Spooled::Stored(id) => format!("stored as run {id}"),
-                Spooled::AlreadyStored => "was already stored".to_string(),
-                Spooled::DoneByAnother => {
-                    "not stored: the step was run again and stored meanwhile".to_string()
-                }
-                Spooled::Gone => "not stored: its campaign is gone".to_string(),
-            };
-            self.progress.line(&format!(
-                "campaign {}: the spooled run of step {} {what}",
-                run.campaign, run.step_id
-            ));
-        }
-        Ok(done.len())
     }
 
     fn failed(
@@ -552,6 +518,16 @@ impl Driver<'_> {
             } => crate::clock::secs_since(&c.created_at).is_some_and(|s| s > *t),
             _ => false,
         }
+    }
+}
+
+/// A step's console lines on the progress line, as `WHAT: LINE` (cut and escaped).
+fn console_shown<'p>(progress: &'p Progress, what: &'p str) -> impl FnMut(&str) + 'p {
+    move |line| {
+        progress.show(&format!(
+            "{what}: {}",
+            crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
+        ))
     }
 }
 

@@ -335,12 +335,7 @@ mod tests {
             r#box: String::new(),
             executor: "local".into(),
             attempt: 1,
-            kernel: Default::default(),
-            setup: None,
-            scratch: None,
-            guest: None,
-            boot: None,
-            duet: false,
+            ..Default::default()
         });
         r
     }

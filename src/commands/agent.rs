@@ -21,8 +21,10 @@ use crate::progress::Progress;
 use crate::record::campaign::spec::ExecutorKind;
 use crate::record::campaign::state::Owner;
 use crate::store::db::Store;
+use crate::store::lab::Spooled;
 use crate::store::spool::Spool;
 use clap::Args;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -81,7 +83,7 @@ pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
     // An agent started without its store says so and stops (exit 2); once it runs, a store
     // that goes away is waited for.
     let mut store = a.store.open(true)?;
-    let mut spool = Spool::open(&spool_path)?;
+    let spool = Spool::open(&spool_path)?;
     let me = Owner::me().to_string();
     let box_name = a.box_name.clone().unwrap_or_else(crate::sysinfo::hostname);
     if crate::args::parse_tag(&box_name).is_err() {
@@ -90,9 +92,9 @@ pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
             crate::safe_text::field(&box_name)
         ));
     }
-    let executors: Vec<String> = a.executor.iter().map(|e| e.as_str().to_string()).collect();
+    let offered: Vec<String> = a.executor.iter().map(|e| e.as_str().to_string()).collect();
     let fingerprint = serde_json::to_string(&crate::sysinfo::SystemInfo::collect())?;
-    store.register_box(&box_name, &fingerprint, &a.tags, &executors, &me)?;
+    store.register_box(&box_name, &fingerprint, &a.tags, &offered, &me)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench agent: box {box_name}{} offering {} serves store {} (lease {:.0} s, spool \
          {})",
@@ -101,7 +103,7 @@ pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
         } else {
             format!(" tagged {}", a.tags.join(", "))
         },
-        executors.join(", "),
+        offered.join(", "),
         store.location().shown(),
         a.lease,
         spool_path.display()
@@ -115,30 +117,29 @@ pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
         owner: me,
         box_name,
         ran: 0,
+        executors: HashMap::new(),
     };
     let end = agent.serve();
     agent.progress.finish();
-    match end {
-        Ok(()) => {}
-        Err(e) if e.downcast_ref::<Interrupted>().is_some() => {
-            crate::safe_text::eprint_line(&format!(
-                "patchbench agent: stopped by {} after {} step(s) (a step it was running, if \
-                 any, is planned again)",
-                e.downcast_ref::<Interrupted>()
-                    .map(|i| i.name)
-                    .unwrap_or("a signal"),
-                agent.ran
-            ));
-        }
-        Err(e) => return Err(e),
+    if let Err(e) = end {
+        let Some(i) = e.downcast_ref::<Interrupted>() else {
+            return Err(e);
+        };
+        crate::safe_text::eprint_line(&format!(
+            "patchbench agent: stopped by {} after {} step(s) (a step it was running, if any, \
+             is planned again)",
+            i.name, agent.ran
+        ));
     }
-    spool = agent.spool;
-    let left = spool.count(&agent.store.location().shown()).unwrap_or(0);
+    let left = agent
+        .spool
+        .count(&agent.store.location().shown())
+        .unwrap_or(0);
     if left > 0 {
         crate::safe_text::eprint_line(&format!(
             "patchbench agent: {left} run(s) still wait in spool {}; the next agent on this box \
              uploads them",
-            spool.path().display()
+            agent.spool.path().display()
         ));
     }
     Ok(0)
@@ -155,6 +156,8 @@ struct Agent<'a> {
     box_name: String,
     /// Steps this agent ran.
     ran: usize,
+    /// The executor of each campaign it has run a step of, by campaign id.
+    executors: HashMap<i64, Box<dyn Executor>>,
 }
 
 /// What one look for work found.
@@ -168,7 +171,10 @@ impl Agent<'_> {
     fn serve(&mut self) -> anyhow::Result<()> {
         loop {
             self.signals.check()?;
-            let look = self.upload_spool().and_then(|()| self.look_for_work());
+            let look = self
+                .upload_spool()
+                .and_then(|()| self.store.touch_box(&self.box_name))
+                .and_then(|()| self.look_for_work());
             match look {
                 Ok(Look::Ran) if self.args.once => return Ok(()),
                 Ok(Look::Ran) => {}
@@ -179,17 +185,9 @@ impl Agent<'_> {
                     }
                     return Ok(());
                 }
-                Ok(Look::Nothing) => {
-                    self.signals
-                        .sleep(Duration::from_secs_f64(self.args.poll))?;
-                    self.store.touch_box(&self.box_name).or_else(|e| {
-                        if is_unreachable(&e) {
-                            Ok(())
-                        } else {
-                            Err(e)
-                        }
-                    })?;
-                }
+                Ok(Look::Nothing) => self
+                    .signals
+                    .sleep(Duration::from_secs_f64(self.args.poll))?,
                 Err(e) if is_unreachable(&e) => self.wait_for_store(&e)?,
                 Err(e) => return Err(e),
             }
@@ -217,21 +215,23 @@ impl Agent<'_> {
         }
     }
 
+    /// Uploads what waits in the spool for this store; a line per run.
     fn upload_spool(&mut self) -> anyhow::Result<()> {
-        let shown = self.store.location().shown();
-        if self.spool.count(&shown)? == 0 {
-            return Ok(());
+        for (run, what) in self.spool.upload(&mut self.store)? {
+            let what = match what {
+                Spooled::Stored(id) => format!("stored as run {id}"),
+                Spooled::AlreadyStored => "was already stored".to_string(),
+                Spooled::DoneByAnother => {
+                    "not stored: the step was run again and stored meanwhile".to_string()
+                }
+                Spooled::Gone => "not stored: its campaign is gone".to_string(),
+            };
+            self.progress.line(&format!(
+                "campaign {}: the spooled run of step {} {what}",
+                run.campaign, run.step_id
+            ));
         }
-        self.driver_parts(|d| d.upload_spool().map(|_| ()))
-    }
-
-    /// Runs `f` with a driver for this agent's box (no executor: uploading only).
-    fn driver_parts<T>(
-        &mut self,
-        f: impl FnOnce(&mut Driver) -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
-        let mut executor = crate::campaign::local::Local::new()?;
-        f(&mut self.driver(&mut executor))
+        Ok(())
     }
 
     /// A driver for this agent's box, running steps with `executor`.
@@ -259,6 +259,9 @@ impl Agent<'_> {
                     l.admits(c.spec.executor, &self.args.tags, &self.args.executor)
                 })
         });
+        // An executor (its private directory) lives as long as its campaign is open.
+        self.executors
+            .retain(|id, _| campaigns.iter().any(|c| c.id == *id));
         for c in campaigns {
             for s in self.store.expire_leases(c.id)? {
                 self.progress.line(&format!(
@@ -270,9 +273,15 @@ impl Agent<'_> {
             if !self.store.take_place(c.id, &self.box_name)? {
                 continue;
             }
-            let mut executor = super::campaign::executor_for(&c.spec)?;
-            let next = self.driver(executor.as_mut()).next_step(&c.name)?;
-            match next {
+            // One executor per campaign for the agent's life (a vm one checks QEMU and the
+            // kernels once and keeps its initramfs).
+            let mut executor = match self.executors.remove(&c.id) {
+                Some(e) => e,
+                None => super::campaign::executor_for(&c.spec)?,
+            };
+            let next = self.driver(executor.as_mut()).next_step(&c.name);
+            self.executors.insert(c.id, executor);
+            match next? {
                 None => {
                     self.ran += 1;
                     return Ok(Look::Ran);

@@ -499,9 +499,12 @@ fn status(a: &StatusArgs) -> anyhow::Result<i32> {
             .into_iter()
             .map(|(_, r)| r)
             .collect();
-        let mut view = crate::report::campaign::StatusView::of(c, steps, &runs);
-        view.store_hint = store.location().hint();
-        views.push(view);
+        views.push(crate::report::campaign::StatusView::of(
+            c,
+            steps,
+            &runs,
+            store.location().hint(),
+        ));
     }
     let text = match a.format {
         StatusFormat::Text => crate::report::campaign::status_text(&views),
@@ -548,7 +551,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     };
     let comparison = crate::compare::compare(&base, &patched, &settings)?;
     let records: Vec<_> = runs.iter().map(|(_, r)| r.clone()).collect();
-    let view = crate::report::campaign::StatusView::of(c, steps, &records);
+    let view = crate::report::campaign::StatusView::of(c, steps, &records, store.location().hint());
     let text = crate::report::campaign::report_text(&view, &comparison)?;
     crate::report::print(&text)?;
     Ok(0)

@@ -603,12 +603,7 @@ mod tests {
             r#box: bx.into(),
             executor: "local".into(),
             attempt: 1,
-            kernel: Default::default(),
-            setup: None,
-            scratch: None,
-            guest: None,
-            boot: None,
-            duet: false,
+            ..Default::default()
         });
         r
     }

@@ -71,7 +71,13 @@ pub struct RoundRow {
 }
 
 impl StatusView {
-    pub fn of(campaign: Campaign, steps: Vec<Step>, runs: &[RunRecord]) -> StatusView {
+    /// `store_hint` is ` --store WHERE` for the commands the view suggests (`Location::hint`).
+    pub fn of(
+        campaign: Campaign,
+        steps: Vec<Step>,
+        runs: &[RunRecord],
+        store_hint: String,
+    ) -> StatusView {
         let count = |st: StepState| steps.iter().filter(|s| s.state == st).count();
         let eta_s = crate::record::campaign::state::eta_s(&steps);
         let primary_key = primary::primary_key(&campaign.spec, runs);
@@ -164,7 +170,7 @@ impl StatusView {
                     all
                 }),
             boxes,
-            store_hint: String::new(),
+            store_hint,
             campaign,
         }
     }

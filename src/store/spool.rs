@@ -9,7 +9,7 @@
 use super::db::Store;
 use super::lab::Spooled;
 use crate::record::RunRecord;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -146,15 +146,12 @@ impl Spool {
 
     /// How many runs wait for `store`.
     pub fn count(&self, store: &str) -> anyhow::Result<usize> {
-        let n: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT count(*) FROM spooled WHERE store=?1",
-                params![store],
-                |r| r.get(0),
-            )
-            .optional()?;
-        Ok(n.unwrap_or(0) as usize)
+        let n: i64 = self.conn.query_row(
+            "SELECT count(*) FROM spooled WHERE store=?1",
+            params![store],
+            |r| r.get(0),
+        )?;
+        Ok(n as usize)
     }
 
     /// Forgets a run the store now has.

@@ -13,7 +13,7 @@ pub mod state;
 use serde::{Deserialize, Serialize};
 
 /// The campaign step a run belongs to (`RunRecord::campaign`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct StepInfo {
     /// The campaign's name (its runs are labelled `NAME/SIDE`).
     pub campaign: String,
