@@ -44,7 +44,7 @@ fn start(store: &Path, name: &str, opts: &[&str], work: &[String]) -> std::proce
 
 /// Every run of the campaign is stored once per (round, side), with its step's record.
 fn check_runs(store: &Path, name: &str, rounds: u32) {
-    let s = Store::open(store, false).unwrap();
+    let s = common::open_store(store);
     let c = s.campaign(name).unwrap().unwrap();
     let runs = s.campaign_runs(c.id).unwrap();
     assert_eq!(runs.len() as u32, 2 * rounds, "one run per step");
@@ -158,7 +158,7 @@ fn an_aa_campaign_of_three_rounds_stores_six_runs_and_reports_them() {
     .output()
     .unwrap();
     let order = |p: &Path| -> Vec<(u32, u32, String)> {
-        let s = Store::open(p, false).unwrap();
+        let s = common::open_store(p);
         let c = s.campaign("aa").unwrap().unwrap();
         s.steps(c.id)
             .unwrap()
@@ -183,7 +183,7 @@ fn interrupt_mid_step(
     let mark = marker.display().to_string();
     // The first step is done and the second has started.
     wait_until(Duration::from_secs(120), "the second step", || {
-        let done = Store::open(store, false)
+        let done = Store::open(&common::file(store), patchbench::store::Access::Read, None)
             .ok()
             .and_then(|s| {
                 let c = s.campaign(name).ok()??;
@@ -215,7 +215,7 @@ fn sigint_mid_step_hands_the_step_back_and_resume_completes() {
     let status = interrupt_mid_step(&store, "int", d.path(), libc::SIGINT);
     assert_eq!(status.code(), Some(130));
     {
-        let s = Store::open(&store, false).unwrap();
+        let s = common::open_store(&store);
         let c = s.campaign("int").unwrap().unwrap();
         let steps = s.steps(c.id).unwrap();
         assert_eq!(
@@ -254,7 +254,7 @@ fn sigkill_mid_step_leaves_no_workload_and_resume_reruns_the_step() {
     let status = interrupt_mid_step(&store, "kill", d.path(), libc::SIGKILL);
     assert_eq!(status.code(), None);
     {
-        let s = Store::open(&store, false).unwrap();
+        let s = common::open_store(&store);
         let c = s.campaign("kill").unwrap().unwrap();
         let steps = s.steps(c.id).unwrap();
         // The killed process still owns its step; resume takes it back.
@@ -301,7 +301,7 @@ fn a_failing_side_is_retried_once_then_recorded_and_the_campaign_goes_on() {
         err.contains("will be retried once") && err.contains("recorded as failed"),
         "{err}"
     );
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("fail").unwrap().unwrap();
     let failed: Vec<_> = s
         .steps(c.id)
@@ -352,7 +352,7 @@ fn until_decides_once_after_the_pilot_within_its_bounds() {
     .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("until").unwrap().unwrap();
     let decision = c.decision.expect("decided after the pilot");
     // ±0.1 % is out of reach on this machine: the cap binds, and says so.
@@ -373,14 +373,14 @@ fn stop_ends_a_running_campaign_after_its_step() {
         .spawn()
         .unwrap();
     wait_until(Duration::from_secs(120), "a step to finish", || {
-        Store::open(&store, false)
+        Store::open(&common::file(&store), patchbench::store::Access::Read, None)
             .ok()
             .and_then(|s| Some(!s.list(None).ok()?.is_empty()))
             .unwrap_or(false)
     });
     // A second process may not run it at the same time.
     wait_until(Duration::from_secs(120), "a step to run", || {
-        Store::open(&store, false)
+        Store::open(&common::file(&store), patchbench::store::Access::Read, None)
             .ok()
             .and_then(|s| {
                 let c = s.campaign("stop").ok()??;
@@ -406,7 +406,7 @@ fn stop_ends_a_running_campaign_after_its_step() {
     assert!(out.status.success());
     let status = wait_with_timeout(&mut child, Duration::from_secs(60));
     assert!(status.success());
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("stop").unwrap().unwrap();
     assert_eq!(c.state.as_str(), "stopped");
     let done = s.list(None).unwrap().len();
@@ -446,7 +446,7 @@ fn scratch_gives_each_step_a_fresh_ext4_and_leaves_no_mount() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("scratch").unwrap().unwrap();
     for (_, r) in s.campaign_runs(c.id).unwrap() {
         assert_eq!(r.config["dir_fstype"], "ext4", "{:?}", r.config);
@@ -527,12 +527,5 @@ fn bad_input_is_refused_before_anything_is_stored() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already exists"));
-    assert_eq!(
-        Store::open(&store, false)
-            .unwrap()
-            .list(None)
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(common::open_store(&store).list(None).unwrap().len(), 2);
 }

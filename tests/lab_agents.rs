@@ -108,14 +108,14 @@ fn agent(url: &str, box_name: &str, spool: &Path, lease: &str) -> Child {
 }
 
 fn open(url: &str) -> Store {
-    Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None).unwrap()
+    Store::open(&Location::parse(url.as_ref()).unwrap(), Access::Read, None).unwrap()
 }
 
 /// Waits (at most `limit`) until `done` says so, polling the store.
 fn wait_until(url: &str, limit: Duration, what: &str, done: impl Fn(&Store) -> bool) {
     let started = Instant::now();
     loop {
-        if let Ok(s) = Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None) {
+        if let Ok(s) = Store::open(&Location::parse(url.as_ref()).unwrap(), Access::Read, None) {
             if done(&s) {
                 return;
             }
@@ -317,7 +317,7 @@ fn a_server_away_for_ten_seconds_loses_nothing_and_stores_nothing_twice() {
     let store = open(&url);
     assert_exactly_once(&store, "outage", 6);
     // The spool is empty.
-    let spooled = patchbench::store::spool::Spool::open(&spool).unwrap();
+    let mut spooled = patchbench::store::spool::Spool::open(&spool).unwrap();
     assert_eq!(spooled.count(&store.location().shown()).unwrap(), 0);
 }
 

@@ -185,7 +185,7 @@ impl Driver<'_> {
         self.store.campaign(name)?.ok_or_else(|| {
             Usage(format!(
                 "no campaign named {name:?} in store {}; `patchbench campaign status` lists them",
-                self.store.path().display()
+                self.store.location()
             ))
             .into()
         })
