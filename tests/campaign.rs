@@ -529,3 +529,86 @@ fn bad_input_is_refused_before_anything_is_stored() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("already exists"));
     assert_eq!(common::open_store(&store).list(None).unwrap().len(), 2);
 }
+
+/// A local campaign stored as `campaign start` stores it, without running it (so that a test
+/// can start its processes itself).
+fn planned(store: &Path, name: &str, rounds: u32, work: &[String], setup: Option<&str>) {
+    let spec: patchbench::record::campaign::spec::CampaignSpec =
+        serde_json::from_value(serde_json::json!({
+            "name": name,
+            "sides": [{"name": "base"}, {"name": "patched", "setup": setup}],
+            "workload": work, "schedule": {"rounds": {"rounds": rounds}}, "order": "random",
+            "seed": 5, "executor": "local", "step_timeout_s": 120.0, "confidence": 0.95,
+            "program": env!("CARGO_BIN_EXE_patchbench"),
+            "started_on": patchbench::sysinfo::hostname()
+        }))
+        .unwrap();
+    let mut s = common::create_store(store);
+    patchbench::campaign::create(&mut s, &spec).unwrap();
+}
+
+/// The (start, end) of every stored run of campaign `name`, by its record's times, sorted.
+fn run_times(store: &Path, name: &str) -> Vec<(String, String)> {
+    let s = common::open_store(store);
+    let c = s.campaign(name).unwrap().unwrap();
+    let mut t: Vec<(String, String)> = s
+        .campaign_runs(c.id)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| (r.started_at, r.finished_at))
+        .collect();
+    t.sort();
+    t
+}
+
+/// No two runs overlap in time.
+fn one_at_a_time(times: &[(String, String)]) {
+    for w in times.windows(2) {
+        let gap = patchbench::clock::secs_between(&w[0].1, &w[1].0).unwrap();
+        assert!(gap >= 0.0, "two runs at once: {w:?}");
+    }
+}
+
+#[test]
+fn two_resumes_started_together_never_run_at_once_and_the_loser_names_the_owner() {
+    let d = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        let store = d.path().join(format!("s{i}.db"));
+        planned(&store, "race", 1, &workload(d.path(), "0.2"), None);
+        let spawn = || {
+            patchbench_with_store(&store)
+                .args(["campaign", "resume", "race"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        let pids = [a.id(), b.id()];
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let text = |k: usize| String::from_utf8_lossy(&outs[k].stderr).into_owned();
+        let won: Vec<usize> = (0..2).filter(|&k| outs[k].status.success()).collect();
+        assert_eq!(
+            won.len(),
+            1,
+            "try {i}: exactly one runs it:\n{}\n{}",
+            text(0),
+            text(1)
+        );
+        let (w, l) = (won[0], 1 - won[0]);
+        assert!(
+            text(w).contains("campaign race finished: 2 steps done"),
+            "try {i}: {}",
+            text(w)
+        );
+        let loser = text(l);
+        assert_eq!(outs[l].status.code(), Some(2), "try {i}: {loser}");
+        assert!(
+            loser.contains(&format!("is being run by process {}", pids[w]))
+                && loser.lines().count() == 1,
+            "try {i}: the loser names the owner in one line: {loser}"
+        );
+        check_runs(&store, "race", 1);
+        one_at_a_time(&run_times(&store, "race"));
+    }
+}

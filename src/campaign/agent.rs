@@ -59,6 +59,8 @@ pub struct Agent<'a> {
     ran: usize,
     /// The executor of each campaign it has run a step of, by campaign id.
     executors: HashMap<i64, Box<dyn Executor>>,
+    /// The other owner of this box it last said it waits for.
+    waiting_for: Option<String>,
 }
 
 /// What one look for work found.
@@ -116,6 +118,7 @@ impl<'a> Agent<'a> {
             owner: me,
             ran: 0,
             executors: HashMap::new(),
+            waiting_for: None,
         })
     }
 
@@ -140,8 +143,15 @@ impl<'a> Agent<'a> {
         self.spool.count(&shown).unwrap_or(0)
     }
 
-    /// Works until interrupted (or, with `once`, after one step or none).
+    /// Works until interrupted (or, with `once`, after one step or none); then the box is
+    /// free for another agent.
     pub fn serve(&mut self) -> anyhow::Result<()> {
+        let end = self.work();
+        let _ = self.store.release_holds(&self.owner);
+        end
+    }
+
+    fn work(&mut self) -> anyhow::Result<()> {
         loop {
             self.signals.check()?;
             let look = self
@@ -158,9 +168,12 @@ impl<'a> Agent<'a> {
                     }
                     return Ok(());
                 }
-                Ok(Look::Nothing) => self
-                    .signals
-                    .sleep(Duration::from_secs_f64(self.config.poll_s))?,
+                Ok(Look::Nothing) => {
+                    // Idle: another agent of this box may take the next step.
+                    self.store.release_holds(&self.owner)?;
+                    self.signals
+                        .sleep(Duration::from_secs_f64(self.config.poll_s))?
+                }
                 Err(e) if is_unreachable(&e) => self.wait_for_store(&e)?,
                 Err(e) => return Err(e),
             }
@@ -260,7 +273,21 @@ impl<'a> Agent<'a> {
             match next? {
                 None => {
                     self.ran += 1;
+                    self.waiting_for = None;
                     return Ok(Look::Ran);
+                }
+                Some(End::Held(h)) => {
+                    if self.waiting_for.as_deref() != Some(h.owner.as_str()) {
+                        self.progress.line(&format!(
+                            "patchbench agent: box {} is busy: {} runs {} (a box runs one step \
+                             at a time); this agent waits",
+                            self.config.box_name,
+                            crate::record::campaign::state::Owner::describe(&h.owner),
+                            h.what
+                        ));
+                    }
+                    self.waiting_for = Some(h.owner);
+                    return Ok(Look::Nothing);
                 }
                 Some(End::Finished) => self.progress.line(&format!(
                     "campaign {}: finished; `patchbench campaign report {}{}` compares the sides",

@@ -17,6 +17,11 @@ use crate::record::campaign::spec::{CampaignSpec, ExecutorKind};
 use crate::record::campaign::state::{Campaign, CampaignState, Owner, StepState};
 use crate::store::db::Store;
 
+/// Seconds the claim of a campaign run by one process holds without renewal; renewed every
+/// third of it while a step runs, so a second process sees a live owner and is refused,
+/// and a process that vanished without a trace on another host loses it after this long.
+pub const LEASE_S: f64 = 30.0;
+
 /// What runs a campaign's steps.
 pub enum Runner {
     /// This process, with this executor.
@@ -142,17 +147,31 @@ pub fn run(
     signals: &Signals,
     progress: &mut Progress,
 ) -> anyhow::Result<Summary> {
+    let owner = Owner::me().to_string();
     let mut driver = Driver {
         store,
         executor,
         signals,
         progress,
-        owner: Owner::me().to_string(),
-        lease_s: 0.0,
+        owner: owner.clone(),
+        lease_s: LEASE_S,
         r#box: None,
         spool: None,
     };
-    let end = driver.drive(name)?;
+    let end = driver.drive(name);
+    // Whatever ended the drive, the campaign is free for another process now.
+    let released = store.release_holds(&owner);
+    let end = end?;
+    released?;
+    if let End::Held(h) = &end {
+        return usage(format!(
+            "campaign {name} is being run by {} ({}); wait for it, or `patchbench campaign \
+             stop {name}{}`",
+            Owner::describe(&h.owner),
+            h.what,
+            store.location().hint()
+        ));
+    }
     let campaign = find(store, name)?;
     let steps = store.steps(campaign.id)?;
     let count = |state| steps.iter().filter(|s| s.state == state).count();
@@ -228,15 +247,16 @@ pub fn take_back_dead(
                 .and_then(Owner::parse)
                 .is_some_and(|o| o.host == crate::sysinfo::hostname() && !o.is_dead_here())
     }) {
-        let pid = live.owner.as_deref().and_then(Owner::parse).map(|o| o.pid);
         return usage(format!(
-            "campaign {} is being run by process {} (round {} {}); wait for it, or `patchbench \
-             campaign stop {}`",
+            "campaign {} is being run by {} (round {} {} of campaign {}); wait for it, or \
+             `patchbench campaign stop {}{}`",
             campaign.name,
-            pid.map(|p| p.to_string()).unwrap_or_default(),
+            Owner::describe(live.owner.as_deref().unwrap_or_default()),
             live.round,
             live.side,
-            campaign.name
+            campaign.name,
+            campaign.name,
+            store.location().hint()
         ));
     }
     let taken = store.reclaim_steps(

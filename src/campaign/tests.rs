@@ -66,6 +66,18 @@ fn drive_as(
     owner: &str,
     r#box: Option<&str>,
 ) -> Option<anyhow::Result<End>> {
+    drive_leased(dir, name, executor, owner, r#box, 0.0)
+}
+
+/// [`drive_as`] with a lease of `lease_s` seconds (renewed while a step runs).
+fn drive_leased(
+    dir: &Path,
+    name: &str,
+    executor: &mut Scripted,
+    owner: &str,
+    r#box: Option<&str>,
+    lease_s: f64,
+) -> Option<anyhow::Result<End>> {
     let mut store = open(dir);
     let signals = Signals::install().unwrap();
     let mut progress = Progress::hidden();
@@ -75,7 +87,7 @@ fn drive_as(
         signals: &signals,
         progress: &mut progress,
         owner: owner.to_string(),
-        lease_s: 0.0,
+        lease_s,
         r#box: r#box.map(str::to_string),
         spool: None,
     };
@@ -508,4 +520,52 @@ fn a_box_released_mid_round_gives_its_rounds_to_another_box() {
         flow::find(&store, "lab").unwrap().state,
         CampaignState::Finished
     );
+}
+
+#[test]
+fn two_drivers_at_once_never_run_steps_together_and_the_second_is_told_who_runs_it() {
+    for i in 0..20 {
+        let (_d, dir) = stored(&spec("race", rounds(2)));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let log = Log::default();
+        let racers: Vec<_> = ["driver-a", "driver-b"]
+            .into_iter()
+            .map(|owner| {
+                let (dir, barrier, log) = (dir.clone(), barrier.clone(), log.clone());
+                std::thread::spawn(move || {
+                    let mut ex = Scripted::new(|_| Act::Measure {
+                        value: 100.0,
+                        secs: 0.02,
+                    })
+                    .with_log(log);
+                    barrier.wait();
+                    let end = drive_leased(&dir, "race", &mut ex, owner, None, 30.0);
+                    (owner, end.unwrap().unwrap())
+                })
+            })
+            .collect();
+        let ends: Vec<(&str, End)> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+        let winners: Vec<&str> = ends
+            .iter()
+            .filter(|(_, e)| *e == End::Finished)
+            .map(|(o, _)| *o)
+            .collect();
+        assert_eq!(winners.len(), 1, "try {i}: {ends:?}");
+        let held = ends
+            .iter()
+            .find_map(|(_, e)| match e {
+                End::Held(h) => Some(h.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("try {i}: the second was not told: {ends:?}"));
+        assert_eq!(held.owner, winners[0]);
+        assert!(held.what.contains("of campaign race"), "{held:?}");
+        let mut ran = log.lock().unwrap().clone();
+        assert_eq!(ran.len(), 4, "try {i}: each step once");
+        ran.sort_by_key(|r| r.started);
+        for w in ran.windows(2) {
+            assert!(w[1].started >= w[0].ended, "try {i}: two steps at once");
+        }
+        each_step_stored_once(&dir, "race");
+    }
 }

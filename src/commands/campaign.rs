@@ -393,7 +393,7 @@ fn said(name: &str, summary: &Summary, location: &Location) -> i32 {
     let word = match summary.end {
         End::Finished => "finished",
         End::Stopped => "stopped",
-        End::Idle => "has no step left for this process",
+        End::Idle | End::Held(_) => "has no step left for this process",
     };
     crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {name} {word}: {} steps done, {} failed; \

@@ -385,8 +385,12 @@ fn step_for_this_boot(
             &here.release,
         );
     }
-    let Some(step) = driver.claim(&c)? else {
-        return Ok(Err(Next::Home));
+    let step = match driver.claim(&c)? {
+        crate::store::campaign::Claim::Step(s) => s,
+        crate::store::campaign::Claim::Nothing => return Ok(Err(Next::Home)),
+        crate::store::campaign::Claim::Held(h) => {
+            anyhow::bail!("campaign {name}: {} runs {} now", h.owner, h.what)
+        }
     };
     if step.id != next.id {
         driver.store.release_step(step.id, &driver.owner)?;
