@@ -101,6 +101,7 @@ impl<'a> Agent<'a> {
         progress: &'a mut Progress,
     ) -> anyhow::Result<Agent<'a>> {
         config.check()?;
+        crate::store::interrupt_when(signals.flag());
         let me = Owner::me().to_string();
         let offered: Vec<String> = config
             .executors

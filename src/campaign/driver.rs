@@ -321,7 +321,18 @@ impl Driver<'_> {
         let name = step_name(c, step);
         match outcome {
             StepOutcome::Interrupted(i) => {
-                self.store.release_step(step.id, &self.owner)?;
+                match self.store.release_step(step.id, &self.owner) {
+                    Ok(_) => {}
+                    Err(e) if crate::error::is_unreachable(&e) => {
+                        // Stopping is not held up by a store that does not answer.
+                        self.progress.line(&format!(
+                            "{name}: interrupted; the store cannot be reached to hand the step \
+                             back ({e}), so it returns to the queue when its lease runs out"
+                        ));
+                        return Err(i.into());
+                    }
+                    Err(e) => return Err(e),
+                }
                 self.progress.line(&format!(
                     "{name}: interrupted; the step is planned again (`patchbench campaign resume \
                      {}{}` continues)",

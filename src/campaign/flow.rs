@@ -147,6 +147,7 @@ pub fn run(
     signals: &Signals,
     progress: &mut Progress,
 ) -> anyhow::Result<Summary> {
+    crate::store::interrupt_when(signals.flag());
     let owner = Owner::me().to_string();
     let mut driver = Driver {
         store,
