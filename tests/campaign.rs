@@ -612,3 +612,63 @@ fn two_resumes_started_together_never_run_at_once_and_the_loser_names_the_owner(
         one_at_a_time(&run_times(&store, "race"));
     }
 }
+
+#[test]
+fn a_setup_that_leaves_processes_behind_neither_holds_the_step_nor_outlives_it() {
+    let d = tempfile::tempdir().unwrap();
+    for (i, setup) in ["sleep 30.{m} &", "setsid sleep 30.{m} >/dev/null 2>&1 &"]
+        .iter()
+        .enumerate()
+    {
+        // A sleep of its own, told from every other by its argument.
+        let mark = format!("{}{i}", std::process::id() % 10000);
+        let setup = setup.replace("{m}", &mark);
+        let store = d.path().join(format!("s{i}.db"));
+        let started = std::time::Instant::now();
+        let out = start(
+            &store,
+            "bg",
+            &["--rounds", "1", "--patched-setup", &setup],
+            &workload(d.path(), "0.2"),
+        )
+        .output()
+        .unwrap();
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{setup}: {err}");
+        eprintln!("{setup:?}: the campaign of 2 steps took {took:.1?}");
+        assert!(
+            took < Duration::from_secs(20),
+            "{setup:?}: the step waited for the background process: {took:?}"
+        );
+        let sleeping = format!("30.{mark}");
+        assert!(
+            processes_mentioning(&sleeping).is_empty(),
+            "{setup:?}: the background process outlived its step"
+        );
+        assert!(
+            err.contains("it ended what its setup or workload left running: sleep (pid"),
+            "{setup:?}: {err}"
+        );
+        // The patched step's record names it.
+        let s = common::open_store(&store);
+        let c = s.campaign("bg").unwrap().unwrap();
+        let runs = s.campaign_runs(c.id).unwrap();
+        let patched = runs
+            .iter()
+            .find_map(|(_, r)| r.campaign.as_ref().filter(|i| i.side == "patched"))
+            .unwrap();
+        assert!(
+            patched
+                .leftovers
+                .iter()
+                .any(|l| l.starts_with("sleep (pid")),
+            "{patched:?}"
+        );
+        let base = runs
+            .iter()
+            .find_map(|(_, r)| r.campaign.as_ref().filter(|i| i.side == "base"))
+            .unwrap();
+        assert!(base.leftovers.is_empty(), "{base:?}");
+    }
+}

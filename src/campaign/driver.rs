@@ -354,10 +354,22 @@ impl Driver<'_> {
                     }
                     other => other?,
                 };
+                let ended = record
+                    .campaign
+                    .as_ref()
+                    .filter(|i| !i.leftovers.is_empty())
+                    .map(|i| {
+                        format!(
+                            "; it ended what its setup or workload left running: {}",
+                            i.leftovers.join(", ")
+                        )
+                    })
+                    .unwrap_or_default();
                 match finished {
                     Some(id) => {
-                        self.progress
-                            .line(&format!("{name}: done in {secs:.1} s, stored as run {id}"));
+                        self.progress.line(&format!(
+                            "{name}: done in {secs:.1} s, stored as run {id}{ended}"
+                        ));
                     }
                     None => self.progress.line(&format!(
                         "{name}: finished, but the step was no longer ours (taken back after its \
@@ -456,6 +468,7 @@ impl Driver<'_> {
             guest: m.guest,
             boot: m.boot,
             duet,
+            leftovers: m.leftovers,
         };
         record.label = Some(info.label());
         record.campaign = Some(info);
