@@ -672,3 +672,147 @@ fn a_setup_that_leaves_processes_behind_neither_holds_the_step_nor_outlives_it()
         assert!(base.leftovers.is_empty(), "{base:?}");
     }
 }
+
+#[test]
+fn status_after_sigkill_names_the_dead_owner_and_how_to_resume() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let mut child = start(&store, "dead", &["--rounds", "2"], &workload(d.path(), "3"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_until(Duration::from_secs(120), "a step to run", || {
+        Store::open(&common::file(&store), patchbench::store::Access::Read, None)
+            .ok()
+            .and_then(|s| {
+                let c = s.campaign("dead").ok()??;
+                Some(
+                    s.steps(c.id)
+                        .ok()?
+                        .iter()
+                        .any(|st| st.state == StepState::Running),
+                )
+            })
+            .unwrap_or(false)
+    });
+    common::signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "status", "dead"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "was being run by process {pid}, which is gone from this host (killed or crashed); \
+             `patchbench campaign resume dead` runs it again"
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains("  running:"),
+        "a dead owner is not running: {text}"
+    );
+    // resume runs it again, and status then says nothing stalled.
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "dead"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_runs(&store, "dead", 2);
+}
+
+#[test]
+fn runs_removed_with_rm_are_noticed_and_resume_runs_exactly_those_steps_again() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(&store, "rm", &["--rounds", "2"], &workload(d.path(), "0.2"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Remove the patched side's runs.
+    let (gone, kept): (Vec<(i64, String)>, Vec<(i64, String)>) = {
+        let s = common::open_store(&store);
+        let c = s.campaign("rm").unwrap().unwrap();
+        s.campaign_runs(c.id)
+            .unwrap()
+            .into_iter()
+            .map(|(id, r)| (id, r.campaign.unwrap().side))
+            .partition(|(_, side)| side == "patched")
+    };
+    assert_eq!((gone.len(), kept.len()), (2, 2));
+    let out = patchbench_with_store(&store)
+        .arg("rm")
+        .args(gone.iter().map(|(id, _)| id.to_string()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = patchbench_with_store(&store)
+        .args(["campaign", "status", "rm"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("lost:      2 done step(s) have no stored run any more")
+            && text.contains("round 1 patched")
+            && text.contains("round 2 patched")
+            && text.contains("`patchbench campaign resume rm` runs them again"),
+        "{text}"
+    );
+    let report = patchbench_with_store(&store)
+        .args(["campaign", "report", "rm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&report.stderr);
+    assert_eq!(report.status.code(), Some(2));
+    assert!(err.contains("2 done step(s) lost their runs"), "{err}");
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "rm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for round in [1, 2] {
+        assert!(
+            err.contains(&format!(
+                "campaign rm: round {round} patched: its run is gone from the store (removed?); \
+                 it runs again"
+            )),
+            "{err}"
+        );
+    }
+    // Exactly those two ran: two `starting` lines, both patched.
+    let started: Vec<&str> = err.lines().filter(|l| l.contains(": starting")).collect();
+    assert_eq!(started.len(), 2, "{err}");
+    assert!(
+        started.iter().all(|l| l.contains(" patched: starting")),
+        "{err}"
+    );
+    check_runs(&store, "rm", 2);
+    // The base runs kept their ids.
+    let s = common::open_store(&store);
+    let c = s.campaign("rm").unwrap().unwrap();
+    let ids: Vec<i64> = s
+        .campaign_runs(c.id)
+        .unwrap()
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    for (id, _) in &kept {
+        assert!(ids.contains(id), "{ids:?}");
+    }
+}

@@ -214,6 +214,27 @@ pub fn resume(
             campaign.name, lab.boxes, campaign.name
         ));
     }
+    let campaign = if matches!(
+        campaign.state,
+        CampaignState::Running | CampaignState::Finished
+    ) {
+        // Steps whose run was removed (`patchbench rm`) are not done any more: they run again.
+        let lost = store.replan_lost_runs(campaign.id)?;
+        for s in &lost {
+            progress.line(&format!(
+                "patchbench: campaign {}: round {} {}: its run is gone from the store \
+                 (removed?); it runs again",
+                campaign.name, s.round, s.side
+            ));
+        }
+        if lost.is_empty() {
+            campaign
+        } else {
+            find(&store, name)?
+        }
+    } else {
+        campaign
+    };
     if matches!(
         campaign.state,
         CampaignState::Stopped | CampaignState::Finished

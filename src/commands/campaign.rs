@@ -23,7 +23,7 @@ use crate::progress::Progress;
 use crate::record::campaign::spec::{
     CampaignSpec, ExecutorKind, LabSpec, Order, Schedule, Scratch,
 };
-use crate::record::campaign::state::CampaignState;
+use crate::record::campaign::state::{CampaignState, StepState};
 use crate::store::db::Store;
 use crate::store::{Access, Location};
 use clap::{Args, Subcommand};
@@ -450,8 +450,27 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     };
     let (base, patched) = (side("base"), side("patched"));
     if base.runs.is_empty() || patched.runs.is_empty() {
+        let lost = steps
+            .iter()
+            .filter(|s| s.state == StepState::Done)
+            .filter(|s| {
+                !runs
+                    .iter()
+                    .any(|(_, r)| r.uuid.is_some() && r.uuid == s.run_uuid)
+            })
+            .count();
+        let why = if lost > 0 {
+            format!(
+                " ({lost} done step(s) lost their runs, removed from the store: `patchbench \
+                 campaign resume {}{}` runs them again)",
+                c.name,
+                store.location().hint()
+            )
+        } else {
+            String::new()
+        };
         return usage(format!(
-            "campaign {} has no stored run of {} yet; `patchbench campaign status {}` shows \
+            "campaign {} has no stored run of {}{why}; `patchbench campaign status {}` shows \
              where it is",
             c.name,
             if base.runs.is_empty() {
