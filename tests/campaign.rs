@@ -741,7 +741,8 @@ fn runs_removed_with_rm_are_noticed_and_resume_runs_exactly_those_steps_again() 
         String::from_utf8_lossy(&out.stderr)
     );
     // Remove the patched side's runs.
-    let (gone, kept): (Vec<(i64, String)>, Vec<(i64, String)>) = {
+    type Runs = Vec<(i64, String)>;
+    let (gone, kept): (Runs, Runs) = {
         let s = common::open_store(&store);
         let c = s.campaign("rm").unwrap().unwrap();
         s.campaign_runs(c.id)
