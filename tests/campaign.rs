@@ -176,10 +176,21 @@ fn interrupt_mid_step(
     marker: &Path,
     sig: i32,
 ) -> std::process::ExitStatus {
+    interrupt_mid_step_of(store, name, marker, sig).0
+}
+
+/// [`interrupt_mid_step`], and the campaign process's pid.
+fn interrupt_mid_step_of(
+    store: &Path,
+    name: &str,
+    marker: &Path,
+    sig: i32,
+) -> (std::process::ExitStatus, u32) {
     let mut child = start(store, name, &["--rounds", "2"], &workload(marker, "3"))
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    let pid = child.id();
     let mark = marker.display().to_string();
     // The first step is done and the second has started.
     wait_until(Duration::from_secs(120), "the second step", || {
@@ -205,7 +216,7 @@ fn interrupt_mid_step(
     wait_until(Duration::from_secs(20), "the workload to go", || {
         processes_mentioning(&mark).is_empty()
     });
-    status
+    (status, pid)
 }
 
 #[test]
@@ -251,8 +262,28 @@ fn sigint_mid_step_hands_the_step_back_and_resume_completes() {
 fn sigkill_mid_step_leaves_no_workload_and_resume_reruns_the_step() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
-    let status = interrupt_mid_step(&store, "kill", d.path(), libc::SIGKILL);
+    let (status, pid) = interrupt_mid_step_of(&store, "kill", d.path(), libc::SIGKILL);
     assert_eq!(status.code(), None);
+    // What the killed process and its workload left: their private directories.
+    let left_by = |dir: &Path, prefix: &str| -> Vec<String> {
+        common::entries(dir)
+            .into_iter()
+            .filter(|n| n.starts_with(prefix))
+            .collect()
+    };
+    let tmp = std::env::temp_dir();
+    let ours = format!("patchbench-campaign-{pid}-");
+    assert_eq!(
+        left_by(&tmp, &ours).len(),
+        1,
+        "the campaign's private directory stays"
+    );
+    assert_eq!(
+        left_by(d.path(), "patchbench-").len(),
+        1,
+        "the workload's private directory stays: {:?}",
+        common::entries(d.path())
+    );
     {
         let s = common::open_store(&store);
         let c = s.campaign("kill").unwrap().unwrap();
@@ -274,6 +305,16 @@ fn sigkill_mid_step_leaves_no_workload_and_resume_reruns_the_step() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("left unfinished; it runs again"), "{err}");
+    assert!(
+        err.contains("removed what killed patchbench processes left behind"),
+        "{err}"
+    );
+    assert!(left_by(&tmp, &ours).is_empty(), "swept");
+    assert!(
+        left_by(d.path(), "patchbench-").is_empty(),
+        "swept: {:?}",
+        common::entries(d.path())
+    );
     check_runs(&store, "kill", 2);
 }
 
@@ -500,6 +541,21 @@ fn bad_input_is_refused_before_anything_is_stored() {
             "local executor",
         ),
         (vec!["--rounds", "0"], work.clone(), "--rounds"),
+        (
+            vec!["--until", "1e-300"],
+            work.clone(),
+            "from 0.01 to 50 percent",
+        ),
+        (
+            vec!["--until", "80"],
+            work.clone(),
+            "from 0.01 to 50 percent",
+        ),
+        (
+            vec!["--no-such-option"],
+            work.clone(),
+            "unexpected argument",
+        ),
         (vec!["--scratch", "xfs:1G"], work.clone(), "ext4"),
     ];
     for (opts, w, why) in cases {
@@ -507,12 +563,8 @@ fn bad_input_is_refused_before_anything_is_stored() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{opts:?} {w:?}: {err}");
         assert!(err.contains(why), "{opts:?}: {err}");
-        // One line (clap's own refusals add its "For more information" hint).
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information"))
-            .collect();
-        assert_eq!(lines.len(), 1, "one line: {err}");
+        // One line, clap's own refusals too.
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
         assert!(!store.exists(), "{opts:?} created the store");
     }
     let bad_name = start(&store, "a b", &[], &work).output().unwrap();
@@ -816,4 +868,118 @@ fn runs_removed_with_rm_are_noticed_and_resume_runs_exactly_those_steps_again() 
     for (id, _) in &kept {
         assert!(ids.contains(id), "{ids:?}");
     }
+}
+
+/// Clears the immutable attribute of a file when dropped (whatever the test did).
+struct Mutable(std::path::PathBuf);
+
+impl Drop for Mutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_store_index_made_immutable_mid_campaign_ends_it_with_one_line() {
+    // On the build's disk: a tmpfs has no immutable attribute.
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let store = d.path().join("s.db");
+    let mut child = start(&store, "bus", &["--rounds", "3"], &workload(d.path(), "1"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until(Duration::from_secs(120), "a stored step", || {
+        Store::open(&common::file(&store), patchbench::store::Access::Read, None)
+            .ok()
+            .and_then(|s| Some(!s.list(None).ok()?.is_empty()))
+            .unwrap_or(false)
+    });
+    let shm = d.path().join("s.db-shm");
+    let _undo = Mutable(shm.clone());
+    let set = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&shm)
+        .output()
+        .expect("this test needs chattr (e2fsprogs)");
+    assert!(
+        set.status.success(),
+        "this test needs root and a file system with the immutable attribute (ext4, xfs) \
+         under {}: {}",
+        env!("CARGO_TARGET_TMPDIR"),
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let status = wait_with_timeout(&mut child, Duration::from_secs(120));
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{status}: {err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("patchbench: error: a memory-mapped file could not be accessed (SIGBUS)"),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{err}"
+    );
+    drop(_undo);
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "bus"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_runs(&store, "bus", 3);
+}
+
+#[test]
+fn a_resume_on_a_full_disk_is_refused_before_any_step_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let fs = common::Tmpfs::mount("size=4m")
+        .expect("this test mounts a tmpfs: run it as root (CI does)");
+    let store = fs.path.join("s.db");
+    planned(&store, "full", 1, &workload(d.path(), "0.2"), None);
+    fs.fill();
+    let started = std::time::Instant::now();
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "full"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("full"), "{err}");
+    assert!(!err.contains("starting"), "a step ran: {err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    std::fs::remove_file(fs.path.join("filler")).unwrap();
+    let s = common::open_store(&store);
+    let c = s.campaign("full").unwrap().unwrap();
+    assert!(s
+        .steps(c.id)
+        .unwrap()
+        .iter()
+        .all(|st| st.state == StepState::Planned && st.attempts == 0));
+    drop(s);
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "full"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    check_runs(&store, "full", 1);
 }

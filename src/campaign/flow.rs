@@ -148,6 +148,8 @@ pub fn run(
     progress: &mut Progress,
 ) -> anyhow::Result<Summary> {
     crate::store::interrupt_when(signals.flag());
+    // A step whose run cannot be stored is a step lost: say so before it runs.
+    store.check_writable()?;
     let owner = Owner::me().to_string();
     let mut driver = Driver {
         store,
@@ -246,6 +248,17 @@ pub fn resume(
             .map(Resumed::PerBoot);
     }
     take_back_dead(&mut store, &campaign, progress)?;
+    let swept = sweep_dead_leftovers(&campaign.spec);
+    if !swept.is_empty() {
+        progress.line(&format!(
+            "patchbench: removed what killed patchbench processes left behind: {}",
+            swept
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let Runner::Here(mut executor) = runner_for(&campaign.spec, By::Starter)? else {
         return usage(format!("campaign {name} cannot be run by this process"));
     };
@@ -293,6 +306,25 @@ pub fn take_back_dead(
         ));
     }
     Ok(())
+}
+
+/// Removes what patchbench processes gone from this host (a SIGKILL) left of a campaign's
+/// steps: their private directories (in the temp dir, and in the workload's `--dir`), and
+/// their step cgroups with whatever still ran in them. Only directories patchbench made,
+/// whose process is dead; returns what it removed.
+pub fn sweep_dead_leftovers(spec: &CampaignSpec) -> Vec<std::path::PathBuf> {
+    let mut places = vec![std::env::temp_dir()];
+    if let Some(i) = spec.workload.iter().position(|w| w == "--dir") {
+        if let Some(d) = spec.workload.get(i + 1) {
+            places.push(std::path::PathBuf::from(d));
+        }
+    }
+    let mut removed: Vec<std::path::PathBuf> = places
+        .iter()
+        .flat_map(|p| crate::private_dir::sweep_dead(p))
+        .collect();
+    removed.extend(crate::proc::contain::sweep_dead());
+    removed
 }
 
 /// What `stop` did.

@@ -103,7 +103,7 @@ pub struct StartArgs {
     /// Run until the primary metric's paired interval is within ±PCT %: a pilot of 3 rounds,
     /// then as many rounds as Stein's two-stage rule needs (decided once, from the pilot's
     /// spread, never from its difference), capped by --max-rounds and --max-time.
-    #[arg(long, value_name = "PCT", value_parser = crate::args::parse_precision)]
+    #[arg(long, value_name = "PCT", value_parser = crate::args::parse_until)]
     pub until: Option<f64>,
     /// With --until: the most rounds.
     #[arg(long, value_name = "N", default_value_t = 30, requires = "until",

@@ -210,11 +210,7 @@ pub fn sweep_dead() -> Vec<PathBuf> {
             else {
                 continue;
             };
-            let alive = !matches!(
-                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
-                Err(nix::errno::Errno::ESRCH)
-            );
-            if alive {
+            if !crate::sysinfo::process_gone(pid) {
                 continue;
             }
             let dir = e.path();
