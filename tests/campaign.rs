@@ -983,3 +983,21 @@ fn a_resume_on_a_full_disk_is_refused_before_any_step_runs() {
     );
     check_runs(&store, "full", 1);
 }
+
+#[test]
+fn a_kexec_campaign_refuses_a_server_store_up_front() {
+    // The boot hook's command with a server store: refused before anything is reached.
+    let out = common::std_patchbench()
+        .args(["campaign", "resume", "--boot", "--store"])
+        .arg("postgres://lab@db.invalid/results?sslmode=require")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("a kexec campaign keeps its state in a local SQLite store")
+            && err.contains("give --store PATH"),
+        "{err}"
+    );
+}

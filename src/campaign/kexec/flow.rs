@@ -46,6 +46,7 @@ pub fn prepare(
     return_initrd: Option<&Path>,
     location: &Location,
 ) -> anyhow::Result<()> {
+    let file = store_file(location)?;
     preflight::may_kexec().map_err(Usage)?;
     let lockdown = preflight::lockdown_mode();
     for side in spec.sides.iter_mut() {
@@ -61,7 +62,6 @@ pub fn prepare(
             .map_err(Usage)?;
     preflight::signed_if_locked_down(&return_to.image, lockdown.as_deref()).map_err(Usage)?;
     spec.kexec = Some(KexecOptions { return_to });
-    let file = store_file(location)?;
     preflight::store_survives(&file).map_err(Usage)?;
     if file.exists() {
         let store = Store::open(location, Access::Read, None)?;
