@@ -84,6 +84,28 @@ fn check_runs(store: &Path, name: &str, rounds: u32) {
     }
 }
 
+/// `campaign resume NAME`, which must succeed; its stderr.
+fn resume_ok(store: &Path, name: &str) -> String {
+    let out = patchbench_with_store(store)
+        .args(["campaign", "resume", name])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+/// The steps of campaign `name` now (none while the store cannot be read).
+fn steps_now(store: &Path, name: &str) -> Vec<patchbench::record::campaign::state::Step> {
+    Store::open(&common::file(store), patchbench::store::Access::Read, None)
+        .ok()
+        .and_then(|s| {
+            let c = s.campaign(name).ok()??;
+            s.steps(c.id).ok()
+        })
+        .unwrap_or_default()
+}
+
 #[test]
 fn an_aa_campaign_of_three_rounds_stores_six_runs_and_reports_them() {
     let d = tempfile::tempdir().unwrap();
@@ -246,15 +268,7 @@ fn sigint_mid_step_hands_the_step_back_and_resume_completes() {
             .all(|s| s.state != StepState::Planned || s.attempts == 0));
         assert_eq!(s.list(None).unwrap().len(), 1, "no half-stored run");
     }
-    let out = patchbench_with_store(&store)
-        .args(["campaign", "resume", "int"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    resume_ok(&store, "int");
     check_runs(&store, "int", 2);
 }
 
@@ -735,18 +749,9 @@ fn status_after_sigkill_names_the_dead_owner_and_how_to_resume() {
         .unwrap();
     let pid = child.id();
     wait_until(Duration::from_secs(120), "a step to run", || {
-        Store::open(&common::file(&store), patchbench::store::Access::Read, None)
-            .ok()
-            .and_then(|s| {
-                let c = s.campaign("dead").ok()??;
-                Some(
-                    s.steps(c.id)
-                        .ok()?
-                        .iter()
-                        .any(|st| st.state == StepState::Running),
-                )
-            })
-            .unwrap_or(false)
+        steps_now(&store, "dead")
+            .iter()
+            .any(|st| st.state == StepState::Running)
     });
     common::signal(&child, libc::SIGKILL);
     child.wait().unwrap();
@@ -768,15 +773,7 @@ fn status_after_sigkill_names_the_dead_owner_and_how_to_resume() {
         "a dead owner is not running: {text}"
     );
     // resume runs it again, and status then says nothing stalled.
-    let out = patchbench_with_store(&store)
-        .args(["campaign", "resume", "dead"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    resume_ok(&store, "dead");
     check_runs(&store, "dead", 2);
 }
 
@@ -892,10 +889,9 @@ fn a_store_index_made_immutable_mid_campaign_ends_it_with_one_line() {
         .spawn()
         .unwrap();
     wait_until(Duration::from_secs(120), "a stored step", || {
-        Store::open(&common::file(&store), patchbench::store::Access::Read, None)
-            .ok()
-            .and_then(|s| Some(!s.list(None).ok()?.is_empty()))
-            .unwrap_or(false)
+        steps_now(&store, "bus")
+            .iter()
+            .any(|st| st.state == StepState::Done)
     });
     let shm = d.path().join("s.db-shm");
     let _undo = Mutable(shm.clone());
@@ -932,15 +928,7 @@ fn a_store_index_made_immutable_mid_campaign_ends_it_with_one_line() {
         "{err}"
     );
     drop(_undo);
-    let out = patchbench_with_store(&store)
-        .args(["campaign", "resume", "bus"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    resume_ok(&store, "bus");
     check_runs(&store, "bus", 3);
 }
 
@@ -972,15 +960,7 @@ fn a_resume_on_a_full_disk_is_refused_before_any_step_runs() {
         .iter()
         .all(|st| st.state == StepState::Planned && st.attempts == 0));
     drop(s);
-    let out = patchbench_with_store(&store)
-        .args(["campaign", "resume", "full"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    resume_ok(&store, "full");
     check_runs(&store, "full", 1);
 }
 

@@ -354,7 +354,6 @@ fn config_for(
     if let Some(p) = target.password() {
         config.password(p);
     }
-    let only_sockets = target.hosts.iter().all(|h| h.starts_with('/'));
     let no_sockets = target.hosts.iter().all(|h| !h.starts_with('/'));
     for (host, port) in target.hosts.iter().zip(&target.ports) {
         config.port(*port);
@@ -380,13 +379,7 @@ fn config_for(
             config.hostaddr(addr.ip());
         }
     }
-    // libpq uses no TLS over a Unix socket, whatever sslmode says.
-    let mode = if only_sockets {
-        SslMode::Disable
-    } else {
-        target.sslmode
-    };
-    config.ssl_mode(match mode {
+    config.ssl_mode(match tls_mode(target) {
         SslMode::Disable => tokio_postgres::config::SslMode::Disable,
         SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
         _ => tokio_postgres::config::SslMode::Require,
@@ -404,34 +397,41 @@ async fn connect_now(
     target: &PgTarget,
     config: &tokio_postgres::Config,
 ) -> Result<Connected, DbError> {
-    let only_sockets = target.hosts.iter().all(|h| h.starts_with('/'));
-    let mode = if only_sockets {
+    match tls_mode(target) {
+        SslMode::Disable => connect_with(config, tokio_postgres::NoTls, target).await,
+        mode => connect_with(config, tls_connector(target, mode)?, target).await,
+    }
+}
+
+/// Connects with `tls`; the client and its connection task.
+async fn connect_with<T>(
+    config: &tokio_postgres::Config,
+    tls: T,
+    target: &PgTarget,
+) -> Result<Connected, DbError>
+where
+    T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+    T::Stream: Send + 'static,
+{
+    let (client, connection) = config
+        .connect(tls)
+        .await
+        .map_err(|e| classify(&e, target))?;
+    Ok((
+        client,
+        Box::pin(async move {
+            let _ = connection.await;
+        }),
+    ))
+}
+
+/// The TLS mode a connection to `target` uses: none over Unix sockets, as with libpq,
+/// whatever sslmode says.
+fn tls_mode(target: &PgTarget) -> SslMode {
+    if target.hosts.iter().all(|h| h.starts_with('/')) {
         SslMode::Disable
     } else {
         target.sslmode
-    };
-    if mode == SslMode::Disable {
-        let (client, connection) = config
-            .connect(tokio_postgres::NoTls)
-            .await
-            .map_err(|e| classify(&e, target))?;
-        Ok((
-            client,
-            Box::pin(async move {
-                let _ = connection.await;
-            }),
-        ))
-    } else {
-        let (client, connection) = config
-            .connect(tls_connector(target, mode)?)
-            .await
-            .map_err(|e| classify(&e, target))?;
-        Ok((
-            client,
-            Box::pin(async move {
-                let _ = connection.await;
-            }),
-        ))
     }
 }
 
