@@ -229,7 +229,12 @@ fn interrupt_mid_step_of(
                 )
             })
             .unwrap_or(0);
-        done == 1 && processes_mentioning(&mark).len() >= 2
+        // The workload has made its private directory in --dir (it does so after its noise
+        // check: on a loaded machine later than the process's start).
+        let working = common::entries(marker)
+            .iter()
+            .any(|n| n.starts_with("patchbench-"));
+        done == 1 && processes_mentioning(&mark).len() >= 2 && working
     });
     std::thread::sleep(Duration::from_millis(300));
     common::signal(&child, sig);
