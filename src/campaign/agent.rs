@@ -170,8 +170,12 @@ impl<'a> Agent<'a> {
                     return Ok(());
                 }
                 Ok(Look::Nothing) => {
-                    // Idle: another agent of this box may take the next step.
-                    self.store.release_holds(&self.owner)?;
+                    // Idle: another agent of this box may take the next step. A store gone
+                    // away meanwhile is waited for like any other call's.
+                    match self.store.release_holds(&self.owner) {
+                        Err(e) if is_unreachable(&e) => self.wait_for_store(&e)?,
+                        other => other?,
+                    }
                     self.signals
                         .sleep(Duration::from_secs_f64(self.config.poll_s))?
                 }
