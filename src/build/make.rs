@@ -180,7 +180,10 @@ pub fn run(
         }
         Ended::TimedOut => Err(anyhow::anyhow!("make ran past its deadline")),
         Ended::Exited { how, .. } => {
-            if full || log_failed.as_ref().is_some_and(is_disk_full) {
+            if full
+                || log_failed.as_ref().is_some_and(is_disk_full)
+                || super::tree::nearly_full(m.obj)
+            {
                 return Err(disk_full(cache, &format!("make {how}")));
             }
             let shown = out.tail.len().saturating_sub(TAIL_SHOWN);

@@ -57,6 +57,18 @@ pub struct AgentArgs {
     #[arg(long, value_name = "SECS", default_value = "5",
           value_parser = crate::args::parse_duration)]
     pub poll: f64,
+    /// Where this box builds the kernels of a campaign started with --tree: the git tree
+    /// (default: the path the campaign was started with). Every box builds the same key
+    /// (commit, config, compiler) and refuses a campaign whose key it cannot build.
+    #[arg(long, value_name = "DIR")]
+    pub tree: Option<PathBuf>,
+    /// This box's build cache (default: $XDG_CACHE_HOME/patchbench/builds).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// make's jobs for those builds (default: the CPUs).
+    #[arg(short = 'j', long = "jobs", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
     /// Where a finished step's run waits while the store cannot be reached (default:
     /// ~/.local/share/patchbench/spool.db).
     #[arg(long, value_name = "FILE")]
@@ -118,6 +130,7 @@ pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
         box_name,
         ran: 0,
         executors: HashMap::new(),
+        refused: HashMap::new(),
     };
     let end = agent.serve();
     agent.progress.finish();
@@ -158,6 +171,8 @@ struct Agent<'a> {
     ran: usize,
     /// The executor of each campaign it has run a step of, by campaign id.
     executors: HashMap<i64, Box<dyn Executor>>,
+    /// Campaigns this box cannot run (its build key differs), with why: said once.
+    refused: HashMap<i64, String>,
 }
 
 /// What one look for work found.
@@ -234,6 +249,19 @@ impl Agent<'_> {
         Ok(())
     }
 
+    /// The campaign's spec with this box's own builds of its kernels.
+    fn box_kernels(
+        &mut self,
+        spec: &crate::record::campaign::spec::CampaignSpec,
+    ) -> anyhow::Result<crate::record::campaign::spec::CampaignSpec> {
+        let here = super::campaign_build::BoxBuild {
+            tree: self.args.tree.clone(),
+            cache: self.args.cache.clone(),
+            jobs: self.args.jobs.map(|j| j as usize),
+        };
+        super::campaign_build::on_this_box(spec, &here, &self.progress, self.signals)
+    }
+
     /// A driver for this agent's box, running steps with `executor`.
     fn driver<'s>(&'s mut self, executor: &'s mut dyn Executor) -> Driver<'s> {
         Driver {
@@ -262,7 +290,12 @@ impl Agent<'_> {
         // An executor (its private directory) lives as long as its campaign is open.
         self.executors
             .retain(|id, _| campaigns.iter().any(|c| c.id == *id));
+        self.refused
+            .retain(|id, _| campaigns.iter().any(|c| c.id == *id));
         for c in campaigns {
+            if self.refused.contains_key(&c.id) {
+                continue;
+            }
             for s in self.store.expire_leases(c.id)? {
                 self.progress.line(&format!(
                     "campaign {} round {} box {} {}: its agent stopped renewing the lease; the \
@@ -270,6 +303,22 @@ impl Agent<'_> {
                     c.name, s.round, s.r#box, s.side
                 ));
             }
+            // A campaign built from a tree: this box builds the same two kernels first (or
+            // finds them in its cache), before it takes a place it might not be able to
+            // serve.
+            let local = if c.spec.build.is_some() && !self.executors.contains_key(&c.id) {
+                match self.box_kernels(&c.spec) {
+                    Ok(spec) => Some(spec),
+                    Err(e) if e.downcast_ref::<crate::error::Usage>().is_some() => {
+                        self.progress.line(&format!("patchbench agent: {e}"));
+                        self.refused.insert(c.id, e.to_string());
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            } else {
+                None
+            };
             if !self.store.take_place(c.id, &self.box_name)? {
                 continue;
             }
@@ -277,7 +326,7 @@ impl Agent<'_> {
             // kernels once and keeps its initramfs).
             let mut executor = match self.executors.remove(&c.id) {
                 Some(e) => e,
-                None => super::campaign::executor_for(&c.spec)?,
+                None => super::campaign::executor_for(local.as_ref().unwrap_or(&c.spec))?,
             };
             let next = self.driver(executor.as_mut()).next_step(&c.name);
             self.executors.insert(c.id, executor);

@@ -315,8 +315,10 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
     if a.tree.is_some() {
         // What the executor needs of this machine first: a missing QEMU is said before the
         // minutes of a build, not after.
-        if spec.executor == ExecutorKind::Vm {
-            crate::campaign::vm::checks::check_host(&spec).map_err(Usage)?;
+        match spec.executor {
+            ExecutorKind::Vm => crate::campaign::vm::checks::check_host(&spec).map_err(Usage)?,
+            ExecutorKind::Kexec => crate::campaign::kexec::preflight::may_kexec().map_err(Usage)?,
+            ExecutorKind::Local => {}
         }
         if let Some(name_taken) = existing_campaign(a, &spec.name)? {
             return usage(name_taken);

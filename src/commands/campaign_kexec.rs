@@ -9,7 +9,7 @@ use crate::campaign::executor::this_kernel;
 use crate::campaign::kexec::boot::{read_cmdline, stop_file, BootRun};
 use crate::campaign::kexec::cmdline::Markers;
 use crate::campaign::kexec::load::Authority;
-use crate::campaign::kexec::{hook, preflight};
+use crate::campaign::kexec::{hook, modules, preflight};
 use crate::error::{usage, Usage};
 use crate::progress::Progress;
 use crate::record::campaign::plan;
@@ -23,12 +23,17 @@ use std::io::{BufRead, IsTerminal, Write};
 pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
     preflight::may_kexec().map_err(Usage)?;
     let lockdown = preflight::lockdown_mode();
+    let modules_root = std::path::Path::new("/lib/modules");
     for side in spec.sides.iter_mut() {
+        let built = side.build.is_some();
         let Some(k) = side.kernel.as_mut() else {
             return usage(format!("the {} side names no kernel to boot", side.name));
         };
-        preflight::side_kernel(&side.name, k).map_err(Usage)?;
+        preflight::side_kernel_built(&side.name, k, built).map_err(Usage)?;
         preflight::signed_if_locked_down(&k.image, lockdown.as_deref()).map_err(Usage)?;
+        if built && k.modules.is_some() {
+            modules::target(modules_root, &k.release).map_err(Usage)?;
+        }
     }
     let here = this_kernel();
     let return_to = preflight::return_target(
@@ -67,6 +72,24 @@ pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
             .map_or(String::new(), |k| k.return_to.image.display().to_string())
     );
     let auth = confirm(a.yes, &what)?;
+    // A built kernel's modules go where its boots look for them.
+    for side in spec.sides.iter_mut() {
+        let Some(b) = side.build.as_ref() else {
+            continue;
+        };
+        let id = b.build.id.clone();
+        if let Some(k) = side.kernel.as_mut() {
+            if let Some(from) = k.modules.clone() {
+                let at = modules::install(modules_root, &k.release, &from, &id).map_err(Usage)?;
+                crate::safe_text::eprint_line(&format!(
+                    "patchbench: the {} kernel's modules are installed in {}",
+                    side.name,
+                    at.display()
+                ));
+                k.modules = Some(at);
+            }
+        }
+    }
     let mut store = a.store.open(true)?;
     let steps = plan::steps(spec.order, spec.seed, 1, rounds);
     store.create_campaign(&spec, rounds, &steps)?;

@@ -12,6 +12,7 @@
 //!   with an [`load::Authority`].
 //! - [`boot`]: what one boot does: check it is the expected step's, run it, store it, go on.
 //! - [`hook`]: the systemd unit that runs the hook once per boot.
+//! - [`modules`]: a built kernel's modules installed in `/lib/modules` (never over another's).
 //!
 //! The step itself runs exactly as the local executor runs one ([`Kexec`] wraps it); only the
 //! boot it runs in differs.
@@ -20,6 +21,7 @@ pub mod boot;
 pub mod cmdline;
 pub mod hook;
 pub mod load;
+pub mod modules;
 pub mod preflight;
 
 use super::executor::{Executor, StepOutcome, StepRequest};
