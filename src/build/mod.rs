@@ -21,6 +21,7 @@
 //! b.cached   // true when this call found it in the cache
 //! let c: config::Resolved = build::resolve_config(&request, &progress, &signals)?; // no build
 //! let same = build::build_expecting(&request, &b.key, &progress, &signals)?; // or refused
+//! let commit: String = build::check_request(&request, &progress, &signals)?; // no checkout
 //! ```
 //!
 //! - **The key** is (the commit after the patches, the SHA-256 of the resolved `.config`, the
@@ -241,7 +242,7 @@ impl Build {
 pub fn build(req: &BuildRequest, progress: &Progress, signals: &Signals) -> anyhow::Result<Build> {
     match run(req, progress, signals, Mode::Build)? {
         Done::Built(b) => Ok(*b),
-        Done::Config(_) => anyhow::bail!("the build stopped after its config"),
+        _ => anyhow::bail!("the build stopped before it built"),
     }
 }
 
@@ -254,7 +255,7 @@ pub fn resolve_config(
 ) -> anyhow::Result<config::Resolved> {
     match run(req, progress, signals, Mode::ConfigOnly)? {
         Done::Config(r) => Ok(r),
-        Done::Built(b) => anyhow::bail!("build {} was made instead of its config", b.id),
+        _ => anyhow::bail!("the config was not resolved"),
     }
 }
 
@@ -269,7 +270,22 @@ pub fn build_expecting(
 ) -> anyhow::Result<Build> {
     match run(req, progress, signals, Mode::Expect(key))? {
         Done::Built(b) => Ok(*b),
-        Done::Config(_) => anyhow::bail!("the build stopped after its config"),
+        _ => anyhow::bail!("the build stopped before it built"),
+    }
+}
+
+/// Checks everything of `req` that needs no build and no checkout (the tree, the ref, the
+/// patches, which are applied in the cache's repository, the config's start, the fragments,
+/// the tools) and returns the commit it would build. `campaign start` checks both sides so
+/// before it builds either.
+pub fn check_request(
+    req: &BuildRequest,
+    progress: &Progress,
+    signals: &Signals,
+) -> anyhow::Result<String> {
+    match run(req, progress, signals, Mode::CommitOnly)? {
+        Done::Commit(c) => Ok(c),
+        _ => anyhow::bail!("the check went further than asked"),
     }
 }
 
@@ -278,6 +294,7 @@ pub fn build_expecting(
 enum Mode<'a> {
     Build,
     ConfigOnly,
+    CommitOnly,
     Expect(&'a BuildKey),
 }
 
@@ -300,6 +317,7 @@ impl Mode<'_> {
 enum Done {
     Built(Box<Build>),
     Config(config::Resolved),
+    Commit(String),
 }
 
 fn run(
@@ -371,6 +389,9 @@ fn run(
     }
     let commit = applied.commit.clone();
     mode.check("commit after the patches", &commit, |k| &k.commit)?;
+    if matches!(mode, Mode::CommitOnly) {
+        return Ok(Done::Commit(commit));
+    }
 
     // A config resolved before from the same start at this commit gives the key now.
     let memo_key = tree::short_hash(

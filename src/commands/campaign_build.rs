@@ -102,6 +102,17 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
     let signals = Signals::install()?;
     let mut progress = Progress::new();
     let built = (|| {
+        // Both sides checked (refs, patches applied, tools) before either is built.
+        crate::build::check_request(
+            &request(&base_ref, &s.base_patches, a.build.choice()),
+            &progress,
+            &signals,
+        )?;
+        crate::build::check_request(
+            &request(&patched_ref, &s.patched_patches, a.build.choice()),
+            &progress,
+            &signals,
+        )?;
         let base = crate::build::build(
             &request(&base_ref, &s.base_patches, a.build.choice()),
             &progress,
