@@ -312,6 +312,7 @@ fn spec(pct: f64) -> CampaignSpec {
         kernel: None,
         cmdline: Vec::new(),
         setup: None,
+        build: None,
     };
     CampaignSpec {
         name: "cal".into(),
@@ -336,6 +337,7 @@ fn spec(pct: f64) -> CampaignSpec {
         confidence: 0.95,
         program: "patchbench".into(),
         started_on: "sim".into(),
+        build: None,
     }
 }
 

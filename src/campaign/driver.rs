@@ -446,7 +446,11 @@ impl Driver<'_> {
     ) -> crate::record::RunRecord {
         let side = c.spec.side(&step.side);
         let mut kernel = m.kernel;
-        if let Some(k) = side.and_then(|s| s.kernel.as_ref()) {
+        // What the executor says it booted, else what the side names.
+        if let Some(k) = side
+            .and_then(|s| s.kernel.as_ref())
+            .filter(|_| kernel.image.is_none())
+        {
             kernel.image = Some(k.image.display().to_string());
             kernel.image_sha256 = Some(k.sha256.clone());
         }
@@ -469,6 +473,7 @@ impl Driver<'_> {
             boot: m.boot,
             duet,
             leftovers: m.leftovers,
+            build: side.and_then(|s| s.build.as_ref()).map(|b| b.build.clone()),
         };
         record.label = Some(info.label());
         record.campaign = Some(info);

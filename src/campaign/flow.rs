@@ -94,6 +94,18 @@ fn runner_kind(kind: ExecutorKind) -> RunnerKind {
     }
 }
 
+/// What the executor needs of this machine (a guest's QEMU, busybox and accelerator; kexec's
+/// right to load a kernel), checked before the minutes of a build rather than after
+/// (`campaign start --tree`, `bisect start`).
+pub fn check_host_before_build(spec: &CampaignSpec) -> anyhow::Result<()> {
+    match spec.executor {
+        ExecutorKind::Vm => super::vm::checks::check_host(spec).map_err(Usage)?,
+        ExecutorKind::Kexec => super::kexec::preflight::may_kexec().map_err(Usage)?,
+        ExecutorKind::Local => {}
+    }
+    Ok(())
+}
+
 /// Plans a campaign (its first rounds: every round, or the pilot of `--until`; each box's
 /// place for a lab campaign) and stores it; a name already used is refused.
 pub fn create(store: &mut Store, spec: &CampaignSpec) -> anyhow::Result<Campaign> {
