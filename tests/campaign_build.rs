@@ -127,7 +127,7 @@ fn a_patch_in_mbox_form_is_built_booted_and_flagged_and_an_a_a_flags_nothing() {
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("patchbench: base: kernel"), "{err}");
     assert!(err.contains("patchbench: patched: kernel"), "{err}");
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("slower").unwrap().unwrap();
     let spec_build = c
         .spec
@@ -334,8 +334,7 @@ fn lab_boxes_build_the_same_key_and_a_box_with_another_compiler_refuses() {
         agent("alpha", None),
         agent("beta", None),
     ]);
-    let open =
-        || Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None).unwrap();
+    let open = || Store::open(&Location::parse(url.as_ref()).unwrap(), Access::Read, None).unwrap();
     let started = Instant::now();
     loop {
         let s = open();

@@ -140,7 +140,7 @@ pub fn run(
     let show = |step: &str| {
         progress.show(&format!(
             "building {what}: {step} ({})",
-            crate::campaign::driver::human_secs(started.elapsed().as_secs_f64())
+            crate::clock::human_secs(started.elapsed().as_secs_f64())
         ))
     };
     let out = child.wait(

@@ -32,7 +32,7 @@ pub fn say_built(progress: &Progress, side: &str, b: &Build) {
     } else {
         format!(
             "built in {}{}",
-            crate::campaign::driver::human_secs(b.build_secs),
+            crate::clock::human_secs(b.build_secs),
             if b.incremental {
                 ", incrementally"
             } else {

@@ -297,7 +297,7 @@ impl Driver<'_> {
         let retry = if step.attempts > 1 { " (retry)" } else { "" };
         let eta = self
             .eta(c)
-            .map(|s| format!(", about {} left", human_secs(s)))
+            .map(|s| format!(", about {} left", crate::clock::human_secs(s)))
             .unwrap_or_default();
         self.progress
             .line(&format!("{}: starting{retry}{eta}", step_name(c, step)));
@@ -594,16 +594,4 @@ fn step_name(c: &Campaign, s: &Step) -> String {
         "campaign {} round {}/{}{boxed} {}",
         c.name, s.round, c.planned_rounds, s.side
     )
-}
-
-/// `1 h 05 min`, `4 min 10 s`, `12 s`.
-pub fn human_secs(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    if s >= 3600 {
-        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
-    } else if s >= 60 {
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        format!("{s} s")
-    }
 }

@@ -3,8 +3,8 @@
 //! estimate so far, the failed steps with their reasons and console lines, and (for the
 //! report) the comparison of the two sides followed by the primary metric round by round.
 
-use crate::campaign::driver::human_secs;
 use crate::campaign::primary;
+use crate::clock::human_secs;
 use crate::compare::Comparison;
 use crate::record::campaign::spec::Schedule;
 use crate::record::campaign::state::{Campaign, Owner, Step, StepState};
