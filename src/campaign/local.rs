@@ -102,7 +102,18 @@ impl Executor for Local {
             on_tick,
         );
         // The workload is over: what its setup or it left running goes now.
-        let leftovers = contained.end_rest();
+        // Its own group's survivors were named before the group was killed; the rest (a new
+        // session, another group) are found now.
+        let mut leftovers = out.left_in_group.clone();
+        for rest in contained.end_rest() {
+            let pid = rest.rsplit_once(" (pid ").map(|(_, p)| p.to_string());
+            if !leftovers
+                .iter()
+                .any(|l| l.rsplit_once(" (pid ").map(|(_, p)| p.to_string()) == pid)
+            {
+                leftovers.push(rest);
+            }
+        }
         drop(contained);
         let described = scratch.as_ref().map(|s| s.describe());
         if let Some(fs) = scratch {

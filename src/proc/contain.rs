@@ -186,8 +186,30 @@ fn marked(pid: i32, name: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The live processes of process group `pgid` (zombies left out: they have gone).
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+                    let mut rest = s[s.rfind(')')? + 1..].split_whitespace();
+                    let state = rest.next()?;
+                    let pgrp = rest.nth(1)?.parse::<i32>().ok()?;
+                    Some(state != "Z" && state != "X" && pgrp == pgid)
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
 /// `NAME (pid N)`.
-fn describe(pid: i32) -> String {
+pub fn describe(pid: i32) -> String {
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
     format!("{} (pid {pid})", crate::safe_text::field(comm.trim()))
 }

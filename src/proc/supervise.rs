@@ -47,6 +47,9 @@ pub enum Ended {
 pub struct Outcome {
     pub ended: Ended,
     pub tail: Vec<String>,
+    /// What the program left running in its process group when it exited (`NAME (pid N)`),
+    /// described before the group was killed: a shell's `cmd &` stays in its group.
+    pub left_in_group: Vec<String>,
 }
 
 impl Outcome {
@@ -66,6 +69,7 @@ pub struct Supervised {
     pidfd: Option<std::os::fd::OwnedFd>,
     partial: Vec<u8>,
     tail: VecDeque<String>,
+    left_in_group: Vec<String>,
 }
 
 impl Supervised {
@@ -134,6 +138,7 @@ impl Supervised {
             pidfd,
             partial: Vec::new(),
             tail: VecDeque::new(),
+            left_in_group: Vec::new(),
         })
     }
 
@@ -170,6 +175,7 @@ impl Supervised {
                 how: "was lost".to_string(),
             },
             tail: Vec::new(),
+            left_in_group: Vec::new(),
         })
     }
 
@@ -206,7 +212,11 @@ impl Supervised {
     /// group; the end, described.
     fn reap(&mut self) -> Ended {
         let status = self.child.wait();
-        // Anything the program left in its group goes with it.
+        // Anything the program left in its group goes with it, named first.
+        self.left_in_group = super::contain::group_members(self.pgid)
+            .into_iter()
+            .map(super::contain::describe)
+            .collect();
         let _ = nix::sys::signal::killpg(
             nix::unistd::Pid::from_raw(self.pgid),
             nix::sys::signal::Signal::SIGKILL,
@@ -294,6 +304,7 @@ impl Supervised {
         Outcome {
             ended,
             tail: std::mem::take(&mut self.tail).into_iter().collect(),
+            left_in_group: std::mem::take(&mut self.left_in_group),
         }
     }
 }

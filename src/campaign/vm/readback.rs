@@ -150,6 +150,7 @@ mod tests {
                 how: "exited with status 0".into(),
             },
             tail: vec!["[    1.0] booting".into()],
+            left_in_group: Vec::new(),
         }
     }
 
