@@ -99,7 +99,7 @@ if [ ${#packages[@]} -gt 0 ] || $lists_missing; then
     exit 1
   fi
   if ! has apt-get; then
-    echo "scripts/test.sh: missing: ${packages[*]:-apt's package lists}; install them" \
+    echo "scripts/test.sh: missing: ${packages[*]:-the package lists of apt}; install them" \
       "(this script knows Debian's apt-get only)" >&2
     exit 1
   fi
