@@ -74,7 +74,8 @@ struct ShowDoc<'a> {
     error: Option<&'a str>,
     system: &'a SystemInfo,
     config: &'a BTreeMap<String, serde_json::Value>,
-    /// The noise check's warnings, `source: value` each.
+    /// The noise check's warnings that apply to the run (`compare::meaning`), `source: value`
+    /// each.
     noise_warnings: Vec<String>,
     metrics: Vec<ShowMetric<'a>>,
     /// The run's identity.
@@ -114,7 +115,7 @@ pub fn show_json(id: i64, r: &RunRecord) -> anyhow::Result<String> {
         error: r.error.as_deref(),
         system: &r.system,
         config: &r.config,
-        noise_warnings: r.system.noise_warnings(),
+        noise_warnings: crate::compare::meaning::noise_warning_lines(r),
         uuid: r.uuid.as_deref(),
         campaign: r.campaign.as_ref(),
         metrics: r
