@@ -65,7 +65,8 @@ pub enum Command {
     /// p and q, a verdict, and the runs needed to see 1 % and 2 %.
     Compare(compare::CompareArgs),
     /// Campaigns: base and patched kernels (or settings) measured in alternating rounds,
-    /// booted for you, until the answer is precise enough (start, status, resume, report, stop).
+    /// booted for you, until the answer is precise enough (start, status, resume, report, stop;
+    /// install-hook and remove-hook for kexec, release-box for a lab).
     Campaign(campaign::CampaignArgs),
     /// A lab box's worker: claims steps of lab campaigns (`campaign start --boxes N`) from
     /// a shared store, runs them and stores their runs, until stopped.

@@ -141,12 +141,31 @@ fn an_aa_campaign_of_three_rounds_stores_six_runs_and_reports_them() {
             && text.contains("paired 95%"),
         "{text}"
     );
-    // The sides are stored under their labels, for `compare`.
+    // The sides are stored under their labels, for `compare`, which gives the campaign's own
+    // interval (its 95 % level, q < 0.025) and says why; --confidence chooses another.
     let cmp = patchbench_with_store(&store)
         .args(["compare", "aa/base", "aa/patched"])
         .output()
         .unwrap();
     assert!(cmp.status.success());
+    let cmp_text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp_text.contains("paired 95%"), "{cmp_text}");
+    assert!(
+        cmp_text.contains("95 % intervals, q < 0.025: campaign aa's own level"),
+        "{cmp_text}"
+    );
+    let interval = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("System Call Overhead"))
+            .and_then(|l| l.split('|').nth(8).map(|c| c.trim().to_string()))
+    };
+    assert_eq!(interval(&text), interval(&cmp_text), "the same interval");
+    let at90 = patchbench_with_store(&store)
+        .args(["compare", "aa/base", "aa/patched", "--confidence", "0.90"])
+        .output()
+        .unwrap();
+    let at90 = String::from_utf8_lossy(&at90.stdout);
+    assert!(at90.contains("paired 90%") && !at90.contains("own level"), "{at90}");
     // The same seed gives the same order.
     let again = d.path().join("again.db");
     start(

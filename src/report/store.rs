@@ -278,12 +278,22 @@ pub fn show(id: &str, r: &RunRecord) -> String {
             field(&m.key()),
             m.value,
             field(&m.unit),
-            m.samples.len(),
+            sample_count(m),
             sd.map(|v| format!("±{v:.2}%"))
                 .unwrap_or_else(|| "-".to_string())
         );
     }
     out
+}
+
+/// How many samples a metric has inside its run (the `N` column), `-` for a value derived from
+/// other metrics rather than sampled (the UnixBench index: a geometric mean of test scores).
+pub fn sample_count(m: &Metric) -> String {
+    if m.samples.is_empty() {
+        "-".to_string()
+    } else {
+        m.samples.len().to_string()
+    }
 }
 
 /// The spread of a metric's samples inside its run: sample stddev as % of their mean (the

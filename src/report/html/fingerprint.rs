@@ -138,6 +138,23 @@ pub fn run_noise(run: &RunRecord) -> String {
         r.findings.len(),
         warns.len()
     );
+    // Not the start's check: what the per-pass monitor saw during the passes.
+    let per_pass: usize = run
+        .tests
+        .iter()
+        .flat_map(|t| &t.passes)
+        .filter_map(|p| p.noise.as_ref())
+        .map(|a| a.warnings().len())
+        .sum();
+    if per_pass > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"note\">During the passes the per-pass monitor (what else ran beside \
+             each pass) warned {per_pass} time{}: the noise lines of the UnixBench report \
+             below.</p>",
+            if per_pass == 1 { "" } else { "s" }
+        );
+    }
     if !not_applying.is_empty() {
         let _ = write!(
             out,
