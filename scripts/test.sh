@@ -23,6 +23,9 @@
 # - the vm and kexec tests: QEMU (TCG), a static busybox for the guest's initramfs, mkfs.ext4
 #   (e2fsprogs), depmod (kmod), and apt's package lists to download Debian's kernel package
 #   (apt-get download linux-image-<release>-amd64; unpacked, never installed);
+# - the kernel-build tests (tests/build.rs, tests/campaign_build.rs): Debian's kernel source
+#   (linux-source-6.1, unpacked as a git tree) built with the tiny config: git, make, bc, flex
+#   and bison for kconfig, xz to unpack, the libelf headers (libelf-dev) for objtool;
 # - the full-disk, namespace and unprivileged-user tests: root (mount, unshare, setpriv,
 #   runuser: util-linux).
 set -euo pipefail
@@ -67,6 +70,12 @@ has openssl || packages+=(openssl)
 for tool in mount unshare setpriv setarch runuser; do
   has_sbin "$tool" || { packages+=(util-linux); break; }
 done
+[ -f /usr/src/linux-source-6.1.tar.xz ] || packages+=(linux-source-6.1)
+for tool in git make bc flex bison; do
+  has "$tool" || packages+=("$tool")
+done
+has xz || packages+=(xz-utils)
+[ -f /usr/include/gelf.h ] || packages+=(libelf-dev)
 # Debian's kernel package is downloaded by the vm tests: the package lists must be there.
 lists_missing=false
 apt-cache show linux-image-amd64 >/dev/null 2>&1 || lists_missing=true

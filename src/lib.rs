@@ -29,6 +29,7 @@
 
 pub mod aim7;
 pub mod args;
+pub mod build;
 pub mod campaign;
 pub mod clock;
 pub mod commands;

@@ -314,6 +314,7 @@ fn spec(pct: f64) -> CampaignSpec {
         kernel: None,
         cmdline: Vec::new(),
         setup: None,
+        build: None,
     };
     CampaignSpec {
         name: "cal".into(),
@@ -338,6 +339,7 @@ fn spec(pct: f64) -> CampaignSpec {
         confidence: 0.95,
         program: "patchbench".into(),
         started_on: "sim".into(),
+        build: None,
     }
 }
 
@@ -389,7 +391,7 @@ struct Until {
 fn until(seed: u64, trials: usize, cv: f64, pct: f64, round_secs: f64) -> Until {
     let mut rng = Rng::new(seed);
     // The pilot's size as the driver chooses it, from the round's time.
-    let n0 = primary::pilot_size(round_secs, 100_000);
+    let n0 = primary::pilot_size(round_secs, 100_000, None);
     let shift = 0.03f64.ln_1p();
     let s = settings(0.95);
     let sp = spec(pct);
@@ -561,7 +563,7 @@ fn until_reaches_the_asked_half_width_with_nominal_coverage() {
 #[test]
 fn until_with_a_pilot_sized_from_short_rounds_keeps_nominal_coverage() {
     for (j, round_secs) in [10.0, 3.0].iter().enumerate() {
-        let n0 = primary::pilot_size(*round_secs, 100_000);
+        let n0 = primary::pilot_size(*round_secs, 100_000, None);
         for (i, cv) in CVS.iter().enumerate() {
             for (k, times) in [1.0, 0.25].iter().enumerate() {
                 let pct = 100.0 * cv * times;

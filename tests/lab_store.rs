@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// A local SQLite store holding `n` complete runs (and `incomplete` interrupted ones).
 fn local_store(dir: &Path, n: usize, incomplete: usize) -> std::path::PathBuf {
     let path = dir.join("local.db");
-    let mut s = Store::open(&path, true).unwrap();
+    let mut s = common::create_store(&path);
     let mut records: Vec<RunRecord> = (0..n + incomplete)
         .map(|i| {
             let mut r = sample_record("base", &[("pipe", 1000.0 + i as f64), ("spawn", 50.0)]);
@@ -79,9 +79,9 @@ fn pushing_twice_stores_once() {
     );
     assert_eq!(count(server, &db, "SELECT count(*) FROM metrics"), 1000);
     // The pushed runs are the local ones, UUID for UUID, and read back whole.
-    let s = Store::open(&local, false).unwrap();
+    let s = common::open_store(&local);
     let mine = s.get(1).unwrap().unwrap();
-    let shared = Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None)
+    let shared = Store::open(&Location::parse(url.as_ref()).unwrap(), Access::Read, None)
         .unwrap()
         .get(1)
         .unwrap()
@@ -410,7 +410,7 @@ fn an_agent_role_works_with_only_its_grants() {
     let db = server.database();
     // The admin (the owner) creates the schema and a campaign.
     let admin_url = server.socket_url(ADMIN, &db);
-    let mut admin = Store::open_at(
+    let mut admin = Store::open(
         &Location::parse(admin_url.as_ref()).unwrap(),
         Access::Create,
         None,
@@ -451,7 +451,7 @@ fn an_agent_role_works_with_only_its_grants() {
     // The agent: claims, renews, finishes (run + metrics), hands back, reads.
     let agent_url = server.socket_url(&role, &db);
     let agent_location = Location::parse(agent_url.as_ref()).unwrap();
-    let mut agent = Store::open_at(&agent_location, Access::Write, None).unwrap();
+    let mut agent = Store::open(&agent_location, Access::Write, None).unwrap();
     let step = agent.claim_step(id, "box1", 60.0, None).unwrap().unwrap();
     assert!(agent.renew_lease(step.id, "box1", 60.0).unwrap());
     let run = sample_record("lab/base", &[("pipe", 5.0)]);
@@ -571,4 +571,77 @@ fn sslmode_is_honoured() {
         .read_to_string(&mut log)
         .unwrap();
     assert!(log.contains("SSL enabled"), "{log}");
+}
+
+#[test]
+fn a_push_to_a_missing_directory_or_of_an_unknown_label_is_one_line_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = local_store(dir.path(), 3, 0);
+    let missing = dir.path().join("no/such/dir/x.db");
+    let out = push(&local, missing.to_str().unwrap());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!dir.path().join("no").exists(), "no directory was made");
+    let target = dir.path().join("target.db");
+    let out = common::patchbench()
+        .args(["push", "--label", "nope", "--to"])
+        .arg(&target)
+        .arg("--store")
+        .arg(&local)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no run labelled nope") && err.contains("labels there: base"),
+        "{err}"
+    );
+    assert!(!target.exists(), "no store was made");
+    // The label that is there is pushed.
+    let out = common::patchbench()
+        .args(["push", "--label", "base", "--to"])
+        .arg(&target)
+        .arg("--store")
+        .arg(&local)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("pushed 3 runs"));
+}
+
+#[test]
+fn the_agent_command_a_lab_start_suggests_is_one_shell_word_for_its_url() {
+    let server = PgServer::shared();
+    let db = server.database();
+    // A URL with a query string: `?` and `&` must not reach a shell unquoted.
+    let url = format!(
+        "{}?application_name=pb&connect_timeout=5",
+        server.socket_url(ADMIN, &db)
+    );
+    let out = common::patchbench()
+        .args(["campaign", "start", "hint", "--boxes", "1", "--store", &url])
+        .args(["--", "run", "syscall", "--duration", "0.3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let shown = patchbench::store::Location::parse(url.as_ref())
+        .unwrap()
+        .shown();
+    let suggested = format!("`patchbench agent --store '{shown}'`");
+    assert!(err.contains(&suggested), "{err}");
+    // Pasted into a shell, it is the URL again.
+    let echo = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf %s '{shown}'"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&echo.stdout), shown);
 }

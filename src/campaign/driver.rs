@@ -13,9 +13,9 @@ use crate::proc::signals::Signals;
 use crate::progress::Progress;
 use crate::record::campaign::plan;
 use crate::record::campaign::spec::Schedule;
-use crate::record::campaign::state::{Campaign, CampaignState, Step, StepState};
+use crate::record::campaign::state::{Campaign, CampaignState, Owner, Step, StepState};
 use crate::record::campaign::StepInfo;
-use crate::store::campaign::AfterFailure;
+use crate::store::campaign::{AfterFailure, Claim, Claimer, Holder};
 
 /// The most characters of a step's console line shown (escaped by `crate::safe_text`).
 const CONSOLE_LINE_CHARS: usize = 100;
@@ -31,6 +31,9 @@ pub enum End {
     Stopped,
     /// Nothing left for this process, but other owners still run steps (a lab).
     Idle,
+    /// Another live owner runs the steps of this place (the campaign, or this lab box): this
+    /// driver claimed nothing.
+    Held(Holder),
 }
 
 /// What runs a campaign's steps.
@@ -108,21 +111,22 @@ impl Driver<'_> {
             Ok(c) => c,
             Err(end) => return Ok(Some(end)),
         };
-        let Some(step) = self.claim(&campaign)? else {
-            return self.nothing_planned(&campaign).map(Some);
+        let step = match self.claim(&campaign)? {
+            Claim::Step(s) => s,
+            Claim::Nothing => return self.nothing_planned(&campaign).map(Some),
+            Claim::Held(h) => return Ok(Some(End::Held(h))),
         };
         if campaign.spec.duet {
-            let partner = self.claim(&campaign)?;
-            match partner {
-                Some(p) if p.round == step.round && p.r#box == step.r#box => {
+            match self.claim(&campaign)? {
+                Claim::Step(p) if p.round == step.round && p.r#box == step.r#box => {
                     self.run_pair(&campaign, step, p)?;
                     return Ok(None);
                 }
-                Some(p) => {
+                Claim::Step(p) => {
                     // Not the same round (its partner failed for good): hand it back.
                     self.store.release_step(p.id, &self.owner)?;
                 }
-                None => {}
+                Claim::Nothing | Claim::Held(_) => {}
             }
         }
         self.run_one(&campaign, step)?;
@@ -185,16 +189,26 @@ impl Driver<'_> {
         self.store.campaign(name)?.ok_or_else(|| {
             Usage(format!(
                 "no campaign named {name:?} in store {}; `patchbench campaign status` lists them",
-                self.store.path().display()
+                self.store.location()
             ))
             .into()
         })
     }
 
-    /// Claims the next planned step for this driver's owner.
-    pub fn claim(&mut self, c: &Campaign) -> anyhow::Result<Option<Step>> {
-        self.store
-            .claim_step(c.id, &self.owner, self.lease_s, self.r#box.as_deref())
+    /// Claims the next planned step for this driver's owner, holding its place (the
+    /// campaign, or a lab campaign's box, whatever campaign it runs) for one owner at a time.
+    pub fn claim(&mut self, c: &Campaign) -> anyhow::Result<Claim> {
+        let hold = hold_key(c, self.r#box.as_deref());
+        self.store.claim_held(
+            c.id,
+            &Claimer {
+                owner: &self.owner,
+                lease_s: self.lease_s,
+                r#box: self.r#box.as_deref(),
+                hold: &hold,
+                is_dead: &|o| Owner::parse(o).is_some_and(|o| o.is_dead_here()),
+            },
+        )
     }
 
     fn nothing_planned(&mut self, c: &Campaign) -> anyhow::Result<End> {
@@ -307,7 +321,18 @@ impl Driver<'_> {
         let name = step_name(c, step);
         match outcome {
             StepOutcome::Interrupted(i) => {
-                self.store.release_step(step.id, &self.owner)?;
+                match self.store.release_step(step.id, &self.owner) {
+                    Ok(_) => {}
+                    Err(e) if crate::error::is_unreachable(&e) => {
+                        // Stopping is not held up by a store that does not answer.
+                        self.progress.line(&format!(
+                            "{name}: interrupted; the store cannot be reached to hand the step \
+                             back ({e}), so it returns to the queue when its lease runs out"
+                        ));
+                        return Err(i.into());
+                    }
+                    Err(e) => return Err(e),
+                }
                 self.progress.line(&format!(
                     "{name}: interrupted; the step is planned again (`patchbench campaign resume \
                      {}{}` continues)",
@@ -329,10 +354,22 @@ impl Driver<'_> {
                     }
                     other => other?,
                 };
+                let ended = record
+                    .campaign
+                    .as_ref()
+                    .filter(|i| !i.leftovers.is_empty())
+                    .map(|i| {
+                        format!(
+                            "; it ended what its setup or workload left running: {}",
+                            i.leftovers.join(", ")
+                        )
+                    })
+                    .unwrap_or_default();
                 match finished {
                     Some(id) => {
-                        self.progress
-                            .line(&format!("{name}: done in {secs:.1} s, stored as run {id}"));
+                        self.progress.line(&format!(
+                            "{name}: done in {secs:.1} s, stored as run {id}{ended}"
+                        ));
                     }
                     None => self.progress.line(&format!(
                         "{name}: finished, but the step was no longer ours (taken back after its \
@@ -409,7 +446,11 @@ impl Driver<'_> {
     ) -> crate::record::RunRecord {
         let side = c.spec.side(&step.side);
         let mut kernel = m.kernel;
-        if let Some(k) = side.and_then(|s| s.kernel.as_ref()) {
+        // What the executor says it booted, else what the side names.
+        if let Some(k) = side
+            .and_then(|s| s.kernel.as_ref())
+            .filter(|_| kernel.image.is_none())
+        {
             kernel.image = Some(k.image.display().to_string());
             kernel.image_sha256 = Some(k.sha256.clone());
         }
@@ -431,6 +472,8 @@ impl Driver<'_> {
             guest: m.guest,
             boot: m.boot,
             duet,
+            leftovers: m.leftovers,
+            build: side.and_then(|s| s.build.as_ref()).map(|b| b.build.clone()),
         };
         record.label = Some(info.label());
         record.campaign = Some(info);
@@ -540,6 +583,15 @@ impl Driver<'_> {
             } => crate::clock::secs_since(&c.created_at).is_some_and(|s| s > *t),
             _ => false,
         }
+    }
+}
+
+/// The place whose steps one owner runs at a time: a lab box (across its campaigns: a box
+/// measures one thing at a time), else the campaign.
+pub fn hold_key(c: &Campaign, r#box: Option<&str>) -> String {
+    match (&c.spec.lab, r#box) {
+        (Some(_), Some(b)) => format!("box:{b}"),
+        _ => format!("campaign:{}", c.id),
     }
 }
 

@@ -28,6 +28,8 @@ pub struct Measured {
     pub boot: Option<BootInfo>,
     /// The scratch file system the workload got, described.
     pub scratch: Option<String>,
+    /// The processes the step left running and ended (`NAME (pid N)`).
+    pub leftovers: Vec<String>,
 }
 
 /// How a step ended.
@@ -234,6 +236,7 @@ mod tests {
             kernel: None,
             cmdline: vec!["pti=on".into()],
             setup: None,
+            build: None,
         };
         let seen = KernelInfo {
             release: "6.1.0".into(),

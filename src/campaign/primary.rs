@@ -186,11 +186,13 @@ pub const PILOT_SECS: f64 = 120.0;
 pub const MAX_PILOT_ROUNDS: u32 = 30;
 
 /// The pilot's size for rounds of `round_secs` (wall time of one round, all its steps): as
-/// many as fit in [`PILOT_SECS`], at least [`PILOT_ROUNDS`], at most [`MAX_PILOT_ROUNDS`] and
-/// `max_rounds`.
-pub fn pilot_size(round_secs: f64, max_rounds: u32) -> u32 {
+/// many as fit in [`PILOT_SECS`] (or in half of `--max-time`, `max_time_s`, when that is less:
+/// the pilot leaves room for the rounds it decides), at least [`PILOT_ROUNDS`], at most
+/// [`MAX_PILOT_ROUNDS`] and `max_rounds`.
+pub fn pilot_size(round_secs: f64, max_rounds: u32, max_time_s: Option<f64>) -> u32 {
+    let budget = max_time_s.map_or(PILOT_SECS, |t| PILOT_SECS.min(t / 2.0));
     let fit = if round_secs > 0.0 {
-        (PILOT_SECS / round_secs).floor()
+        (budget / round_secs).floor()
     } else {
         f64::INFINITY
     };
@@ -203,7 +205,12 @@ pub fn pilot_size(round_secs: f64, max_rounds: u32) -> u32 {
 /// round 1's wall time (per box: its steps' times added, or the longest in a duet; the mean
 /// over boxes). Steps keep their times, so the size is the same on every resume.
 pub fn pilot_rounds(spec: &CampaignSpec, steps: &[Step]) -> Option<u32> {
-    let Schedule::Until { max_rounds, .. } = &spec.schedule else {
+    let Schedule::Until {
+        max_rounds,
+        max_time_s,
+        ..
+    } = &spec.schedule
+    else {
         return None;
     };
     let first: Vec<&Step> = steps.iter().filter(|s| s.round == 1).collect();
@@ -235,7 +242,7 @@ pub fn pilot_rounds(spec: &CampaignSpec, steps: &[Step]) -> Option<u32> {
         })
         .collect();
     let round_secs = crate::stats::mean(&rounds).unwrap_or(0.0);
-    Some(pilot_size(round_secs, *max_rounds))
+    Some(pilot_size(round_secs, *max_rounds, *max_time_s))
 }
 
 /// Where the pilot of an `--until` campaign stands: what the driver does before each step
@@ -447,13 +454,17 @@ mod tests {
     #[test]
     fn the_pilot_fills_two_minutes_with_3_to_30_rounds() {
         // Two 1-s steps with start-up: 30 rounds; two 10-s steps: 5; kexec boots: 3.
-        assert_eq!(pilot_size(3.0, 250), 30);
-        assert_eq!(pilot_size(0.0, 250), 30);
-        assert_eq!(pilot_size(24.0, 250), 5);
-        assert_eq!(pilot_size(300.0, 250), 3);
+        assert_eq!(pilot_size(3.0, 250, None), 30);
+        assert_eq!(pilot_size(0.0, 250, None), 30);
+        assert_eq!(pilot_size(24.0, 250, None), 5);
+        assert_eq!(pilot_size(300.0, 250, None), 3);
         // Never beyond --max-rounds.
-        assert_eq!(pilot_size(3.0, 8), 8);
-        assert_eq!(pilot_size(300.0, 2), 2);
+        assert_eq!(pilot_size(3.0, 8, None), 8);
+        assert_eq!(pilot_size(300.0, 2, None), 2);
+        // At most half of --max-time, never under 3.
+        assert_eq!(pilot_size(3.0, 250, Some(60.0)), 10);
+        assert_eq!(pilot_size(3.0, 250, Some(600.0)), 30);
+        assert_eq!(pilot_size(3.0, 250, Some(5.0)), 3);
     }
 
     fn step(round: u32, slot: u32, state: StepState, secs: Option<u32>) -> Step {

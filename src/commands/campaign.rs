@@ -16,16 +16,16 @@
 
 use super::campaign_spec::{parse_scratch, parse_span, spec};
 use super::shared::StoreArg;
-use crate::campaign::driver::{Driver, End};
 use crate::campaign::executor::Executor;
-use crate::error::{usage, Usage};
+use crate::campaign::{self, By, End, Resumed, Runner, Stopped, Summary};
+use crate::error::usage;
 use crate::progress::Progress;
-use crate::record::campaign::plan;
 use crate::record::campaign::spec::{
     CampaignSpec, ExecutorKind, LabSpec, Order, Schedule, Scratch,
 };
-use crate::record::campaign::state::{Campaign, CampaignState, Owner, StepState};
+use crate::record::campaign::state::{CampaignState, StepState};
 use crate::store::db::Store;
+use crate::store::{Access, Location};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -62,12 +62,21 @@ pub enum CampaignCommand {
 #[derive(Debug, Clone, Args, Default)]
 pub struct SideArgs {
     /// Kernel image and extra command-line words of the base side: IMAGE[:WORDS], or :WORDS for
-    /// the running kernel's image (e.g. --base /boot/vmlinuz-6.1.0-27-amd64:"pti=on").
+    /// the running kernel's image (e.g. --base /boot/vmlinuz-6.1.0-27-amd64:"pti=on"). With
+    /// --tree: the git ref to build, REF[:WORDS] (e.g. --base v6.1).
     #[arg(long, value_name = "IMAGE[:WORDS]", allow_hyphen_values = true)]
     pub base: Option<String>,
-    /// Kernel image and extra command-line words of the patched side (as --base).
+    /// Kernel image and extra command-line words of the patched side (as --base). With --tree:
+    /// REF[:WORDS] (default: the base side's ref).
     #[arg(long, value_name = "IMAGE[:WORDS]", allow_hyphen_values = true)]
     pub patched: Option<String>,
+    /// With --tree: a patch applied on the base side's ref (mbox, series with cover letter,
+    /// or diff); repeatable, in order.
+    #[arg(long = "base-patch", value_name = "FILE", requires = "tree")]
+    pub base_patches: Vec<PathBuf>,
+    /// With --tree: a patch applied on the patched side's ref; repeatable, in order.
+    #[arg(long = "patched-patch", value_name = "FILE", requires = "tree")]
+    pub patched_patches: Vec<PathBuf>,
     /// Initrd to boot the base image with.
     #[arg(long, value_name = "FILE")]
     pub base_initrd: Option<PathBuf>,
@@ -96,6 +105,13 @@ pub struct StartArgs {
     pub name: String,
     #[command(flatten)]
     pub sides: SideArgs,
+    /// Build both sides' kernels from this git tree (never written): --base and --patched
+    /// are refs, --base-patch and --patched-patch their patches; the config is resolved once,
+    /// on the base side, and the patched side is built with it (docs/build.md).
+    #[arg(long, value_name = "DIR")]
+    pub tree: Option<PathBuf>,
+    #[command(flatten)]
+    pub build: super::build::BuildOpts,
     /// Rounds to run (each runs both sides once). Default: 5, unless --until is given.
     #[arg(long, value_name = "N", conflicts_with = "until",
           value_parser = clap::value_parser!(u32).range(1..=10000))]
@@ -104,7 +120,7 @@ pub struct StartArgs {
     /// as many as fit in 2 minutes for short rounds, at most 30), then as many rounds as
     /// Stein's two-stage rule needs (decided once, from the pilot's spread, never from its
     /// difference), capped by --max-rounds and --max-time.
-    #[arg(long, value_name = "PCT", value_parser = crate::args::parse_precision)]
+    #[arg(long, value_name = "PCT", value_parser = crate::args::parse_until)]
     pub until: Option<f64>,
     /// With --until: the most rounds.
     #[arg(long, value_name = "N", default_value_t = 30, requires = "until",
@@ -283,35 +299,28 @@ pub fn execute(a: &CampaignArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// The executor a campaign's steps run with.
-pub(super) fn executor_for(spec: &CampaignSpec) -> anyhow::Result<Box<dyn Executor>> {
-    match spec.executor {
-        ExecutorKind::Local => Ok(Box::new(crate::campaign::local::Local::new()?)),
-        ExecutorKind::Vm => Ok(Box::new(crate::campaign::vm::Vm::new(spec)?)),
-        ExecutorKind::Kexec => usage(
-            "a kexec campaign runs one step per boot: `patchbench campaign resume --boot` \
-             (the boot hook) runs it",
-        ),
-    }
-}
-
 fn start(a: &StartArgs) -> anyhow::Result<i32> {
-    let spec = spec(a)?;
-    if spec.executor == ExecutorKind::Kexec {
-        return super::campaign_kexec::start(a, spec);
+    let mut spec = spec(a)?;
+    if a.tree.is_some() {
+        // What the executor needs of this machine first: a missing QEMU is said before the
+        // minutes of a build, not after.
+        campaign::check_host_before_build(&spec)?;
+        if let Some(name_taken) = existing_campaign(a, &spec.name)? {
+            return usage(name_taken);
+        }
+        super::campaign_build::build_sides(a, &mut spec)?;
     }
-    if let Some(lab) = &spec.lab {
-        return plan_for_lab(a, &spec, lab);
-    }
-    let mut executor = executor_for(&spec)?;
-    let mut store = a.store.open(true)?;
-    let rounds = spec.schedule.initial_rounds();
-    let steps = plan::steps(spec.order, spec.seed, 1, rounds);
-    store.create_campaign(&spec, rounds, &steps)?;
+    let mut executor = match campaign::runner_for(&spec, By::Starter)? {
+        Runner::Here(e) => e,
+        Runner::StepPerBoot => return super::campaign_kexec::start(a, spec),
+        Runner::Agents => return plan_for_lab(a, &spec),
+    };
+    let mut store = a.store.open_for(Access::Create)?;
+    let c = campaign::create(&mut store, &spec)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {} planned: {} of 2 steps ({} executor, {} order, seed {}) \
          in store {}",
-        spec.name,
+        c.name,
         schedule_words(&spec.schedule),
         spec.executor.as_str(),
         match spec.order {
@@ -319,9 +328,22 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
             Order::Abba => "ABBA",
         },
         spec.seed,
-        store.path().display()
+        store.location()
     ));
-    run_campaign(&mut store, &spec.name, executor.as_mut())
+    run_here(store, &c.name, executor.as_mut())
+}
+
+/// The message for a campaign name already in the store (checked before a build).
+fn existing_campaign(a: &StartArgs, name: &str) -> anyhow::Result<Option<String>> {
+    let Ok(store) = a.store.open(false) else {
+        return Ok(None);
+    };
+    Ok(store.campaign(name)?.map(|_| {
+        format!(
+            "a campaign named {name:?} already exists in store {}; choose another name",
+            store.location()
+        )
+    }))
 }
 
 /// `5 rounds`, or `a pilot of 3 or more rounds, then up to 30 rounds for ±2 %,` (for a start
@@ -337,14 +359,13 @@ fn schedule_words(schedule: &Schedule) -> String {
 
 /// Plans a lab campaign: every round for each of its boxes' places, which the first agents
 /// of matching boxes take; nothing runs here.
-fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec, lab: &LabSpec) -> anyhow::Result<i32> {
-    let mut store = a.store.open(true)?;
-    let rounds = spec.schedule.initial_rounds();
-    let steps = plan::for_boxes(
-        &plan::steps(spec.order, spec.seed, 1, rounds),
-        &plan::box_places(lab.boxes),
-    );
-    store.create_campaign(spec, rounds, &steps)?;
+fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec) -> anyhow::Result<i32> {
+    let mut store = a.store.open_for(Access::Create)?;
+    let c = campaign::create(&mut store, spec)?;
+    let lab = c.spec.lab.clone().unwrap_or(LabSpec {
+        boxes: 1,
+        tags: Vec::new(),
+    });
     let tags = if lab.tags.is_empty() {
         String::new()
     } else {
@@ -354,19 +375,19 @@ fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec, lab: &LabSpec) -> anyhow::Re
         "patchbench: campaign {} planned for {} box{}{tags}: {} of 2 steps on each ({} \
          executor, seed {}) in store {}; agents run it: `patchbench agent --store {}{}` on each \
          box; `patchbench campaign status {}{}` follows it",
-        spec.name,
+        c.name,
         lab.boxes,
         if lab.boxes == 1 { "" } else { "es" },
         schedule_words(&spec.schedule),
         spec.executor.as_str(),
         spec.seed,
-        store.path().display(),
-        store.path().display(),
+        store.location(),
+        store.location().as_arg(),
         lab.tags
             .iter()
             .map(|t| format!(" --tag {t}"))
             .collect::<String>(),
-        spec.name,
+        c.name,
         store.location().hint(),
     ));
     Ok(0)
@@ -376,121 +397,58 @@ fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
     let Some(name) = a.name.as_deref().filter(|_| !a.boot) else {
         return super::campaign_kexec::at_boot(&a.store);
     };
-    let mut store = a.store.open(false)?;
-    let campaign = find(&store, name)?;
-    if campaign.spec.executor == ExecutorKind::Kexec {
-        return super::campaign_kexec::resume(a, store, campaign);
-    }
-    if let Some(lab) = &campaign.spec.lab {
-        return usage(format!(
-            "campaign {} is run by lab agents on {} box(es) (`patchbench agent --store ...` on \
-             each); `campaign status {}` shows where it stands",
-            campaign.name, lab.boxes, campaign.name
-        ));
-    }
-    if campaign.state == CampaignState::Stopped || campaign.state == CampaignState::Finished {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {} is {}; nothing to resume",
-            campaign.name,
-            campaign.state.as_str()
-        ));
-        return Ok(0);
-    }
-    // One process runs a campaign at a time: two would measure each other.
-    let steps = store.steps(campaign.id)?;
-    if let Some(live) = steps.iter().find(|s| {
-        s.state == StepState::Running
-            && s.owner
-                .as_deref()
-                .and_then(Owner::parse)
-                .is_some_and(|o| o.host == crate::sysinfo::hostname() && !o.is_dead_here())
-    }) {
-        let pid = live.owner.as_deref().and_then(Owner::parse).map(|o| o.pid);
-        return usage(format!(
-            "campaign {} is being run by process {} (round {} {}); wait for it, or `patchbench \
-             campaign stop {}`",
-            campaign.name,
-            pid.map(|p| p.to_string()).unwrap_or_default(),
-            live.round,
-            live.side,
-            campaign.name
-        ));
-    }
-    let taken = store.reclaim_steps(
-        campaign.id,
-        &|owner| Owner::parse(owner).is_none_or(|o| o.is_dead_here()),
-        false,
-    )?;
-    for s in &taken {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {}: round {} {} was left unfinished; it runs again",
-            campaign.name, s.round, s.side
-        ));
-    }
-    let mut executor = executor_for(&campaign.spec)?;
-    run_campaign(&mut store, &campaign.name, executor.as_mut())
-}
-
-fn run_campaign(store: &mut Store, name: &str, executor: &mut dyn Executor) -> anyhow::Result<i32> {
+    let store = a.store.open_for(Access::Read)?;
+    let location = store.location().clone();
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
-    let mut driver = Driver {
-        store,
-        executor,
-        signals: &signals,
-        progress: &mut progress,
-        owner: Owner::me().to_string(),
-        lease_s: 0.0,
-        r#box: None,
-        spool: None,
-    };
-    let end = driver.drive(name);
+    let yes = a.yes;
+    let resumed = campaign::resume(store, name, &signals, &mut progress, &mut |what| {
+        super::campaign_kexec::confirm(yes, what)
+    });
     progress.finish();
-    let end = end?;
-    let campaign = find(store, name)?;
-    let steps = store.steps(campaign.id)?;
-    let done = steps.iter().filter(|s| s.state == StepState::Done).count();
-    let failed = steps
-        .iter()
-        .filter(|s| s.state == StepState::Failed)
-        .count();
-    let word = match end {
-        End::Finished => "finished",
-        End::Stopped => "stopped",
-        End::Idle => "has no step left for this process",
-    };
-    crate::safe_text::eprint_line(&format!(
-        "patchbench: campaign {name} {word}: {done} steps done, {failed} failed; \
-         `patchbench campaign report {name}{}` compares the sides",
-        store.location().hint()
-    ));
-    Ok(0)
+    match resumed? {
+        Resumed::Ran(summary) => Ok(said(name, &summary, &location)),
+        Resumed::AlreadyOver(state) => {
+            crate::safe_text::eprint_line(&format!(
+                "patchbench: campaign {name} is {}; nothing to resume",
+                state.as_str()
+            ));
+            Ok(0)
+        }
+        Resumed::PerBoot(code) => Ok(code),
+    }
 }
 
-pub(super) fn find(store: &Store, name: &str) -> anyhow::Result<Campaign> {
-    store.campaign(name)?.ok_or_else(|| {
-        let known: Vec<String> = store
-            .campaigns()
-            .map(|cs| cs.into_iter().map(|c| c.name).collect())
-            .unwrap_or_default();
-        Usage(format!(
-            "no campaign named {:?} in store {} (campaigns there: {})",
-            crate::safe_text::field(name),
-            store.path().display(),
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
-        ))
-        .into()
-    })
+/// Runs a campaign in this process and says how it ended.
+fn run_here(mut store: Store, name: &str, executor: &mut dyn Executor) -> anyhow::Result<i32> {
+    let signals = crate::proc::signals::Signals::install()?;
+    let mut progress = Progress::new();
+    let summary = campaign::run(&mut store, name, executor, &signals, &mut progress);
+    progress.finish();
+    Ok(said(name, &summary?, store.location()))
+}
+
+/// The line that says how a run of a campaign ended; its exit status.
+fn said(name: &str, summary: &Summary, location: &Location) -> i32 {
+    let word = match summary.end {
+        End::Finished => "finished",
+        End::Stopped => "stopped",
+        End::Idle | End::Held(_) => "has no step left for this process",
+    };
+    crate::safe_text::eprint_line(&format!(
+        "patchbench: campaign {name} {word}: {} steps done, {} failed; \
+         `patchbench campaign report {name}{}` compares the sides",
+        summary.done,
+        summary.failed,
+        location.hint()
+    ));
+    0
 }
 
 fn status(a: &StatusArgs) -> anyhow::Result<i32> {
-    let store = a.store.open(false)?;
+    let store = a.store.open_for(Access::Read)?;
     let campaigns = match &a.name {
-        Some(n) => vec![find(&store, n)?],
+        Some(n) => vec![campaign::find(&store, n)?],
         None => store.campaigns()?,
     };
     let mut views = Vec::new();
@@ -517,8 +475,8 @@ fn status(a: &StatusArgs) -> anyhow::Result<i32> {
 }
 
 fn report(a: &ReportArgs) -> anyhow::Result<i32> {
-    let store = a.store.open(false)?;
-    let c = find(&store, &a.name)?;
+    let store = a.store.open_for(Access::Read)?;
+    let c = campaign::find(&store, &a.name)?;
     let steps = store.steps(c.id)?;
     let runs = store.campaign_runs(c.id)?;
     let side = |name: &str| {
@@ -532,8 +490,27 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     };
     let (base, patched) = (side("base"), side("patched"));
     if base.runs.is_empty() || patched.runs.is_empty() {
+        let lost = steps
+            .iter()
+            .filter(|s| s.state == StepState::Done)
+            .filter(|s| {
+                !runs
+                    .iter()
+                    .any(|(_, r)| r.uuid.is_some() && r.uuid == s.run_uuid)
+            })
+            .count();
+        let why = if lost > 0 {
+            format!(
+                " ({lost} done step(s) lost their runs, removed from the store: `patchbench \
+                 campaign resume {}{}` runs them again)",
+                c.name,
+                store.location().hint()
+            )
+        } else {
+            String::new()
+        };
         return usage(format!(
-            "campaign {} has no stored run of {} yet; `patchbench campaign status {}` shows \
+            "campaign {} has no stored run of {}{why}; `patchbench campaign status {}` shows \
              where it is",
             c.name,
             if base.runs.is_empty() {
@@ -560,52 +537,36 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
 }
 
 fn stop(a: &StopArgs) -> anyhow::Result<i32> {
-    let mut store = a.store.open(false)?;
-    let c = find(&store, &a.name)?;
-    if !c.state.is_open() {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {} is already {}",
-            c.name,
-            c.state.as_str()
-        ));
-        return Ok(0);
-    }
-    let steps = store.steps(c.id)?;
-    let running = steps.iter().any(|s| s.state == StepState::Running);
-    let (state, what) = if running {
-        (CampaignState::Stopping, "will stop after its current step")
-    } else {
-        (CampaignState::Stopped, "is stopped")
+    let mut store = a.store.open_for(Access::Read)?;
+    let line = match campaign::stop(&mut store, &a.name)? {
+        Stopped::AlreadyOver(state) => {
+            format!("campaign {} is already {}", a.name, state.as_str())
+        }
+        Stopped::AtNextBoot(home) => format!(
+            "campaign {} stops at its next boot (or once this boot's step is stored) and \
+             returns to {home}",
+            a.name
+        ),
+        Stopped::Now(state) => format!(
+            "campaign {} {}; `patchbench campaign report {}{}` compares what it has",
+            a.name,
+            if state == CampaignState::Stopping {
+                "will stop after its current step"
+            } else {
+                "is stopped"
+            },
+            a.name,
+            store.location().hint()
+        ),
     };
-    store.set_campaign_state(c.id, state, Some("stopped by `campaign stop`"))?;
-    if c.spec.executor == ExecutorKind::Kexec {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {} stops at its next boot (or once this boot's step is stored) \
-             and returns to {}",
-            c.name,
-            c.spec
-                .kexec
-                .as_ref()
-                .map_or("the kernel it started from".to_string(), |k| k
-                    .return_to
-                    .image
-                    .display()
-                    .to_string())
-        ));
-        return Ok(0);
-    }
-    crate::safe_text::eprint_line(&format!(
-        "patchbench: campaign {} {what}; `patchbench campaign report {}{}` compares what it has",
-        c.name,
-        c.name,
-        store.location().hint()
-    ));
+    crate::safe_text::eprint_line(&format!("patchbench: {line}"));
     Ok(0)
 }
+
 /// Frees a lost box's place in a lab campaign.
 fn release_box(a: &ReleaseBoxArgs) -> anyhow::Result<i32> {
-    let mut store = a.store.open_for(crate::store::Access::Write)?;
-    let c = find(&store, &a.name)?;
+    let mut store = a.store.open_for(Access::Write)?;
+    let c = campaign::find(&store, &a.name)?;
     if c.spec.lab.is_none() {
         return usage(format!(
             "campaign {} is not a lab campaign (started without --boxes/--tag): it has no box \

@@ -28,7 +28,6 @@ use crate::record::{Direction, IndexScore, Metric, RunRecord, TestResult};
 use anyhow::Context;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 /// An open result store.
@@ -82,16 +81,10 @@ pub struct ProfileData {
 }
 
 impl Store {
-    /// Opens the SQLite store at `path` (creating it with `create`; otherwise only reading
-    /// it: a store that cannot be written opens read-only).
-    pub fn open(path: &Path, create: bool) -> anyhow::Result<Store> {
-        let access = if create { Access::Create } else { Access::Read };
-        Store::open_at(&Location::File(path.to_path_buf()), access, None)
-    }
-
-    /// Opens the store at `location` for `access`, migrating its schema where it may; a
-    /// PostgreSQL server gets `connect_timeout` (else the URL's, `PGCONNECT_TIMEOUT`, or 5 s).
-    pub fn open_at(
+    /// Opens the store at `location` (a file or a server: the one way in, whichever
+    /// database holds it) for `access`, migrating its schema where it may; a PostgreSQL server
+    /// gets `connect_timeout` (else the URL's, `PGCONNECT_TIMEOUT`, or 5 s).
+    pub fn open(
         location: &Location,
         access: Access,
         connect_timeout: Option<Duration>,
@@ -149,7 +142,7 @@ impl Store {
         } else {
             Access::Write
         };
-        *self = Store::open_at(&self.location.clone(), access, connect_timeout)?;
+        *self = Store::open(&self.location.clone(), access, connect_timeout)?;
         Ok(())
     }
 
@@ -158,9 +151,20 @@ impl Store {
         &self.location
     }
 
-    /// The same as [`Store::location`] (its `display()` names the store in messages).
-    pub fn path(&self) -> &Location {
-        &self.location
+    /// Refuses (one line) a store that cannot take a write now (a file whose file system is
+    /// full, a store opened read-only), before work whose result would be lost.
+    pub fn check_writable(&self) -> anyhow::Result<()> {
+        if self.read_only {
+            return Err(Usage(format!(
+                "store {} is read-only; give a writable --store",
+                self.location
+            ))
+            .into());
+        }
+        match &self.location {
+            Location::File(p) => super::sqlite::refuse_if_full(p),
+            Location::Postgres(_) => Ok(()),
+        }
     }
 
     /// True when the store was opened read-only (read-only media, or no write permission).
@@ -935,7 +939,8 @@ mod tests {
     #[test]
     fn schema_checks_agree_with_the_domain_rules() {
         let d = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&d.path().join("s.db"), true).unwrap();
+        let mut store =
+            Store::open(&Location::File(d.path().join("s.db")), Access::Create, None).unwrap();
         let empty = RunRecord::new(
             Kind::Debug,
             Default::default(),
@@ -1010,7 +1015,8 @@ mod tests {
     #[test]
     fn a_bad_detail_point_is_left_out_not_the_run() {
         let d = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&d.path().join("s.db"), true).unwrap();
+        let mut store =
+            Store::open(&Location::File(d.path().join("s.db")), Access::Create, None).unwrap();
         let point = |test: &str, ops: f64| ScalePoint {
             test: test.to_string(),
             description: String::new(),

@@ -2,10 +2,12 @@
 //! JSON files, directory listings, the processes of a run, waiting with a limit, lowered
 //! resource limits, a run bounded in time in a session of its own (with what it left running),
 //! a tmpfs for the full-disk cases, a store's fingerprint, synthetic records for the store
-//! tests, Debian's kernel for the vm tests ([`test_kernel`]); `pg_server` starts a real
+//! tests, Debian's kernel for the vm tests ([`test_kernel`]), Debian's kernel source as a git
+//! tree with a shared build cache ([`kernel_tree`]); `pg_server` starts a real
 //! PostgreSQL server.
 #![allow(dead_code)]
 
+pub mod kernel_tree;
 pub mod pg_server;
 pub mod test_kernel;
 
@@ -526,4 +528,20 @@ pub fn children(pid: u32) -> Vec<i32> {
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
         .collect()
+}
+
+/// A store file as a location.
+pub fn file(path: impl AsRef<Path>) -> patchbench::store::Location {
+    patchbench::store::Location::File(path.as_ref().to_path_buf())
+}
+
+/// Opens the store file at `path` for reading (read-write when it may be written).
+pub fn open_store(path: impl AsRef<Path>) -> patchbench::store::db::Store {
+    patchbench::store::db::Store::open(&file(path), patchbench::store::Access::Read, None).unwrap()
+}
+
+/// Opens the store file at `path`, creating it if needed.
+pub fn create_store(path: impl AsRef<Path>) -> patchbench::store::db::Store {
+    patchbench::store::db::Store::open(&file(path), patchbench::store::Access::Create, None)
+        .unwrap()
 }

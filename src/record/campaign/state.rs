@@ -187,7 +187,7 @@ impl Owner {
     }
 
     /// True when this owner is a process of this machine's current boot that no longer
-    /// exists, or a process of an earlier boot of this machine.
+    /// exists (or is only a zombie), or a process of an earlier boot of this machine.
     pub fn is_dead_here(&self) -> bool {
         let me = Owner::me();
         if self.host != me.host {
@@ -196,11 +196,19 @@ impl Owner {
         if self.boot_id != me.boot_id {
             return true;
         }
-        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
-        matches!(
-            nix::sys::signal::kill(pid, None),
-            Err(nix::errno::Errno::ESRCH)
-        )
+        crate::sysinfo::process_gone(self.pid as i32)
+    }
+}
+
+impl Owner {
+    /// An owner as a message names it: `process 7719` on this host, `process 7719 on HOST`
+    /// elsewhere, the text itself when it is no `host:pid:boot`.
+    pub fn describe(owner: &str) -> String {
+        match Owner::parse(owner) {
+            Some(o) if o.host == crate::sysinfo::hostname() => format!("process {}", o.pid),
+            Some(o) => format!("process {} on {}", o.pid, o.host),
+            None => owner.to_string(),
+        }
     }
 }
 
