@@ -70,7 +70,8 @@ pub enum Command {
     /// List the build cache: id, commit, patches, config, release, size, age.
     Builds(build::BuildsArgs),
     /// Campaigns: base and patched kernels (or settings) measured in alternating rounds,
-    /// booted for you, until the answer is precise enough (start, status, resume, report, stop).
+    /// booted for you, until the answer is precise enough (start, status, resume, report, stop;
+    /// install-hook and remove-hook for kexec, release-box for a lab).
     Campaign(campaign::CampaignArgs),
     /// A lab box's worker: claims steps of lab campaigns (`campaign start --boxes N`) from
     /// a shared store, runs them and stores their runs, until stopped.

@@ -85,15 +85,6 @@ impl SystemInfo {
             noise: None,
         }
     }
-
-    /// The warnings of the noise check this fingerprint stored, one line each (none for a run
-    /// without one: older files, imports), for `compare` to name under a side.
-    pub fn noise_warnings(&self) -> Vec<String> {
-        self.noise
-            .as_ref()
-            .map(crate::noise::warnings)
-            .unwrap_or_default()
-    }
 }
 
 /// UnixBench's descriptions of the x86 CPU flags it reports (unixbench.md §3.4).
@@ -239,37 +230,5 @@ mod tests {
         old.as_object_mut().unwrap().remove("cpufreq_governor");
         let back: SystemInfo = serde_json::from_value(old).unwrap();
         assert_eq!(back.noise, None);
-        assert!(back.noise_warnings().is_empty());
-    }
-
-    #[test]
-    fn the_warnings_of_a_stored_noise_check() {
-        use crate::noise::{Finding, Kind, NoiseReport, SCHEMA};
-        let mut system = SystemInfo {
-            noise: Some(NoiseReport {
-                schema: SCHEMA.into(),
-                sample_secs: 0.25,
-                dir: "/tmp".into(),
-                findings: vec![
-                    Finding::warn(
-                        "governor",
-                        "cpufreq governor",
-                        Kind::Setting,
-                        "powersave",
-                        "x",
-                    ),
-                    Finding::ok("smt", "SMT (hyper-threads)", Kind::Setting, "off"),
-                    Finding::warn("steal", "hypervisor steal", Kind::Activity, "4.0%", "y"),
-                ],
-                activity: None,
-            }),
-            ..SystemInfo::default()
-        };
-        assert_eq!(
-            system.noise_warnings(),
-            vec!["cpufreq governor: powersave", "hypervisor steal: 4.0%"]
-        );
-        system.noise = None;
-        assert!(system.noise_warnings().is_empty());
     }
 }

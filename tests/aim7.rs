@@ -532,26 +532,22 @@ fn a_process_limit_below_the_load_is_refused_before_anything_starts() {
 
 #[test]
 fn a_read_only_or_full_dir_is_refused() {
-    if let Some(ro) = Tmpfs::mount("ro,size=1m") {
-        fails_with(&["creat-clo", "--load", "2"], Some(&ro.path), "read-only");
-    }
-    if let Some(full) = Tmpfs::mount("size=1m,nr_inodes=2") {
-        // The root takes one inode; this file takes the last.
-        std::fs::write(full.path.join("mine"), b"x").unwrap();
-        fails_with(&["creat-clo", "--load", "2"], Some(&full.path), "full");
-        assert_eq!(
-            entries(&full.path),
-            ["mine"],
-            "a user's file is never touched"
-        );
-    }
+    let ro = Tmpfs::mount("ro,size=1m");
+    fails_with(&["creat-clo", "--load", "2"], Some(&ro.path), "read-only");
+    let full = Tmpfs::mount("size=1m,nr_inodes=2");
+    // The root takes one inode; this file takes the last.
+    std::fs::write(full.path.join("mine"), b"x").unwrap();
+    fails_with(&["creat-clo", "--load", "2"], Some(&full.path), "full");
+    assert_eq!(
+        entries(&full.path),
+        ["mine"],
+        "a user's file is never touched"
+    );
 }
 
 #[test]
 fn running_out_of_space_mid_run_stops_every_task_and_cleans_up() {
-    let Some(fs) = Tmpfs::mount("size=1m") else {
-        return;
-    };
+    let fs = Tmpfs::mount("size=1m");
     std::fs::write(fs.path.join("keep-me"), b"user data").unwrap();
     // tmpa.common takes 600 KiB of the 1 MiB; the first task's 600 KiB file cannot fit.
     let out = aim7(&["disk_wrt", "--load", "20", "--jobs", "3"])

@@ -163,12 +163,34 @@ fn an_aa_campaign_of_three_rounds_stores_six_runs_and_reports_them() {
             && text.contains("paired 95%"),
         "{text}"
     );
-    // The sides are stored under their labels, for `compare`.
+    // The sides are stored under their labels, for `compare`, which gives the campaign's own
+    // interval (its 95 % level, q < 0.025) and says why; --confidence chooses another.
     let cmp = patchbench_with_store(&store)
         .args(["compare", "aa/base", "aa/patched"])
         .output()
         .unwrap();
     assert!(cmp.status.success());
+    let cmp_text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp_text.contains("paired 95%"), "{cmp_text}");
+    assert!(
+        cmp_text.contains("95 % intervals, q < 0.025: campaign aa's own level"),
+        "{cmp_text}"
+    );
+    let interval = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("System Call Overhead"))
+            .and_then(|l| l.split('|').nth(8).map(|c| c.trim().to_string()))
+    };
+    assert_eq!(interval(&text), interval(&cmp_text), "the same interval");
+    let at90 = patchbench_with_store(&store)
+        .args(["compare", "aa/base", "aa/patched", "--confidence", "0.90"])
+        .output()
+        .unwrap();
+    let at90 = String::from_utf8_lossy(&at90.stdout);
+    assert!(
+        at90.contains("paired 90%") && !at90.contains("own level"),
+        "{at90}"
+    );
     // The same seed gives the same order.
     let again = d.path().join("again.db");
     start(
@@ -415,10 +437,14 @@ fn until_decides_once_after_the_pilot_within_its_bounds() {
     let s = common::open_store(&store);
     let c = s.campaign("until").unwrap().unwrap();
     let decision = c.decision.expect("decided after the pilot");
-    // ±0.1 % is out of reach on this machine: the cap binds, and says so.
+    // ±0.1 % is out of reach on this machine: the cap binds, and says so. Rounds this short
+    // ask a pilot of 30 (as many as fit in 2 minutes), cut to the 4 allowed.
     assert_eq!(decision.rounds, 4);
     assert_eq!(decision.bound.as_deref(), Some("--max-rounds"));
-    assert!(decision.rounds_needed > 4 && decision.pilot_pairs == 3);
+    assert_eq!((decision.pilot_rounds, decision.pilot_pairs), (4, 4));
+    assert!(decision.rounds_needed > 4);
+    assert!(err.contains("a pilot of 4 rounds"), "{err}");
+    assert!(err.contains("pilot 2/4: rounds for ±0.1 %: about"), "{err}");
     assert_eq!(c.planned_rounds, 4);
     check_runs(&store, "until", 4);
     assert!(err.contains("bound by --max-rounds"), "{err}");
@@ -935,8 +961,7 @@ fn a_store_index_made_immutable_mid_campaign_ends_it_with_one_line() {
 #[test]
 fn a_resume_on_a_full_disk_is_refused_before_any_step_runs() {
     let d = tempfile::tempdir().unwrap();
-    let fs = common::Tmpfs::mount("size=4m")
-        .expect("this test mounts a tmpfs: run it as root (CI does)");
+    let fs = common::Tmpfs::mount("size=4m");
     let store = fs.path.join("s.db");
     planned(&store, "full", 1, &workload(d.path(), "0.2"), None);
     fs.fill();

@@ -437,6 +437,29 @@ fn refused(mut c: Command, want: &str) -> String {
     err
 }
 
+/// Copies a kernel image to `to` with its version string's release changed (same length, its
+/// flavour after the last `-` replaced by `x`s), so that no `/lib/modules/<release>` of the
+/// host can be its modules.
+fn copy_with_a_release_no_host_has(from: &Path, to: &Path) {
+    let mut bytes = std::fs::read(from).unwrap();
+    let at = u16::from_le_bytes([bytes[0x20E], bytes[0x20F]]) as usize + 0x200;
+    let len = bytes[at..]
+        .iter()
+        .position(|&b| b == b' ' || b == 0)
+        .unwrap();
+    let release = String::from_utf8(bytes[at..at + len].to_vec()).unwrap();
+    let cut = release.rfind('-').map_or(0, |i| i + 1);
+    let fake = format!("{}{}", &release[..cut], "x".repeat(release.len() - cut));
+    assert!(
+        !Path::new("/lib/modules").join(&fake).exists(),
+        "/lib/modules/{fake} exists"
+    );
+    bytes[at..at + len].copy_from_slice(fake.as_bytes());
+    std::fs::write(to, bytes).unwrap();
+    let info = patchbench::campaign::kernel_image::inspect(to).unwrap();
+    assert_eq!(info.release, fake);
+}
+
 /// Faults found before anything changes, on the host, with real conditions: no CAP_SYS_BOOT
 /// (dropped with setpriv), a store on a tmpfs, a missing initrd or modules, no --yes and no
 /// terminal. The store is never created.
@@ -477,11 +500,12 @@ fn faults_are_refused_on_the_host_before_anything_changes() {
         host_start(&store, "c", &k.image, &complete[2..]),
         "--base-initrd FILE",
     );
-    // An image whose modules are nowhere (a copy away from its lib/modules).
+    // An image whose modules are nowhere: a copy away from its lib/modules, of a release no
+    // host has installed (a kernel developer's host may well have Debian's in /lib/modules).
     let lone = dir.path().join("boot");
     std::fs::create_dir(&lone).unwrap();
     let lone_image = lone.join(k.image.file_name().unwrap());
-    std::fs::copy(&k.image, &lone_image).unwrap();
+    copy_with_a_release_no_host_has(&k.image, &lone_image);
     refused(
         host_start(&store, "c", &lone_image, &complete),
         "has no modules",

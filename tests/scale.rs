@@ -111,23 +111,59 @@ fn counters_move(tests: &[String], parent: Option<&Path>) {
     }
 }
 
+/// Whether files in `dir` can be opened with O_DIRECT (the kernel refuses with EINVAL where the
+/// file system cannot).
+fn o_direct_works(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = tempfile::NamedTempFile::new_in(dir).unwrap();
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(probe.path())
+        .is_ok()
+}
+
+/// Whether /dev/shm is a tmpfs.
+fn shm_is_tmpfs() -> bool {
+    nix::sys::statfs::statfs("/dev/shm")
+        .is_ok_and(|s| s.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC)
+}
+
 /// read3 and read4 (O_DIRECT, under target/, which is rarely tmpfs) and fallocate1 (/dev/shm)
-/// count; on a machine that cannot run them they are refused with their one line instead.
+/// count; one that this machine cannot run is refused with its one line instead, and the test
+/// checks for itself that the machine really cannot (the file system refuses O_DIRECT, or
+/// /dev/shm is no tmpfs), so a wrong refusal fails.
 fn needing_o_direct_or_tmpfs_count_or_are_refused(names: &[String]) {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let probe = patchbench()
-        .args(["scale", &names.join(","), "--tasks", "1", "--no-store"])
-        .args(["--duration", "0.1", "--warmup", "0", "--mode", "process"])
-        .arg("--dir")
-        .arg(target)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&probe.stderr);
-    if probe.status.code() == Some(2) && (err.contains("O_DIRECT") || err.contains("/dev/shm")) {
-        eprintln!("skipped {names:?}: this machine cannot run them: {err}");
-        return;
+    let mut runnable = Vec::new();
+    for name in names {
+        let probe = patchbench()
+            .args(["scale", name, "--tasks", "1", "--no-store"])
+            .args(["--duration", "0.1", "--warmup", "0", "--mode", "process"])
+            .arg("--dir")
+            .arg(target)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&probe.stderr);
+        if probe.status.code() == Some(2) && err.contains("O_DIRECT") {
+            assert!(
+                !o_direct_works(target),
+                "{name} was refused, but {} takes O_DIRECT: {err}",
+                target.display()
+            );
+            eprintln!("{name} is refused here, rightly (no O_DIRECT): {err}");
+        } else if probe.status.code() == Some(2) && err.contains("/dev/shm") {
+            assert!(
+                !shm_is_tmpfs(),
+                "{name} was refused, but /dev/shm is a tmpfs: {err}"
+            );
+            eprintln!("{name} is refused here, rightly (/dev/shm is no tmpfs): {err}");
+        } else {
+            assert!(probe.status.success(), "{name}: {err}");
+            runnable.push(name.clone());
+        }
     }
-    counters_move(names, Some(target));
+    counters_move(&runnable, Some(target));
 }
 
 /// The walk: every registered testcase counts in both modes. The testcases run many to one
@@ -160,19 +196,31 @@ fn every_registered_testcase_counts_in_both_modes() {
 }
 
 /// Runs `script` as root in a private mount namespace, so that what it mounts vanishes with
-/// it; None where the system does not allow that (no unshare, no privilege to unshare or to
-/// mount, which the script reports with status 99).
-fn in_mount_namespace(script: &str) -> Option<std::process::Output> {
+/// it. Where the system does not allow that (no unshare, no privilege to unshare or to mount,
+/// which the script reports with status 99) the test fails, saying what it needs.
+fn in_mount_namespace(script: &str) -> std::process::Output {
     let unshare = |script: &str| {
         std::process::Command::new("unshare")
             .args(["-m", "sh", "-c", script])
             .output()
-            .ok()
+            .unwrap_or_else(|e| panic!("this test needs `unshare` ({e}): install util-linux"))
     };
-    if !unshare("exit 0")?.status.success() {
-        return None;
-    }
-    unshare(script).filter(|out| out.status.code() != Some(99))
+    let probe = unshare("exit 0");
+    assert!(
+        probe.status.success(),
+        "this test needs a private mount namespace (unshare -m), which failed: {}; run the \
+         tests as root (it needs CAP_SYS_ADMIN)",
+        String::from_utf8_lossy(&probe.stderr).trim()
+    );
+    let out = unshare(script);
+    assert_ne!(
+        out.status.code(),
+        Some(99),
+        "this test mounts a ramfs in a private mount namespace, which failed: {}; run the \
+         tests as root (mount needs CAP_SYS_ADMIN)",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    out
 }
 
 /// A filesystem without O_DIRECT (ramfs) is refused for read3 with one line naming it, exit
@@ -187,10 +235,7 @@ fn o_direct_and_tmpfs_refusals_name_the_testcase_and_filesystem() {
         "mount -t ramfs none {d} || exit 99; exec {bin} scale getppid1,read3 --tasks 1 \
          --no-store --dir {d}"
     );
-    let Some(out) = in_mount_namespace(&read3) else {
-        eprintln!("skipped: cannot mount ramfs in a private mount namespace here");
-        return;
-    };
+    let out = in_mount_namespace(&read3);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");
     assert_eq!(err.lines().count(), 1, "stderr: {err}");
@@ -203,7 +248,7 @@ fn o_direct_and_tmpfs_refusals_name_the_testcase_and_filesystem() {
         "mount -t ramfs none /dev/shm || exit 99; exec {bin} scale fallocate1 --tasks 1 \
          --no-store --dir {d}"
     );
-    let out = in_mount_namespace(&fallocate1).expect("the same namespace works twice");
+    let out = in_mount_namespace(&fallocate1);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "stderr: {err}");
     assert!(
@@ -306,14 +351,16 @@ fn list_names_every_testcase_once_with_its_description() {
 }
 
 /// Runs `python3 tests/wis_csv_check.py folder` (will-it-scale's way of reading the files);
-/// None where there is no python3.
-fn postprocess_check(folder: &Path) -> Option<std::process::Output> {
+/// where there is no python3 the test fails, saying so.
+fn postprocess_check(folder: &Path) -> std::process::Output {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wis_csv_check.py");
     std::process::Command::new("python3")
         .arg(script)
         .arg(folder)
         .output()
-        .ok()
+        .unwrap_or_else(|e| {
+            panic!("this test reads the files with python3, which cannot be run ({e}): install python3")
+        })
 }
 
 /// One CSV row as integers the way runtest.py writes them (`%d,%d,%0.2f,%d,%0.2f,%d`); the
@@ -424,19 +471,15 @@ fn csv_dir_svg_and_json_are_what_will_it_scale_and_lkp_read() {
             assert_eq!(row[5], one * tasks, "{test}: linear in {line}");
         }
     }
-    match postprocess_check(&wis) {
-        Some(out) => {
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                out.status.success(),
-                "{stdout}{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            assert!(stdout.contains("getppid1: getppid: 2 rows, per_process_ops="));
-            assert!(stdout.contains("open1: Separate file open/close: 2 rows"));
-        }
-        None => eprintln!("python3 not found: skipped reading the files with the script"),
-    }
+    let out = postprocess_check(&wis);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("getppid1: getppid: 2 rows, per_process_ops="));
+    assert!(stdout.contains("open1: Separate file open/close: 2 rows"));
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.starts_with("<svg"));
     for label in ["processes", "threads", "linear", "getppid1", "open1"] {
@@ -462,10 +505,7 @@ fn the_check_script_reads_will_it_scale_s_own_csv() {
         "brk unshared increase/decrease of one page\n",
     )
     .unwrap();
-    let Some(out) = postprocess_check(dir.path()) else {
-        eprintln!("python3 not found: skipped");
-        return;
-    };
+    let out = postprocess_check(dir.path());
     assert!(out.status.success(), "{out:?}");
     // And refuses what our old format wrote (a leading test column, blanks for a mode).
     std::fs::write(
@@ -474,7 +514,7 @@ fn the_check_script_reads_will_it_scale_s_own_csv() {
          brk2,0,0,100,0,100,0\nbrk2,1,100,50.00,,,100\n",
     )
     .unwrap();
-    let out = postprocess_check(dir.path()).unwrap();
+    let out = postprocess_check(dir.path());
     assert_eq!(out.status.code(), Some(1));
 }
 

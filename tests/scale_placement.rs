@@ -287,13 +287,36 @@ fn smt_binds_one_hardware_thread_each_and_conflicts_with_no_pin() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Whether this test process has a randomised layout (the kernel randomises and no
-/// `setarch -R` above us set ADDR_NO_RANDOMIZE).
-fn randomised_here() -> bool {
+/// Checks that this test process has a randomised layout (the kernel randomises and no
+/// `setarch -R` above us set ADDR_NO_RANDOMIZE): the ASLR tests need one, and fail, saying
+/// what to change, where it is not so.
+fn require_randomised_here() {
     let system = std::fs::read_to_string("/proc/sys/kernel/randomize_va_space").unwrap();
+    assert_ne!(
+        system.trim(),
+        "0",
+        "the ASLR tests need the kernel to randomise layouts: kernel.randomize_va_space is 0 \
+         here; enable it with `sysctl kernel.randomize_va_space=2` (Debian's default)"
+    );
     let own = std::fs::read_to_string("/proc/self/personality").unwrap();
     let own = u32::from_str_radix(own.trim(), 16).unwrap();
-    system.trim() != "0" && own & 0x0004_0000 == 0
+    assert_eq!(
+        own & 0x0004_0000,
+        0,
+        "the ASLR tests need a randomised layout, but they run with ADDR_NO_RANDOMIZE \
+         (personality {own:08x}): run them without `setarch -R`"
+    );
+}
+
+/// Whether the kernel lets a process set ADDR_NO_RANDOMIZE (as `setarch -R` does).
+fn kernel_takes_no_randomize() -> bool {
+    let out = std::process::Command::new("setarch")
+        .args(["-R", "cat", "/proc/self/personality"])
+        .output()
+        .unwrap_or_else(|e| panic!("this test needs `setarch` ({e}): install util-linux"));
+    out.status.success()
+        && u32::from_str_radix(String::from_utf8_lossy(&out.stdout).trim(), 16)
+            .is_ok_and(|p| p & 0x0004_0000 != 0)
 }
 
 /// ASLR off by default: the tasks carry ADDR_NO_RANDOMIZE and get the same layout in two
@@ -301,9 +324,15 @@ fn randomised_here() -> bool {
 /// kernel that refuses the personality leaves the run randomised, saying why.
 #[test]
 fn aslr_is_off_by_default_and_kept_with_aslr() {
+    require_randomised_here();
     let (a, doc) = observe("process", 1, &[], None);
     let aslr = &doc["config"]["aslr"];
     if aslr["randomised"] == true {
+        // Right only where the kernel refuses the personality (checked here on our own).
+        assert!(
+            !kernel_takes_no_randomize(),
+            "the run stayed randomised, but `setarch -R` can turn randomisation off: {aslr}"
+        );
         assert!(
             aslr["how"]
                 .as_str()
@@ -316,9 +345,6 @@ fn aslr_is_off_by_default_and_kept_with_aslr() {
     let (b, _) = observe("process", 1, &[], None);
     assert_eq!(a[0].personality, "00040000");
     assert_eq!(a[0].layout, b[0].layout, "same layout in two runs");
-    if !randomised_here() {
-        return;
-    }
     let (c, doc) = observe("process", 1, &["--aslr"], None);
     let (d, _) = observe("process", 1, &["--aslr"], None);
     assert_eq!(doc["config"]["aslr"]["randomised"], true);
@@ -390,6 +416,7 @@ fn the_driver_sleeps_between_samples() {
 /// undo both.
 #[test]
 fn model_tasks_are_pinned_with_aslr_off_by_default_as_in_scale() {
+    require_randomised_here();
     let setbit = ["model", "model-setbit", "--variants", "always"];
     let (tasks, doc) = observe_as(&setbit, "thread", 2, &[], None);
     let placement = &doc["config"]["placement"];
@@ -408,17 +435,18 @@ fn model_tasks_are_pinned_with_aslr_off_by_default_as_in_scale() {
             tasks.iter().all(|t| t.personality == "00040000"),
             "{tasks:?}"
         );
+    } else {
+        // Right only where the kernel refuses the personality (checked here on our own).
+        assert!(!kernel_takes_no_randomize(), "{}", doc["config"]["aslr"]);
     }
     let allowed = list_form(&allowed_here());
     let (tasks, doc) = observe_as(&setbit, "thread", 2, &["--no-pin", "--aslr"], None);
     assert_eq!(doc["config"]["placement"]["pinned_to"], "none");
     assert!(tasks.iter().all(|t| t.cpus == allowed), "{tasks:?}");
-    if randomised_here() {
-        assert!(
-            tasks.iter().all(|t| t.personality == "00000000"),
-            "{tasks:?}"
-        );
-    }
+    assert!(
+        tasks.iter().all(|t| t.personality == "00000000"),
+        "{tasks:?}"
+    );
 }
 
 /// A task killed in the middle of a long sample is noticed at once: SIGCHLD wakes the
@@ -464,10 +492,7 @@ fn a_task_killed_mid_sample_ends_the_run_at_once() {
 /// the personality at exec) goes on randomised and says so, instead of exec'ing for ever.
 #[test]
 fn a_personality_lost_at_exec_is_reported_not_retried() {
-    if !randomised_here() {
-        // Not randomised to begin with: there is nothing to turn off.
-        return;
-    }
+    require_randomised_here();
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("r.json");
     common::patchbench()

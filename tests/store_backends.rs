@@ -272,21 +272,28 @@ on_both_backends! {
         let dead = s.reclaim_steps(id, &|owner| owner == "agent-d", false).unwrap();
         assert_eq!(dead.len(), 1);
 
-        // Rounds added once, by the first decider.
+        // The pilot grown once (a second grower finds it grown), then rounds added once, by
+        // the first decider; a decided campaign's pilot grows no more.
+        s.grow_pilot(id, 3, &planned(3..=3)).unwrap();
+        s.grow_pilot(id, 3, &planned(3..=3)).unwrap();
+        assert_eq!(s.campaign("c1").unwrap().unwrap().planned_rounds, 3);
+        assert_eq!(s.steps(id).unwrap().len(), 6);
         let decision = Decision {
             primary: "unixbench.score[copies=1,test=pipe]".into(),
+            pilot_rounds: 3,
             pilot_pairs: 2,
             pilot_sd: 0.01,
-            rounds_needed: 3,
-            rounds: 3,
+            rounds_needed: 4,
+            rounds: 4,
             bound: None,
             half_width_pct: 1.0,
         };
-        s.extend_campaign(id, 3, &decision, &planned(3..=3)).unwrap();
         s.extend_campaign(id, 4, &decision, &planned(4..=4)).unwrap();
+        s.extend_campaign(id, 5, &decision, &planned(5..=5)).unwrap();
+        s.grow_pilot(id, 5, &planned(5..=5)).unwrap();
         let c = s.campaign("c1").unwrap().unwrap();
-        assert_eq!((c.planned_rounds, c.decision), (3, Some(decision)));
-        assert_eq!(s.steps(id).unwrap().len(), 6);
+        assert_eq!((c.planned_rounds, c.decision), (4, Some(decision)));
+        assert_eq!(s.steps(id).unwrap().len(), 8);
         s.set_campaign_state(id, CampaignState::Stopping, Some("asked")).unwrap();
         assert_eq!(s.campaign("c1").unwrap().unwrap().state, CampaignState::Stopping);
         assert!(s.claim_step(id, "agent-a", 60.0, None).unwrap().is_none(), "not running");

@@ -1,7 +1,8 @@
 //! `patchbench campaign --executor vm` for real: QEMU guests under TCG booting Debian's kernel
 //! package (fetched once into `target/test-kernels/`, unpacked, not installed) on this
 //! machine's root. Two rounds of `pti=off` against `pti=on` record four runs with the kernel
-//! and command line read back from inside the guests; a side whose guest never reaches the
+//! and command line read back from inside the guests, and their report warns of nothing that
+//! is not true (no BogoMIPS "difference", no directory the workload never wrote in); a side whose guest never reaches the
 //! workload (`rdinit=` of a missing program: the kernel panics) is a failed step with its
 //! console, and the other side's scratch ext4 on a RAM disk is the workload's `--dir`; SIGINT
 //! mid-step then `resume` completes with nothing lost or duplicated; SIGKILL mid-step leaves
@@ -206,6 +207,31 @@ fn two_rounds_of_pti_off_against_pti_on_record_what_the_guests_ran() {
         .unwrap();
     let text = String::from_utf8_lossy(&report.stdout);
     assert!(text.contains("TCG"), "{text}");
+    // One image, two command lines: nothing else differs, and a warning must be true. BogoMIPS
+    // (calibrated anew at every boot) is no difference, and the file tests' directory (the
+    // guest's /tmp, a tmpfs of under 1 GiB) says nothing about `run syscall`, which writes no
+    // file. The TCG warning is true; a noise line may be only about activity measured then.
+    for command in [
+        vec!["campaign", "report", "pti"],
+        vec!["compare", "pti/base", "pti/patched"],
+    ] {
+        let out = patchbench_with_store(&store)
+            .args(&command)
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let warnings: Vec<&str> = all.lines().filter(|l| l.contains("warning")).collect();
+        eprintln!("{command:?}: {warnings:#?}");
+        for w in &warnings {
+            assert!(!w.contains("not comparable"), "{command:?}: {w}");
+            assert!(!w.contains("bogomips"), "{command:?}: {w}");
+            assert!(!w.contains("file tests' directory"), "{command:?}: {w}");
+        }
+    }
 }
 
 #[test]

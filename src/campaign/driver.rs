@@ -12,7 +12,7 @@ use crate::error::Usage;
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
 use crate::record::campaign::plan;
-use crate::record::campaign::spec::{Schedule, PILOT_ROUNDS};
+use crate::record::campaign::spec::Schedule;
 use crate::record::campaign::state::{Campaign, CampaignState, Owner, Step, StepState};
 use crate::record::campaign::StepInfo;
 use crate::store::campaign::{AfterFailure, Claim, Claimer, Holder};
@@ -480,24 +480,45 @@ impl Driver<'_> {
         record
     }
 
-    /// After the pilot of `--until` (every pilot step done or failed): decides once how many
-    /// rounds the campaign needs and plans them; true when it decided now.
+    /// The pilot of `--until` as `primary::pilot` says: grows it to its size once its first
+    /// round's time is known, shows the estimate so far as each pilot round ends, and after it
+    /// (every pilot step done or failed) decides once how many rounds the campaign needs and
+    /// plans them; true when it planned rounds now.
     fn decide_if_due(&mut self, c: &Campaign) -> anyhow::Result<bool> {
-        let Schedule::Until { max_rounds, .. } = &c.spec.schedule else {
+        let Schedule::Until { .. } = &c.spec.schedule else {
             return Ok(false);
         };
         if c.decision.is_some() {
             return Ok(false);
         }
         let steps = self.store.steps(c.id)?;
-        let pilot_rounds = PILOT_ROUNDS.min(*max_rounds);
+        let pilot_rounds = match primary::pilot(&c.spec, c.planned_rounds, &steps) {
+            primary::Pilot::Waiting => return Ok(false),
+            primary::Pilot::Grow { rounds } => {
+                let more = plan::steps(c.spec.order, c.spec.seed, c.planned_rounds + 1, rounds);
+                self.store.grow_pilot(c.id, rounds, &more)?;
+                self.progress.line(&format!(
+                    "campaign {}: {}",
+                    c.name,
+                    primary::Pilot::grown(rounds)
+                ));
+                return Ok(true);
+            }
+            primary::Pilot::RoundEnded { round, rounds } => {
+                let runs: Vec<_> = self.store.campaign_runs(c.id)?;
+                let runs: Vec<_> = runs.into_iter().map(|(_, r)| r).collect();
+                if let Some(f) = primary::firming(&c.spec, &runs) {
+                    self.progress.line(&format!(
+                        "campaign {} pilot {round}/{rounds}: {}",
+                        c.name,
+                        f.describe()
+                    ));
+                }
+                return Ok(false);
+            }
+            primary::Pilot::Over { rounds } => rounds,
+        };
         let pilot: Vec<&Step> = steps.iter().filter(|s| s.round <= pilot_rounds).collect();
-        if pilot
-            .iter()
-            .any(|s| matches!(s.state, StepState::Planned | StepState::Running))
-        {
-            return Ok(false);
-        }
         let runs: Vec<_> = self
             .store
             .campaign_runs(c.id)?
@@ -514,10 +535,11 @@ impl Driver<'_> {
             crate::stats::mean(&times).unwrap_or(0.0) * 2.0
         };
         let spent = crate::clock::secs_since(&c.created_at).unwrap_or(0.0);
-        let decision = match primary::decide(&c.spec, &runs, round_secs, spent) {
+        let decision = match primary::decide(&c.spec, &runs, pilot_rounds, round_secs, spent) {
             Some(d) => d,
             None => crate::record::campaign::state::Decision {
                 primary: primary::primary_key(&c.spec, &runs).unwrap_or_default(),
+                pilot_rounds,
                 pilot_pairs: 0,
                 pilot_sd: 0.0,
                 rounds_needed: pilot_rounds,

@@ -2,9 +2,17 @@
 //! ratios, and the one decision of `--until`: after the pilot, Stein's two-stage rule on the
 //! pilot's per-round log ratios says how many rounds the asked half-width needs. Only their
 //! spread is used, never their mean, so the decision does not peek at the difference.
+//!
+//! The pilot's size comes from the time of its first round ([`pilot_rounds`]): as many rounds
+//! as fit in [`PILOT_SECS`], at least [`PILOT_ROUNDS`] and at most [`MAX_PILOT_ROUNDS`]. Stein's
+//! rule with t on n₀ − 1 degrees of freedom asks, on average, (t / z)² times the rounds the
+//! true spread needs, and more with a noisy pilot spread: 4.8x with 3 rounds (t = 4.30), 1.09x
+//! with 30 (t = 2.05). A round of two 1-second steps can afford 30 pilot rounds; a round of two
+//! kexec boots cannot, and keeps 3. The size depends on a round's wall time only, never on the
+//! values, so Stein's interval keeps its coverage (tests/calibration_paired.rs).
 
 use crate::record::campaign::spec::{CampaignSpec, Schedule, PILOT_ROUNDS};
-use crate::record::campaign::state::Decision;
+use crate::record::campaign::state::{Decision, Step, StepState};
 use crate::record::{Direction, Metric, RunRecord};
 use crate::stats::blocked::{between_share, BetweenShare};
 use crate::stats::paired::PairedT;
@@ -122,15 +130,19 @@ pub fn estimate(spec: &CampaignSpec, runs: &[RunRecord]) -> Option<(String, Pair
 
 /// The interval `--until` promises, in % of change: Stein's two-stage interval of the primary
 /// metric, `mean d ± t(n₀ − 1) · s₀ / √N`, with s₀ the spread of the pilot's per-round log
-/// ratios (rounds up to [`PILOT_ROUNDS`]), n₀ their count, and the mean over all N pairs. Its
-/// coverage is nominal and its half-width is the asked one however many rounds the rule chose
-/// (the paired t over every round, which `compare` prints, covers less when the rounds were
-/// chosen from the pilot; docs/compare.md). None without a pilot of 2 pairs.
-pub fn until_interval(spec: &CampaignSpec, runs: &[RunRecord]) -> Option<UntilInterval> {
+/// ratios (rounds up to `pilot_rounds`, the decision's), n₀ their count, and the mean over
+/// all N pairs. Its coverage is nominal and its half-width is the asked one however many rounds
+/// the rule chose (the paired t over every round, which `compare` prints, covers less when the
+/// rounds were chosen from the pilot; docs/compare.md). None without a pilot of 2 pairs.
+pub fn until_interval(
+    spec: &CampaignSpec,
+    runs: &[RunRecord],
+    pilot_rounds: u32,
+) -> Option<UntilInterval> {
     let key = primary_key(spec, runs)?;
     let pilot: Vec<RunRecord> = runs
         .iter()
-        .filter(|r| r.campaign.as_ref().is_some_and(|c| c.round <= PILOT_ROUNDS))
+        .filter(|r| r.campaign.as_ref().is_some_and(|c| c.round <= pilot_rounds))
         .cloned()
         .collect();
     let d0 = log_ratios(&pilot, &key);
@@ -167,12 +179,180 @@ pub struct UntilInterval {
     pub pairs: usize,
 }
 
-/// The `--until` decision from the pilot's runs, or None when the schedule is fixed or the
-/// pilot gave fewer than 2 complete rounds. `round_secs` is the mean wall time of a pilot round
-/// and `spent_secs` the campaign's time so far (for `--max-time`).
+/// Wall time the pilot of `--until` aims at (see the module's doc).
+pub const PILOT_SECS: f64 = 120.0;
+
+/// The most rounds a pilot has: beyond 30, t(n₀ − 1) is within 5 % of z.
+pub const MAX_PILOT_ROUNDS: u32 = 30;
+
+/// The pilot's size for rounds of `round_secs` (wall time of one round, all its steps): as
+/// many as fit in [`PILOT_SECS`] (or in half of `--max-time`, `max_time_s`, when that is less:
+/// the pilot leaves room for the rounds it decides), at least [`PILOT_ROUNDS`], at most
+/// [`MAX_PILOT_ROUNDS`] and `max_rounds`.
+pub fn pilot_size(round_secs: f64, max_rounds: u32, max_time_s: Option<f64>) -> u32 {
+    let budget = max_time_s.map_or(PILOT_SECS, |t| PILOT_SECS.min(t / 2.0));
+    let fit = if round_secs > 0.0 {
+        (budget / round_secs).floor()
+    } else {
+        f64::INFINITY
+    };
+    let n = fit.clamp(f64::from(PILOT_ROUNDS), f64::from(MAX_PILOT_ROUNDS)) as u32;
+    n.min(max_rounds)
+}
+
+/// The size of an `--until` campaign's pilot, from its steps: None for a fixed schedule, and
+/// until every step of round 1 is over (done or failed, on every box); then [`pilot_size`] of
+/// round 1's wall time (per box: its steps' times added, or the longest in a duet; the mean
+/// over boxes). Steps keep their times, so the size is the same on every resume.
+pub fn pilot_rounds(spec: &CampaignSpec, steps: &[Step]) -> Option<u32> {
+    let Schedule::Until {
+        max_rounds,
+        max_time_s,
+        ..
+    } = &spec.schedule
+    else {
+        return None;
+    };
+    let first: Vec<&Step> = steps.iter().filter(|s| s.round == 1).collect();
+    if first.is_empty()
+        || first
+            .iter()
+            .any(|s| !matches!(s.state, StepState::Done | StepState::Failed))
+    {
+        return None;
+    }
+    let mut per_box: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for s in &first {
+        // A step without its times (never started) adds nothing.
+        let secs = s
+            .started_at
+            .as_deref()
+            .zip(s.finished_at.as_deref())
+            .and_then(|(a, b)| crate::clock::secs_between(a, b));
+        per_box.entry(s.r#box.as_str()).or_default().extend(secs);
+    }
+    let rounds: Vec<f64> = per_box
+        .values()
+        .map(|t| {
+            if spec.duet {
+                t.iter().copied().fold(0.0, f64::max)
+            } else {
+                t.iter().sum()
+            }
+        })
+        .collect();
+    let round_secs = crate::stats::mean(&rounds).unwrap_or(0.0);
+    Some(pilot_size(round_secs, *max_rounds, *max_time_s))
+}
+
+/// Where the pilot of an `--until` campaign stands: what the driver does before each step
+/// (its one call here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pilot {
+    /// A fixed schedule, or round 1 still running, or a pilot round under way: nothing to do.
+    Waiting,
+    /// The pilot is to have `rounds` rounds, more than are planned: plan the rest.
+    Grow { rounds: u32 },
+    /// Round `round` of the pilot's `rounds` just ended (its steps over, the next round not
+    /// begun): show the estimate so far ([`firming`]).
+    RoundEnded { round: u32, rounds: u32 },
+    /// Every step of the pilot's `rounds` rounds is over: decide.
+    Over { rounds: u32 },
+}
+
+impl Pilot {
+    /// The progress line's words for a pilot grown to `rounds`.
+    pub fn grown(rounds: u32) -> String {
+        format!(
+            "the rounds are short: a pilot of {rounds} rounds (as many as fit in {PILOT_SECS} s, \
+             at most {MAX_PILOT_ROUNDS}) before --until decides"
+        )
+    }
+}
+
+/// Where the pilot stands ([`Pilot`]) for a campaign with `planned_rounds` planned and these
+/// steps; [`Pilot::Waiting`] too once decided (the driver asks only before the decision).
+pub fn pilot(spec: &CampaignSpec, planned_rounds: u32, steps: &[Step]) -> Pilot {
+    let Some(rounds) = pilot_rounds(spec, steps) else {
+        return Pilot::Waiting;
+    };
+    if rounds > planned_rounds {
+        return Pilot::Grow { rounds };
+    }
+    let over = |r: u32| {
+        steps
+            .iter()
+            .filter(|s| s.round == r)
+            .all(|s| matches!(s.state, StepState::Done | StepState::Failed))
+    };
+    if (1..=rounds).all(over) {
+        return Pilot::Over { rounds };
+    }
+    let last = (1..=rounds).take_while(|r| over(*r)).last();
+    let untouched = |r: u32| {
+        steps
+            .iter()
+            .filter(|s| s.round == r)
+            .all(|s| s.state == StepState::Planned)
+    };
+    match last {
+        Some(round) if round >= 2 && untouched(round + 1) => Pilot::RoundEnded { round, rounds },
+        _ => Pilot::Waiting,
+    }
+}
+
+/// The rounds `--until` would plan at the spread of the complete rounds so far: Stein's count
+/// from all of them (t on their number less one), as the estimate firms up during the pilot and
+/// after. The spread only, never the mean.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Firming {
+    /// Complete rounds (pairs) so far.
+    pub pairs: usize,
+    /// sd of their log ratios.
+    pub sd: f64,
+    /// Rounds for ±`pct` at that spread.
+    pub rounds: u64,
+    pub pct: f64,
+}
+
+impl Firming {
+    /// `rounds for ±1 %: about 230 at the spread of 12 rounds so far (sd 7.40 % a round)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "rounds for ±{} %: about {} at the spread of {} rounds so far (sd {:.2} % a round)",
+            self.pct,
+            self.rounds,
+            self.pairs,
+            100.0 * self.sd
+        )
+    }
+}
+
+/// The [`Firming`] estimate of an `--until` campaign; None for a fixed schedule or with fewer
+/// than 2 complete rounds.
+pub fn firming(spec: &CampaignSpec, runs: &[RunRecord]) -> Option<Firming> {
+    let Schedule::Until { pct, .. } = &spec.schedule else {
+        return None;
+    };
+    let key = primary_key(spec, runs)?;
+    let ratios: Vec<f64> = log_ratios(runs, &key).iter().map(|x| x.exp()).collect();
+    let plan = crate::stats::precision::stein_plan(&ratios, *pct, spec.confidence, usize::MAX)?;
+    Some(Firming {
+        pairs: ratios.len(),
+        sd: crate::stats::welch::LogSample::of(&ratios)?.sd()?,
+        rounds: plan.needed as u64,
+        pct: *pct,
+    })
+}
+
+/// The `--until` decision from the pilot's runs (its `pilot_rounds` rounds, [`pilot_rounds`]),
+/// or None when the schedule is fixed or the pilot gave fewer than 2 complete rounds.
+/// `round_secs` is the mean wall time of a pilot round and `spent_secs` the campaign's time so
+/// far (for `--max-time`).
 pub fn decide(
     spec: &CampaignSpec,
     pilot_runs: &[RunRecord],
+    pilot_rounds: u32,
     round_secs: f64,
     spent_secs: f64,
 ) -> Option<Decision> {
@@ -218,6 +398,7 @@ pub fn decide(
     let t = crate::stats::welch::t_quantile(0.5 + spec.confidence / 2.0, (d.len() - 1) as f64);
     Some(Decision {
         primary: key,
+        pilot_rounds,
         pilot_pairs: d.len(),
         pilot_sd: s0,
         rounds_needed: needed,
@@ -256,7 +437,7 @@ mod tests {
             runs.push(run("base", round, 100.0));
             runs.push(run("patched", round, 100.0 * ratio));
         }
-        let u = until_interval(&spec, &runs).unwrap();
+        let u = until_interval(&spec, &runs, 3).unwrap();
         assert_eq!((u.pilot_pairs, u.pairs), (3, 5));
         let d: Vec<f64> = [1.0f64, 1.02, 1.04].iter().map(|x| x.ln()).collect();
         let m = d.iter().sum::<f64>() / 3.0;
@@ -268,6 +449,129 @@ mod tests {
         );
         let mean = (2.0 * 1.02f64.ln() + d.iter().sum::<f64>()) / 5.0;
         assert!((u.point_pct - 100.0 * mean.exp_m1()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_pilot_fills_two_minutes_with_3_to_30_rounds() {
+        // Two 1-s steps with start-up: 30 rounds; two 10-s steps: 5; kexec boots: 3.
+        assert_eq!(pilot_size(3.0, 250, None), 30);
+        assert_eq!(pilot_size(0.0, 250, None), 30);
+        assert_eq!(pilot_size(24.0, 250, None), 5);
+        assert_eq!(pilot_size(300.0, 250, None), 3);
+        // Never beyond --max-rounds.
+        assert_eq!(pilot_size(3.0, 8, None), 8);
+        assert_eq!(pilot_size(300.0, 2, None), 2);
+        // At most half of --max-time, never under 3.
+        assert_eq!(pilot_size(3.0, 250, Some(60.0)), 10);
+        assert_eq!(pilot_size(3.0, 250, Some(600.0)), 30);
+        assert_eq!(pilot_size(3.0, 250, Some(5.0)), 3);
+    }
+
+    fn step(round: u32, slot: u32, state: StepState, secs: Option<u32>) -> Step {
+        Step {
+            id: i64::from(2 * round + slot),
+            campaign_id: 1,
+            round,
+            slot,
+            side: if slot == 0 { "base" } else { "patched" }.into(),
+            r#box: String::new(),
+            state,
+            attempts: 1,
+            owner: None,
+            lease_until: None,
+            started_at: secs.map(|_| "2026-01-01T00:00:00Z".to_string()),
+            finished_at: secs.map(|s| format!("2026-01-01T00:00:{s:02}Z")),
+            run_uuid: None,
+            error: None,
+            console_tail: None,
+        }
+    }
+
+    #[test]
+    fn the_pilot_grows_from_round_1_then_reports_each_round_then_decides() {
+        let spec: CampaignSpec = serde_json::from_value(serde_json::json!({
+            "name": "c", "sides": [{"name": "base"}, {"name": "patched"}], "workload": ["run"],
+            "schedule": {"until": {"pct": 1.0, "max_rounds": 250}}, "order": "random", "seed": 1,
+            "executor": "local", "step_timeout_s": 60.0, "confidence": 0.95,
+            "program": "patchbench", "started_on": "x"
+        }))
+        .unwrap();
+        use StepState::{Done, Failed, Planned, Running};
+        let mut steps = vec![
+            step(1, 0, Done, Some(2)),
+            step(1, 1, Running, None),
+            step(2, 0, Planned, None),
+            step(2, 1, Planned, None),
+            step(3, 0, Planned, None),
+            step(3, 1, Planned, None),
+        ];
+        assert_eq!(pilot(&spec, 3, &steps), Pilot::Waiting);
+        // Round 1 took 4 s (a failed step counts its time too): 30 rounds.
+        steps[1] = step(1, 1, Failed, Some(2));
+        assert_eq!(pilot_rounds(&spec, &steps), Some(30));
+        assert_eq!(pilot(&spec, 3, &steps), Pilot::Grow { rounds: 30 });
+        assert_eq!(pilot(&spec, 30, &steps), Pilot::Waiting);
+        for r in 4..=30 {
+            steps.push(step(r, 0, Planned, None));
+            steps.push(step(r, 1, Planned, None));
+        }
+        steps[2] = step(2, 0, Done, Some(2));
+        steps[3] = step(2, 1, Done, Some(2));
+        assert_eq!(
+            pilot(&spec, 30, &steps),
+            Pilot::RoundEnded {
+                round: 2,
+                rounds: 30
+            }
+        );
+        steps[4] = step(3, 0, Running, None);
+        assert_eq!(pilot(&spec, 30, &steps), Pilot::Waiting);
+        for s in steps.iter_mut() {
+            *s = step(s.round, s.slot, Done, Some(2));
+        }
+        assert_eq!(pilot(&spec, 30, &steps), Pilot::Over { rounds: 30 });
+        // Long rounds keep the pilot of 3.
+        let slow: Vec<Step> = (1..=3)
+            .flat_map(|r| [step(r, 0, Done, Some(59)), step(r, 1, Done, Some(59))])
+            .collect();
+        assert_eq!(pilot(&spec, 3, &slow), Pilot::Over { rounds: 3 });
+    }
+
+    #[test]
+    fn the_estimate_firms_up_from_the_spread_alone() {
+        let spec: CampaignSpec = serde_json::from_value(serde_json::json!({
+            "name": "c", "sides": [{"name": "base"}, {"name": "patched"}], "workload": ["run"],
+            "schedule": {"until": {"pct": 1.0, "max_rounds": 250}}, "order": "random", "seed": 1,
+            "executor": "local", "step_timeout_s": 60.0, "confidence": 0.95,
+            "program": "patchbench", "started_on": "x"
+        }))
+        .unwrap();
+        let mut runs = Vec::new();
+        for (round, ratio) in [(1, 1.00), (2, 1.02), (3, 1.04)] {
+            runs.push(run("base", round, 100.0));
+            runs.push(run("patched", round, 100.0 * ratio));
+        }
+        let f = firming(&spec, &runs).unwrap();
+        // As Stein's rule would plan from these 3 rounds (see precision's tests: 75 at sd 2 %).
+        assert_eq!(f.pairs, 3);
+        assert!(f.rounds > 50 && f.rounds < 100, "{f:?}");
+        assert!(
+            f.describe().starts_with("rounds for ±1 %: about"),
+            "{}",
+            f.describe()
+        );
+        // The same spread shifted: the same estimate (the mean never enters).
+        let shifted: Vec<RunRecord> = runs
+            .iter()
+            .map(|r| {
+                let mut r = r.clone();
+                if r.campaign.as_ref().unwrap().side == "patched" {
+                    r.metrics[1].value *= 1.5;
+                }
+                r
+            })
+            .collect();
+        assert_eq!(firming(&spec, &shifted).unwrap().rounds, f.rounds);
     }
 
     #[test]

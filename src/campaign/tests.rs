@@ -387,7 +387,10 @@ fn until_decides_once_after_the_pilot_within_max_rounds() {
     assert!(d.rounds_needed > 9, "a 5 % spread needs many rounds: {d:?}");
     assert_eq!(d.rounds, 9);
     assert_eq!(d.bound.as_deref(), Some("--max-rounds"));
-    assert!(d.pilot_pairs as u32 <= pilot);
+    // Steps that take no time: the pilot is as many rounds as --max-rounds allows (it grew
+    // from the 3 first planned once round 1's time was known).
+    assert_eq!(pilot, 3);
+    assert_eq!((d.pilot_rounds, d.pilot_pairs), (9, 9));
     assert_eq!(c.planned_rounds, 9);
     each_step_stored_once(&dir, "until");
     assert_eq!(ex.log().lock().unwrap().len(), 18);

@@ -2,7 +2,7 @@
 //! workfile, every `--dir`, the output file, the process limit, a shell where a test needs
 //! one, the store), and the run of `crate::aim7`.
 
-use super::shared::{self, StoreOpts};
+use super::shared::{self, OutputOpts, StoreOpts};
 use crate::aim7::{self, Plan, AIM_START_DELAY};
 use crate::args::parse_kib;
 use crate::error::usage;
@@ -81,12 +81,8 @@ pub struct Aim7Args {
     /// workfile's, else 10M (LKP's).
     #[arg(long, value_name = "SIZE", value_parser = parse_kib)]
     pub poolsize: Option<u64>,
-    /// Write every sample, the figures and the system fingerprint to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputOpts,
     #[command(flatten)]
     pub store: StoreOpts,
 }
@@ -115,12 +111,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         .collect::<anyhow::Result<Vec<_>>>()?
         .into_iter()
         .unzip();
-    if let Some(path) = &args.json {
-        crate::args::check_output("--json", path)?;
-    }
-    if let Some(path) = &args.html {
-        crate::args::check_output("--html", path)?;
-    }
+    args.output.check()?;
     // One workfile, or tests without sizes of their own: the first mix's sizes are the run's.
     let filesize = args.filesize.or(mixes.iter().find_map(|m| m.filesize));
     let poolsize = args.poolsize.or(mixes.iter().find_map(|m| m.poolsize));
@@ -155,9 +146,9 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
     let terminal = TerminalSink::new(Some(Box::new(move |r| table.render(r))), None);
     let mut sinks = shared::sinks(
         &args.store,
-        args.json.as_deref(),
+        args.output.json.as_deref(),
         false,
-        shared::html_sinks(args.html.as_deref()),
+        args.output.html_sinks(),
         terminal,
     )?;
     let mut system = shared::system_at_start(&plan.dirs[0]);

@@ -116,9 +116,10 @@ pub struct StartArgs {
     #[arg(long, value_name = "N", conflicts_with = "until",
           value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub rounds: Option<u32>,
-    /// Run until the primary metric's paired interval is within ±PCT %: a pilot of 3 rounds,
-    /// then as many rounds as Stein's two-stage rule needs (decided once, from the pilot's
-    /// spread, never from its difference), capped by --max-rounds and --max-time.
+    /// Run until the primary metric's paired interval is within ±PCT %: a pilot (3 rounds, or
+    /// as many as fit in 2 minutes for short rounds, at most 30), then as many rounds as
+    /// Stein's two-stage rule needs (decided once, from the pilot's spread, never from its
+    /// difference), capped by --max-rounds and --max-time.
     #[arg(long, value_name = "PCT", value_parser = crate::args::parse_until)]
     pub until: Option<f64>,
     /// With --until: the most rounds.
@@ -345,13 +346,14 @@ fn existing_campaign(a: &StartArgs, name: &str) -> anyhow::Result<Option<String>
     }))
 }
 
-/// `5 rounds`, or `a pilot of 3 rounds, then up to 30 rounds for ±2 %,` (for a start line).
+/// `5 rounds`, or `a pilot of 3 or more rounds, then up to 30 rounds for ±2 %,` (for a start
+/// line).
 fn schedule_words(schedule: &Schedule) -> String {
     match schedule {
         Schedule::Rounds { rounds } => format!("{rounds} rounds"),
         Schedule::Until {
             pct, max_rounds, ..
-        } => format!("a pilot of 3 rounds, then up to {max_rounds} rounds for ±{pct} %,"),
+        } => format!("a pilot of 3 or more rounds, then up to {max_rounds} rounds for ±{pct} %,"),
     }
 }
 

@@ -113,8 +113,7 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<()> {
         Usage(format!("the workload's arguments: {line}"))
     })?;
     struct Sets<'a> {
-        json: bool,
-        html: bool,
+        output: &'a super::shared::OutputOpts,
         other_file: Option<&'static str>,
         store: &'a super::shared::StoreOpts,
         dir: bool,
@@ -124,47 +123,41 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<()> {
         MeasuringCommand::Run(r) => {
             super::run::plan(r)?;
             Sets {
-                json: r.json.is_some(),
-                html: r.html.is_some(),
+                output: &r.output,
                 other_file: r.csv.as_ref().map(|_| "--csv"),
                 store: &r.store,
-                dir: r.dir.is_some(),
+                dir: r.dir.dir.is_some(),
                 list: false,
             }
         }
         MeasuringCommand::Aim7(a) => Sets {
-            json: a.json.is_some(),
-            html: a.html.is_some(),
+            output: &a.output,
             other_file: None,
             store: &a.store,
             dir: !a.dirs.is_empty(),
             list: false,
         },
         MeasuringCommand::Scale(s) => Sets {
-            json: s.opts.json.is_some(),
-            html: s.opts.html.is_some(),
+            output: &s.opts.output,
             other_file: s
                 .csv
                 .as_ref()
                 .map(|_| "--csv")
                 .or(s.svg.as_ref().map(|_| "--svg")),
             store: &s.opts.store,
-            dir: s.opts.dir.is_some(),
+            dir: s.opts.dir.dir.is_some(),
             list: s.list,
         },
         MeasuringCommand::Model(m) => Sets {
-            json: m.opts.json.is_some(),
-            html: m.opts.html.is_some(),
+            output: &m.opts.output,
             other_file: None,
             store: &m.opts.store,
-            dir: m.opts.dir.is_some(),
+            dir: m.opts.dir.dir.is_some(),
             list: m.list,
         },
     };
-    let refused = if sets.json {
-        Some("--json")
-    } else if sets.html {
-        Some("--html")
+    let refused = if let Some(o) = sets.output.given() {
+        Some(o)
     } else if sets.store.store.is_some() {
         Some("--store")
     } else if sets.store.no_store {

@@ -38,9 +38,11 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", default_value = "1", value_parser = crate::args::parse_pct)]
     pub noise: f64,
     /// Two-sided level of the printed interval. Its one-sided bounds are at α = (1 − C)/2,
-    /// which is also the level for q-values and the gate (0.90: α = 0.05).
-    #[arg(long, value_name = "C", default_value = "0.90", value_parser = crate::args::parse_fraction)]
-    pub confidence: f64,
+    /// which is also the level for q-values and the gate (0.90: α = 0.05). Default: 0.90, or
+    /// for the two sides of a stored campaign the campaign's own level (0.95 unless started
+    /// with another), so that compare and `campaign report` give the same interval.
+    #[arg(long, value_name = "C", value_parser = crate::args::parse_fraction)]
+    pub confidence: Option<f64>,
     /// Changes (in %, above 0, at most 1000) for which the plan gives the runs a side needed.
     #[arg(long, value_name = "PCT,...", value_delimiter = ',', default_value = "1,2", value_parser = crate::args::parse_positive_pct)]
     pub plan: Vec<f64>,
@@ -61,6 +63,40 @@ pub struct CompareArgs {
 
 /// Resolves one side: comma-separated parts, each a result file, a run id or a label
 /// (`run:ID`, `label:NAME` and `file:PATH` force one reading).
+/// The interval's level: `--confidence`, else for the two sides of a campaign in the store
+/// the campaign's own level (with a note saying so), else 0.90.
+fn confidence(
+    a: &CompareArgs,
+    base: &Side,
+    patched: &Side,
+    store: &mut Option<Store>,
+) -> anyhow::Result<(f64, Option<String>)> {
+    const DEFAULT: f64 = 0.90;
+    if let Some(c) = a.confidence {
+        return Ok((c, None));
+    }
+    let compare::paired::Detected::Paired(p) = compare::paired::detect(base, patched) else {
+        return Ok((DEFAULT, None));
+    };
+    let name = &p.0.campaign;
+    if store.is_none() {
+        *store = a.store.open(false).ok();
+    }
+    let Some(campaign) = store.as_ref().and_then(|s| s.campaign(name).ok().flatten()) else {
+        return Ok((DEFAULT, None));
+    };
+    let level = campaign.spec.confidence;
+    Ok((
+        level,
+        Some(format!(
+            "{:.0} % intervals, q < {}: campaign {name}'s own level, as `campaign report \
+             {name}` uses (--confidence C for another)",
+            100.0 * level,
+            ((1.0 - level) / 2.0 * 1e12).round() / 1e12
+        )),
+    ))
+}
+
 fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Result<Side> {
     let store_arg = &a.store;
     let mut runs = Vec::new();
@@ -195,14 +231,16 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
             }
         }
     }
+    let (confidence, campaign_note) = confidence(a, &base, &patched, &mut store)?;
     let settings = Settings {
         rule: a.rule,
-        confidence: a.confidence,
+        confidence,
         noise_pct: a.noise,
         plan_pct: a.plan.clone(),
         sensitivity: true,
     };
-    let c = compare::compare(&base, &patched, &settings)?;
+    let mut c = compare::compare(&base, &patched, &settings)?;
+    c.notes.extend(campaign_note);
     let fmt = a
         .format
         .unwrap_or(if c.rows.iter().any(|r| r.name.starts_with("unixbench.")) {

@@ -70,9 +70,9 @@ fn start(
     let terminal = TerminalSink::new(None, Some(Box::new(crate::report::model::table)));
     let mut sinks = shared::sinks(
         &args.opts.store,
-        args.opts.json.as_deref(),
+        args.opts.output.json.as_deref(),
         true,
-        shared::html_sinks(args.opts.html.as_deref()),
+        args.opts.output.html_sinks(),
         terminal,
     )?;
     let record = RunRecord {

@@ -2,7 +2,7 @@
 //! The arguments, the plan they make (defaults and profiles applied), the checks made before
 //! anything starts, and the run of `crate::unixbench::runner`.
 
-use super::shared::{self, StoreOpts};
+use super::shared::{self, OutputOpts, StoreOpts, WorkDirOpt};
 use crate::args::{check_dir, parse_duration, parse_precision};
 use crate::error::usage;
 use crate::progress::Progress;
@@ -54,16 +54,10 @@ pub struct RunArgs {
     /// passes take: 10 or 3 passes of the test's duration).
     #[arg(long, value_name = "SECS", value_parser = parse_duration, requires = "precision")]
     pub max_time: Option<f64>,
-    /// Directory in which a private working directory (mode 0700) is made for the file and
-    /// shell tests; it is removed at the end. Default: the system temp directory.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Write every sample, the scores and the system fingerprint to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub dir: WorkDirOpt,
+    #[command(flatten)]
+    pub output: OutputOpts,
     /// Write UnixBench's CSV (one row of scores per copy count) to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -114,7 +108,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     // The real directory (links among its parents resolved): what the run works in and names.
     // Tests that write there are refused a full or unusable one up front, before a run is
     // opened in the store.
-    let given = args.dir.clone().unwrap_or_else(std::env::temp_dir);
+    let given = args.dir.or_temp();
     let dir = if tests.iter().any(|t| t.params.writes_files()) {
         crate::args::check_work_dir(&given)?.0
     } else {
@@ -167,12 +161,7 @@ fn repeated(values: &[u32]) -> Option<u32> {
 /// Runs `patchbench run`; returns the exit status.
 pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
     let plan = plan(args)?;
-    if let Some(json) = &args.json {
-        crate::args::check_output("--json", json)?;
-    }
-    if let Some(html) = &args.html {
-        crate::args::check_output("--html", html)?;
-    }
+    args.output.check()?;
     if let Some(csv) = &args.csv {
         crate::args::check_output("--csv", csv)?;
     }
@@ -204,7 +193,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             Box::new(|r| Ok(Some(crate::report::unixbench_csv::render(r).into_bytes()))),
         ));
     }
-    files.extend(shared::html_sinks(args.html.as_deref()));
+    files.extend(args.output.html_sinks());
     let terminal = TerminalSink::new(
         None,
         Some(Box::new(|r| {
@@ -215,7 +204,13 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
             }
         })),
     );
-    let mut sinks = shared::sinks(&args.store, args.json.as_deref(), false, files, terminal)?;
+    let mut sinks = shared::sinks(
+        &args.store,
+        args.output.json.as_deref(),
+        false,
+        files,
+        terminal,
+    )?;
     let system = shared::system_at_start(&plan.dir);
     let mut record = runner::record::new_record(&plan, args.store.label.clone(), system);
     sinks.started(&record)?;

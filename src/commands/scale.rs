@@ -79,11 +79,11 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
             Box::new(crate::report::scale_svg::svg_of),
         ));
     }
-    files.extend(shared::html_sinks(args.opts.html.as_deref()));
+    files.extend(args.opts.output.html_sinks());
     let terminal = TerminalSink::new(None, Some(Box::new(crate::report::scale::summary_of)));
     let mut sinks = shared::sinks(
         &args.opts.store,
-        args.opts.json.as_deref(),
+        args.opts.output.json.as_deref(),
         true,
         files,
         terminal,

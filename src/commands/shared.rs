@@ -1,5 +1,6 @@
-//! What several commands share: the store options of every measuring command, the options of
-//! the harness-driven commands (`scale`, `model`), the fingerprint every measuring command
+//! What several commands share: the store options of every measuring command, their output
+//! files (`--json`, `--html`) and working directory (`--dir`), the options of the
+//! harness-driven commands (`scale`, `model`), the fingerprint every measuring command
 //! starts with (the system and a short noise check), the sink set every run is handed to, and
 //! the way a run ends (the run's own failure wins over a sink's; a closed stdout is quiet).
 
@@ -23,6 +24,64 @@ const STORE_HELP: &str = "Result store: a SQLite file, or a lab's PostgreSQL dat
 postgres://USER@HOST:PORT/DB?sslmode=require (the password from PGPASSWORD or ~/.pgpass, never \
 in the URL on a shared machine); default: $PATCHBENCH_STORE, else \
 $XDG_DATA_HOME/patchbench/results.db";
+
+/// The files every measuring command (`run`, `aim7`, `scale`, `model`) can write besides the
+/// store, declared once.
+#[derive(Debug, Clone, Args, Default)]
+pub struct OutputOpts {
+    /// Write every sample, the results and the system fingerprint to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+impl OutputOpts {
+    /// Checks the files given before anything starts (`crate::args::check_output`).
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(j) = &self.json {
+            crate::args::check_output("--json", j)?;
+        }
+        if let Some(h) = &self.html {
+            crate::args::check_output("--html", h)?;
+        }
+        Ok(())
+    }
+
+    /// The sinks of `--html` (the `--json` one is `sinks`'s).
+    pub fn html_sinks(&self) -> Vec<FileSink> {
+        html_sinks(self.html.as_deref())
+    }
+
+    /// The first option of these given, for a refusal (`--json`, `--html`).
+    pub fn given(&self) -> Option<&'static str> {
+        if self.json.is_some() {
+            Some("--json")
+        } else if self.html.is_some() {
+            Some("--html")
+        } else {
+            None
+        }
+    }
+}
+
+/// The one working directory of `run`, `scale` and `model` (`aim7` takes several, round-robin,
+/// as AIM's `config` list does: its own `-d/--dir`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct WorkDirOpt {
+    /// Directory in which a private working directory (mode 0700) is made for the tests'
+    /// files; it is removed at the end. Default: the system temp directory.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+impl WorkDirOpt {
+    /// The directory given, else the system temp directory.
+    pub fn or_temp(&self) -> PathBuf {
+        self.dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+}
 
 /// Where results go: the store (on by default) and a label for comparisons.
 #[derive(Debug, Clone, Args, Default)]
@@ -121,7 +180,7 @@ pub fn sinks(
 /// The `--html FILE` page of a measuring command (none without one): the run's report
 /// (`crate::report::html::run`), written atomically when the run ends, also after a failure
 /// or a signal (then marked incomplete).
-pub fn html_sinks(path: Option<&Path>) -> Vec<FileSink> {
+fn html_sinks(path: Option<&Path>) -> Vec<FileSink> {
     path.map(|p| {
         FileSink::new(
             "--html",
@@ -225,16 +284,10 @@ pub struct HarnessOpts {
     /// Per-operation performance counters (perf_event_open) where the kernel allows them.
     #[arg(long)]
     pub counters: bool,
-    /// Directory in which the private working directory (mode 0700) for test files is made;
-    /// it is removed at the end. Default: the system temp directory.
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Write every sample, the results and the system fingerprint to FILE as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub dir: WorkDirOpt,
+    #[command(flatten)]
+    pub output: OutputOpts,
     #[command(flatten)]
     pub store: StoreOpts,
 }
@@ -265,13 +318,8 @@ impl HarnessOpts {
     /// point creates `tasks_needed` processes or threads, before anything starts; returns the
     /// directory to work in.
     pub fn check(&self, tasks_needed: usize, outputs: &[&Path]) -> anyhow::Result<PathBuf> {
-        let dir = crate::args::check_dir(&self.dir.clone().unwrap_or_else(std::env::temp_dir))?;
-        if let Some(j) = &self.json {
-            crate::args::check_output("--json", j)?;
-        }
-        if let Some(h) = &self.html {
-            crate::args::check_output("--html", h)?;
-        }
+        let dir = crate::args::check_dir(&self.dir.or_temp())?;
+        self.output.check()?;
         for o in outputs {
             crate::args::check_output("output", o)?;
         }

@@ -3,14 +3,14 @@
 //! filesystems of the directories used, …) and every configuration setting (durations,
 //! passes, copies, profile, directories). Each difference becomes one warning line; the whole
 //! table of attributes, side by side, is [`fingerprint`]. [`noise`] lists the noise-check
-//! warnings each side's runs were measured with (`SystemInfo::noise_warnings`).
+//! warnings each side's runs were measured with. Which differences and warnings mean
+//! something (the kernel is expected to differ, BogoMIPS jitters, a directory a run never
+//! wrote in says nothing) is [`super::meaning`]'s rule, asked here.
 
+use super::meaning;
 use super::Side;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Fingerprint fields that are expected to differ between base and patched: the kernel.
-const EXPECTED: &[&str] = &["system.kernel_release", "system.kernel_version"];
 
 /// `noise` holds measured activity, different on every run; its warnings are listed on their
 /// own ([`noise`]).
@@ -24,7 +24,8 @@ pub struct Attribute {
     /// The base runs' values, joined by ` / ` (`(not recorded)`, `(unknown)` when empty).
     pub base: String,
     pub patched: String,
-    /// The sides' values differ.
+    /// The sides' values differ, under the attribute's rule ([`meaning::differs`]: a measured
+    /// field such as BogoMIPS never does).
     pub differs: bool,
     /// A difference here is expected (the kernel) and not warned about.
     pub expected: bool,
@@ -42,23 +43,23 @@ pub fn fingerprint(base: &Side, patched: &Side) -> Vec<Attribute> {
             let pv = p.get(k).unwrap_or(&empty);
             Attribute {
                 name: k.clone(),
-                base: show(bv),
-                patched: show(pv),
-                differs: bv != pv,
-                expected: EXPECTED.contains(&k.as_str()),
+                base: show(k, bv),
+                patched: show(k, pv),
+                differs: meaning::differs(k, bv, pv),
+                expected: meaning::rule(k) == meaning::Rule::Expected,
             }
         })
         .collect()
 }
 
-/// One warning per attribute whose set of values differs between the sides (the kernel
-/// aside). The values are quoted escaped and cut (`crate::safe_text::field`): a 100 KB host
+/// One warning per attribute whose set of values differs between the sides and whose
+/// difference warns ([`meaning::warns`]: not the kernel's). The values are quoted escaped and cut (`crate::safe_text::field`): a 100 KB host
 /// name is a line of the warning, not the whole screen; the fingerprint keeps them whole.
 pub fn differences(base: &Side, patched: &Side) -> Vec<String> {
     use crate::safe_text::field;
     fingerprint(base, patched)
         .into_iter()
-        .filter(|a| a.differs && !a.expected)
+        .filter(|a| a.differs && meaning::warns(&a.name))
         .map(|a| {
             format!(
                 "{} differs: {} {} vs {} {}",
@@ -109,18 +110,19 @@ impl NoiseWarning {
     }
 }
 
-/// What the noise checks stored with the side's runs warned about (the warnings of
-/// `SystemInfo::noise_warnings`, grouped by source).
+/// What the noise checks stored with the side's runs warned about, grouped by source: the
+/// warnings that apply to each run ([`meaning::noise_warnings`]).
 pub fn noise(side: &Side) -> SideNoise {
     let mut warnings: Vec<NoiseWarning> = Vec::new();
     let (mut checked, mut warned) = (0, 0);
     for (id, run) in &side.runs {
-        let Some(report) = &run.system.noise else {
+        if run.system.noise.is_none() {
             continue;
-        };
+        }
         checked += 1;
-        warned += usize::from(!run.system.noise_warnings().is_empty());
-        for f in report.warnings() {
+        let applying = meaning::noise_warnings(run);
+        warned += usize::from(!applying.is_empty());
+        for f in applying {
             let w = match warnings.iter_mut().find(|x| x.source == f.source) {
                 Some(w) => w,
                 None => {
@@ -163,21 +165,21 @@ pub fn noise(side: &Side) -> SideNoise {
     }
 }
 
-fn show(values: &BTreeSet<String>) -> String {
+/// The values as the table shows them: memory in tenths of a GiB (compared in bytes, within
+/// [`meaning`]'s tolerance), each value once.
+fn show(name: &str, values: &BTreeSet<String>) -> String {
     if values.is_empty() {
         return "(not recorded)".to_string();
     }
-    values
+    let shown: BTreeSet<String> = values
         .iter()
-        .map(|v| {
-            if v.is_empty() {
-                "(unknown)".to_string()
-            } else {
-                v.clone()
-            }
+        .map(|v| match (name, v.parse::<f64>()) {
+            (_, _) if v.is_empty() => "(unknown)".to_string(),
+            ("system.memory_bytes", Ok(b)) => format!("{:.1} GiB", b / (1u64 << 30) as f64),
+            _ => v.clone(),
         })
-        .collect::<Vec<_>>()
-        .join(" / ")
+        .collect();
+    shown.into_iter().collect::<Vec<_>>().join(" / ")
 }
 
 /// attribute name → the values the side's runs have for it.
@@ -194,12 +196,9 @@ fn attributes(side: &Side) -> BTreeMap<String, BTreeSet<String>> {
                     continue;
                 }
                 let text = match (k.as_str(), &v) {
-                    // Memory moves by a few kB between kernels; compare in tenths of a GiB.
-                    ("memory_bytes", serde_json::Value::Number(n)) => match n.as_f64() {
-                        Some(b) if b > 0.0 => format!("{:.1} GiB", b / (1u64 << 30) as f64),
-                        _ => String::new(),
-                    },
-                    ("cpus", serde_json::Value::Number(n)) if n.as_u64() == Some(0) => {
+                    ("memory_bytes" | "cpus", serde_json::Value::Number(n))
+                        if n.as_u64() == Some(0) =>
+                    {
                         String::new()
                     }
                     _ => plain(&v),

@@ -6,7 +6,8 @@
 //! spread only). [`verdict`] labels the rows with the table correction; [`shape`] spots rows
 //! whose runs are bimodal or drift; [`plan`] gives the minimum detectable effect and the runs
 //! needed; [`comparability`] lists what differs between the sides (the whole fingerprint
-//! side by side, and the noise-check warnings each side ran with); [`curves`] gathers the
+//! side by side, and the noise-check warnings each side ran with), by [`meaning`]'s one rule
+//! of which differences and warnings say something; [`curves`] gathers the
 //! will-it-scale and AIM7 points a chart draws; [`paired`] pairs the runs of a campaign by
 //! (box, round) when the sides are its two sides, so the verdicts rest on the per-round
 //! ratios. The formats in `crate::report::compare` only print what is computed here.
@@ -17,6 +18,7 @@
 
 pub mod comparability;
 pub mod curves;
+pub mod meaning;
 pub mod model;
 pub mod paired;
 pub mod plan;

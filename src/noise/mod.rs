@@ -8,9 +8,9 @@
 //! - [`snapshot`] is the same check, silent, for the start of a measuring command; the run
 //!   stores it in its fingerprint ([`crate::sysinfo::SystemInfo::noise`]).
 //! - [`activity`] is the per-pass monitor a harness runs around each pass.
-//! - [`warnings`] lists a stored report's warnings, one line each, for `compare` (a run's:
-//!   [`crate::sysinfo::SystemInfo::noise_warnings`]); [`settings`] gives its settings for
-//!   comparing the sides.
+//! - Which of a stored report's warnings apply to a run (the file tests' directory only where
+//!   the run wrote there) is `crate::compare::meaning`'s rule; [`settings`] gives a report's
+//!   settings for comparing the sides.
 //!
 //! The probes read through a [`sysfs::Root`], so tests run them on sample trees in the
 //! kernel's formats. Sampled sources (other processes, steal, pressure, swapping,
@@ -265,15 +265,6 @@ pub fn assess(
     }
 }
 
-/// A stored report's warnings, one line each (`cpufreq governor: powersave on CPUs 0-7`),
-/// for `compare` to show under the side that ran with them.
-pub fn warnings(report: &NoiseReport) -> Vec<String> {
-    report
-        .warnings()
-        .map(|f| format!("{}: {}", f.source, f.value))
-        .collect()
-}
-
 /// A stored report's settings (id → value), for `compare` to diff between the sides.
 pub fn settings(report: &NoiseReport) -> BTreeMap<String, String> {
     report
@@ -307,7 +298,7 @@ mod tests {
             assert_eq!(f.status, Status::NotExposed, "{f:?}");
         }
         assert_eq!(r.exit_status(), 0);
-        assert!(warnings(&r).is_empty());
+        assert_eq!(r.warnings().count(), 0);
     }
 
     #[test]
@@ -360,9 +351,13 @@ mod tests {
             ],
             activity: None,
         };
+        let lines: Vec<String> = r
+            .warnings()
+            .map(|f| format!("{}: {}", f.source, f.value))
+            .collect();
         assert_eq!(
-            warnings(&r),
-            vec![
+            lines,
+            [
                 "cpufreq governor: powersave on CPUs 0-7",
                 "hypervisor steal: 4.0% of CPU time"
             ]

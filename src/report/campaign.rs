@@ -30,6 +30,8 @@ pub struct StatusView {
     pub estimate: Option<PairedT>,
     /// For `--until`: Stein's interval of the primary metric (what the rule promises).
     pub until: Option<primary::UntilInterval>,
+    /// For `--until`: the rounds the spread of the complete rounds so far needs.
+    pub firming: Option<primary::Firming>,
     /// With several boxes: the share of the primary metric's spread that is between boxes.
     pub between_boxes: Option<crate::stats::blocked::BetweenShare>,
     /// The running steps whose owner lives (or is elsewhere): (round, side, owner).
@@ -90,9 +92,13 @@ impl StatusView {
             .as_ref()
             .and_then(|k| PairedT::of(&primary::log_ratios(runs, k), campaign.spec.confidence));
         let until = match campaign.spec.schedule {
-            Schedule::Until { .. } => primary::until_interval(&campaign.spec, runs),
+            Schedule::Until { .. } => campaign
+                .decision
+                .as_ref()
+                .and_then(|d| primary::until_interval(&campaign.spec, runs, d.pilot_rounds)),
             Schedule::Rounds { .. } => None,
         };
+        let firming = primary::firming(&campaign.spec, runs);
         let between_boxes = primary_key
             .as_deref()
             .and_then(|k| primary::between_box_share(runs, k));
@@ -156,6 +162,7 @@ impl StatusView {
             primary: primary_key,
             estimate,
             until,
+            firming,
             between_boxes,
             running: running
                 .iter()
@@ -378,7 +385,11 @@ fn status_block(out: &mut String, v: &StatusView) {
             max_rounds,
             max_time_s,
         } => format!(
-            "until ±{pct} % (pilot 3 rounds, at most {max_rounds}{})",
+            "until ±{pct} % (pilot {}, at most {max_rounds}{})",
+            c.decision
+                .as_ref()
+                .map(|d| format!("{} rounds", d.pilot_rounds))
+                .unwrap_or_else(|| "3 rounds or more, from round 1's time".to_string()),
             max_time_s
                 .map(|t| format!(", {}", human_secs(t)))
                 .unwrap_or_default()
@@ -492,6 +503,9 @@ fn status_block(out: &mut String, v: &StatusView) {
             let _ = writeln!(out, "  primary:   {} (no complete round yet)", clean(key));
         }
         _ => {}
+    }
+    if let Some(f) = &v.firming {
+        let _ = writeln!(out, "  estimate:  {}", f.describe());
     }
     if let Some(u) = &v.until {
         let _ = writeln!(

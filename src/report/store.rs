@@ -74,7 +74,8 @@ struct ShowDoc<'a> {
     error: Option<&'a str>,
     system: &'a SystemInfo,
     config: &'a BTreeMap<String, serde_json::Value>,
-    /// The noise check's warnings, `source: value` each.
+    /// The noise check's warnings that apply to the run (`compare::meaning`), `source: value`
+    /// each.
     noise_warnings: Vec<String>,
     metrics: Vec<ShowMetric<'a>>,
     /// The run's identity.
@@ -114,7 +115,7 @@ pub fn show_json(id: i64, r: &RunRecord) -> anyhow::Result<String> {
         error: r.error.as_deref(),
         system: &r.system,
         config: &r.config,
-        noise_warnings: r.system.noise_warnings(),
+        noise_warnings: crate::compare::meaning::noise_warning_lines(r),
         uuid: r.uuid.as_deref(),
         campaign: r.campaign.as_ref(),
         metrics: r
@@ -280,12 +281,22 @@ pub fn show(id: &str, r: &RunRecord) -> String {
             field(&m.key()),
             m.value,
             field(&m.unit),
-            m.samples.len(),
+            sample_count(m),
             sd.map(|v| format!("±{v:.2}%"))
                 .unwrap_or_else(|| "-".to_string())
         );
     }
     out
+}
+
+/// How many samples a metric has inside its run (the `N` column), `-` for a value derived from
+/// other metrics rather than sampled (the UnixBench index: a geometric mean of test scores).
+pub fn sample_count(m: &Metric) -> String {
+    if m.samples.is_empty() {
+        "-".to_string()
+    } else {
+        m.samples.len().to_string()
+    }
 }
 
 /// The spread of a metric's samples inside its run: sample stddev as % of their mean (the

@@ -549,19 +549,35 @@ impl Store {
                  WHERE id=$1",
                 params![campaign_id, planned_rounds, json, now],
             )?;
-            let boxes = db
-                .query(
-                    "SELECT DISTINCT box FROM campaign_steps WHERE campaign_id=$1 ORDER BY box",
-                    params![campaign_id],
-                )?
-                .iter()
-                .map(|r| r.text(0))
-                .collect::<Result<Vec<_>, _>>()?;
-            insert_steps(
-                db,
-                campaign_id,
-                &crate::record::campaign::plan::for_boxes(steps, &boxes),
-            )
+            insert_for_every_box(db, campaign_id, steps)
+        })
+    }
+
+    /// Grows the pilot of `--until` to `planned_rounds` before the decision (its size comes
+    /// from its first round's time: `campaign::primary::pilot_rounds`), adding `steps` to
+    /// every box; nothing when the campaign was decided or already has that many rounds
+    /// (another process grew it first).
+    pub fn grow_pilot(
+        &mut self,
+        campaign_id: i64,
+        planned_rounds: u32,
+        steps: &[PlannedStep],
+    ) -> anyhow::Result<()> {
+        let now = crate::clock::now_rfc3339();
+        self.writing(|db| {
+            let sql = format!(
+                "SELECT planned_rounds, decision_json FROM campaigns WHERE id=$1 {}",
+                db.dialect().for_update()
+            );
+            let row = db.query_one(&sql, params![campaign_id])?;
+            if row.int(0)? >= i64::from(planned_rounds) || row.opt_text(1)?.is_some() {
+                return Ok(());
+            }
+            db.execute(
+                "UPDATE campaigns SET planned_rounds=$2, updated_at=$3 WHERE id=$1",
+                params![campaign_id, planned_rounds, now],
+            )?;
+            insert_for_every_box(db, campaign_id, steps)
         })
     }
 
@@ -602,6 +618,27 @@ impl Store {
         }
         Ok(out)
     }
+}
+
+/// Inserts `steps` for every box the campaign has (its boxes, or their places not yet taken).
+fn insert_for_every_box(
+    db: &mut dyn Db,
+    campaign_id: i64,
+    steps: &[PlannedStep],
+) -> Result<(), DbError> {
+    let boxes = db
+        .query(
+            "SELECT DISTINCT box FROM campaign_steps WHERE campaign_id=$1 ORDER BY box",
+            params![campaign_id],
+        )?
+        .iter()
+        .map(|r| r.text(0))
+        .collect::<Result<Vec<_>, _>>()?;
+    insert_steps(
+        db,
+        campaign_id,
+        &crate::record::campaign::plan::for_boxes(steps, &boxes),
+    )
 }
 
 fn steps_of(db: &mut dyn Db, campaign_id: i64) -> Result<Vec<Step>, DbError> {

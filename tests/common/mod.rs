@@ -173,33 +173,43 @@ pub fn signal(child: &std::process::Child, signal: i32) {
     unsafe { libc::kill(child.id() as i32, signal) };
 }
 
-/// A tmpfs with `opts` mounted on a fresh directory, unmounted when dropped; None (after
-/// saying so) where mounting is not permitted, so the test is skipped.
+/// A tmpfs with `opts` mounted on a fresh directory, unmounted when dropped. The full-disk and
+/// read-only cases need one; where it cannot be mounted the test FAILS, saying why and what to
+/// do (a test that cannot run must not pass): the tests run as root (CI does), with util-linux's
+/// `mount` and a kernel with tmpfs.
 pub struct Tmpfs {
     _parent: tempfile::TempDir,
     pub path: PathBuf,
 }
 
 impl Tmpfs {
-    pub fn mount(opts: &str) -> Option<Tmpfs> {
-        let parent = tempfile::tempdir().ok()?;
+    pub fn mount(opts: &str) -> Tmpfs {
+        let parent = tempfile::tempdir().expect("a temporary directory for a tmpfs");
         let path = parent.path().join("mnt");
-        std::fs::create_dir(&path).ok()?;
-        let ok = std::process::Command::new("mount")
+        std::fs::create_dir(&path).expect("a mount point for a tmpfs");
+        let out = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
             .arg(&path)
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !ok {
-            eprintln!("skipping: cannot mount a tmpfs here (needs root)");
-            return None;
-        }
-        Some(Tmpfs {
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "this test mounts a tmpfs, but `mount` cannot be run ({e}): install util-linux"
+                )
+            });
+        assert!(
+            out.status.success(),
+            "this test mounts a tmpfs (-o {opts}) on {}, which failed ({}): {}; run the tests as \
+             root (mounting needs CAP_SYS_ADMIN), e.g. `sudo scripts/test.sh`, on a kernel \
+             with tmpfs",
+            path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Tmpfs {
             _parent: parent,
             path,
-        })
+        }
     }
 
     /// Fills the filesystem: writes a file until the disk refuses more.

@@ -136,6 +136,10 @@ pub struct Campaign {
 pub struct Decision {
     /// The metric followed.
     pub primary: String,
+    /// Rounds in the pilot (its size, from its first round's time:
+    /// `campaign::primary::pilot_size`); 3 in decisions of earlier builds.
+    #[serde(default = "three_rounds")]
+    pub pilot_rounds: u32,
     /// Pilot rounds used (complete pairs).
     pub pilot_pairs: usize,
     /// sd of the pilot's per-round log ratios.
@@ -149,6 +153,10 @@ pub struct Decision {
     pub bound: Option<String>,
     /// The half-width (%) the planned rounds give at the campaign's confidence.
     pub half_width_pct: f64,
+}
+
+fn three_rounds() -> u32 {
+    3
 }
 
 /// Who owns a running step: `host:pid:boot_id` for a process on a machine. An owner on this

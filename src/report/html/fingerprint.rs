@@ -4,7 +4,9 @@
 
 use super::svg::esc;
 use crate::compare::comparability::{Attribute, SideNoise};
-use crate::noise::{NoiseReport, Status};
+use crate::compare::meaning;
+use crate::noise::{Finding, Status};
+use crate::record::RunRecord;
 use std::fmt::Write;
 
 /// System attributes first, then the kind, then the settings.
@@ -97,17 +99,22 @@ pub fn side_noise(noise: &[SideNoise]) -> String {
     out
 }
 
-/// One run's noise check: every warning with its fix (empty when it has none).
-pub fn run_noise(report: Option<&NoiseReport>) -> String {
-    let Some(r) = report else {
+/// One run's noise check: every warning that applies to the run ([`meaning::applies`]) with
+/// its fix, and how many did not apply (empty list when none warned).
+pub fn run_noise(run: &RunRecord) -> String {
+    let Some(r) = run.system.noise.as_ref() else {
         return "<p class=\"note\">This run stored no noise check (imported or older \
                 results).</p>"
             .to_string();
     };
-    let warns: Vec<String> = r
+    let warned: Vec<&Finding> = r
         .findings
         .iter()
         .filter(|f| f.status == Status::Warn)
+        .collect();
+    let warns: Vec<String> = warned
+        .iter()
+        .filter(|f| meaning::applies(f, run))
         .map(|f| {
             format!(
                 "<li>{}: {}{}</li>",
@@ -120,12 +127,41 @@ pub fn run_noise(report: Option<&NoiseReport>) -> String {
             )
         })
         .collect();
+    let not_applying: Vec<String> = warned
+        .iter()
+        .filter(|f| !meaning::applies(f, run))
+        .map(|f| esc(&f.source))
+        .collect();
     let mut out = format!(
         "<p class=\"note\">Checked over {:.2} s as the run started: {} sources, {} warned.</p>",
         r.sample_secs,
         r.findings.len(),
         warns.len()
     );
+    // Not the start's check: what the per-pass monitor saw during the passes.
+    let per_pass: usize = run
+        .tests
+        .iter()
+        .flat_map(|t| &t.passes)
+        .filter_map(|p| p.noise.as_ref())
+        .map(|a| a.warnings().len())
+        .sum();
+    if per_pass > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"note\">During the passes the per-pass monitor (what else ran beside \
+             each pass) warned {per_pass} time{}: the noise lines of the UnixBench report \
+             below.</p>",
+            if per_pass == 1 { "" } else { "s" }
+        );
+    }
+    if !not_applying.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"note\">Not counted, since this run's workload does not use it: {}.</p>",
+            not_applying.join(", ")
+        );
+    }
     if !warns.is_empty() {
         out += &format!("<ul class=\"warnings\">{}</ul>", warns.join(""));
     }

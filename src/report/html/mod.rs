@@ -141,11 +141,7 @@ pub fn run(id: Option<&str>, r: &RunRecord) -> String {
             &page::warning_list(std::slice::from_ref(e)),
         );
     }
-    page.section(
-        "noise",
-        "Noise check",
-        &fingerprint::run_noise(s.noise.as_ref()),
-    );
+    page.section("noise", "Noise check", &fingerprint::run_noise(r));
     page.section("metrics", "Metrics", &table::run_metrics(r));
     let runs = vec![(id.unwrap_or("1").to_string(), r.clone())];
     let curves = compare::curves::of(&[(name.as_str(), runs.as_slice())]);

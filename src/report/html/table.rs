@@ -132,7 +132,7 @@ pub fn run_metrics(r: &RunRecord) -> String {
         td(&mut out, &m.key(), "");
         td(&mut out, &text::num(m.value), "num");
         td(&mut out, &m.unit, "");
-        td(&mut out, &m.samples.len().to_string(), "num");
+        td(&mut out, &crate::report::store::sample_count(m), "num");
         let sd = crate::report::store::sample_spread_pct(m)
             .map(|v| format!("±{v:.2}%"))
             .unwrap_or_else(|| "-".to_string());
