@@ -196,6 +196,7 @@ mod tests {
         let q = Outcome {
             ended: Ended::TimedOut,
             tail: vec![],
+            left_in_group: vec![],
         };
         assert!(reason(outcome(d.path(), q, ctx())).contains("60 s limit"));
     }
