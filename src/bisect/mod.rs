@@ -1,0 +1,14 @@
+//! Bisecting a performance change: which commit between a good and a bad kernel made it
+//! slower (or faster), with a paired campaign at every step.
+//!
+//! - [`search`]: the search as a pure state machine over the candidates in first-parent
+//!   order: the marks (good, bad, skipped with its reason), what to test next, when it is
+//!   done, and the answer (a commit, or a range when skips hide it); a step's judge is a trait.
+//! - [`rule`]: how the endpoints establish the change D and how a step is judged from its
+//!   paired interval against D/2 (good, bad, unsure with more rounds up to a bound), and how
+//!   many rounds a step needs.
+//!
+//! docs/bisect.md explains the rule and gives the simulation's figures.
+
+pub mod rule;
+pub mod search;
