@@ -137,7 +137,12 @@ fn add_campaign(store: &mut Store, seed: &mut u64) {
 
 /// Fills a new SQLite store at `path` with `n` runs in labels of 100, plus A and B.
 fn fill_here(path: &Path, n: usize) {
-    let mut store = Store::open(path, true).expect("create the bench store");
+    let mut store = Store::open(
+        &patchbench::store::Location::File(path.to_path_buf()),
+        patchbench::store::Access::Create,
+        None,
+    )
+    .expect("create the bench store");
     let mut seed = 42;
     let mut batch = Vec::with_capacity(1000);
     for label in ["A", "A", "B", "B"] {
@@ -226,7 +231,7 @@ fn main() {
     );
     {
         let location = patchbench::store::Location::parse(url.as_ref()).expect("the URL");
-        let mut pg = Store::open_at(&location, patchbench::store::Access::Create, None)
+        let mut pg = Store::open(&location, patchbench::store::Access::Create, None)
             .expect("open the server's store");
         add_campaign(&mut pg, &mut 7);
     }

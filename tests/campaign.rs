@@ -44,7 +44,7 @@ fn start(store: &Path, name: &str, opts: &[&str], work: &[String]) -> std::proce
 
 /// Every run of the campaign is stored once per (round, side), with its step's record.
 fn check_runs(store: &Path, name: &str, rounds: u32) {
-    let s = Store::open(store, false).unwrap();
+    let s = common::open_store(store);
     let c = s.campaign(name).unwrap().unwrap();
     let runs = s.campaign_runs(c.id).unwrap();
     assert_eq!(runs.len() as u32, 2 * rounds, "one run per step");
@@ -158,7 +158,7 @@ fn an_aa_campaign_of_three_rounds_stores_six_runs_and_reports_them() {
     .output()
     .unwrap();
     let order = |p: &Path| -> Vec<(u32, u32, String)> {
-        let s = Store::open(p, false).unwrap();
+        let s = common::open_store(p);
         let c = s.campaign("aa").unwrap().unwrap();
         s.steps(c.id)
             .unwrap()
@@ -183,7 +183,7 @@ fn interrupt_mid_step(
     let mark = marker.display().to_string();
     // The first step is done and the second has started.
     wait_until(Duration::from_secs(120), "the second step", || {
-        let done = Store::open(store, false)
+        let done = Store::open(&common::file(store), patchbench::store::Access::Read, None)
             .ok()
             .and_then(|s| {
                 let c = s.campaign(name).ok()??;
@@ -215,7 +215,7 @@ fn sigint_mid_step_hands_the_step_back_and_resume_completes() {
     let status = interrupt_mid_step(&store, "int", d.path(), libc::SIGINT);
     assert_eq!(status.code(), Some(130));
     {
-        let s = Store::open(&store, false).unwrap();
+        let s = common::open_store(&store);
         let c = s.campaign("int").unwrap().unwrap();
         let steps = s.steps(c.id).unwrap();
         assert_eq!(
@@ -254,7 +254,7 @@ fn sigkill_mid_step_leaves_no_workload_and_resume_reruns_the_step() {
     let status = interrupt_mid_step(&store, "kill", d.path(), libc::SIGKILL);
     assert_eq!(status.code(), None);
     {
-        let s = Store::open(&store, false).unwrap();
+        let s = common::open_store(&store);
         let c = s.campaign("kill").unwrap().unwrap();
         let steps = s.steps(c.id).unwrap();
         // The killed process still owns its step; resume takes it back.
@@ -301,7 +301,7 @@ fn a_failing_side_is_retried_once_then_recorded_and_the_campaign_goes_on() {
         err.contains("will be retried once") && err.contains("recorded as failed"),
         "{err}"
     );
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("fail").unwrap().unwrap();
     let failed: Vec<_> = s
         .steps(c.id)
@@ -352,7 +352,7 @@ fn until_decides_once_after_the_pilot_within_its_bounds() {
     .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("until").unwrap().unwrap();
     let decision = c.decision.expect("decided after the pilot");
     // ±0.1 % is out of reach on this machine: the cap binds, and says so.
@@ -373,14 +373,14 @@ fn stop_ends_a_running_campaign_after_its_step() {
         .spawn()
         .unwrap();
     wait_until(Duration::from_secs(120), "a step to finish", || {
-        Store::open(&store, false)
+        Store::open(&common::file(&store), patchbench::store::Access::Read, None)
             .ok()
             .and_then(|s| Some(!s.list(None).ok()?.is_empty()))
             .unwrap_or(false)
     });
     // A second process may not run it at the same time.
     wait_until(Duration::from_secs(120), "a step to run", || {
-        Store::open(&store, false)
+        Store::open(&common::file(&store), patchbench::store::Access::Read, None)
             .ok()
             .and_then(|s| {
                 let c = s.campaign("stop").ok()??;
@@ -406,7 +406,7 @@ fn stop_ends_a_running_campaign_after_its_step() {
     assert!(out.status.success());
     let status = wait_with_timeout(&mut child, Duration::from_secs(60));
     assert!(status.success());
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("stop").unwrap().unwrap();
     assert_eq!(c.state.as_str(), "stopped");
     let done = s.list(None).unwrap().len();
@@ -446,7 +446,7 @@ fn scratch_gives_each_step_a_fresh_ext4_and_leaves_no_mount() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("scratch").unwrap().unwrap();
     for (_, r) in s.campaign_runs(c.id).unwrap() {
         assert_eq!(r.config["dir_fstype"], "ext4", "{:?}", r.config);
@@ -527,12 +527,88 @@ fn bad_input_is_refused_before_anything_is_stored() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already exists"));
-    assert_eq!(
-        Store::open(&store, false)
-            .unwrap()
-            .list(None)
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(common::open_store(&store).list(None).unwrap().len(), 2);
+}
+
+/// A local campaign stored as `campaign start` stores it, without running it (so that a test
+/// can start its processes itself).
+fn planned(store: &Path, name: &str, rounds: u32, work: &[String], setup: Option<&str>) {
+    let spec: patchbench::record::campaign::spec::CampaignSpec =
+        serde_json::from_value(serde_json::json!({
+            "name": name,
+            "sides": [{"name": "base"}, {"name": "patched", "setup": setup}],
+            "workload": work, "schedule": {"rounds": {"rounds": rounds}}, "order": "random",
+            "seed": 5, "executor": "local", "step_timeout_s": 120.0, "confidence": 0.95,
+            "program": env!("CARGO_BIN_EXE_patchbench"),
+            "started_on": patchbench::sysinfo::hostname()
+        }))
+        .unwrap();
+    let mut s = common::create_store(store);
+    patchbench::campaign::create(&mut s, &spec).unwrap();
+}
+
+/// The (start, end) of every stored run of campaign `name`, by its record's times, sorted.
+fn run_times(store: &Path, name: &str) -> Vec<(String, String)> {
+    let s = common::open_store(store);
+    let c = s.campaign(name).unwrap().unwrap();
+    let mut t: Vec<(String, String)> = s
+        .campaign_runs(c.id)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| (r.started_at, r.finished_at))
+        .collect();
+    t.sort();
+    t
+}
+
+/// No two runs overlap in time.
+fn one_at_a_time(times: &[(String, String)]) {
+    for w in times.windows(2) {
+        let gap = patchbench::clock::secs_between(&w[0].1, &w[1].0).unwrap();
+        assert!(gap >= 0.0, "two runs at once: {w:?}");
+    }
+}
+
+#[test]
+fn two_resumes_started_together_never_run_at_once_and_the_loser_names_the_owner() {
+    let d = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        let store = d.path().join(format!("s{i}.db"));
+        planned(&store, "race", 1, &workload(d.path(), "0.2"), None);
+        let spawn = || {
+            patchbench_with_store(&store)
+                .args(["campaign", "resume", "race"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn(), spawn());
+        let pids = [a.id(), b.id()];
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let text = |k: usize| String::from_utf8_lossy(&outs[k].stderr).into_owned();
+        let won: Vec<usize> = (0..2).filter(|&k| outs[k].status.success()).collect();
+        assert_eq!(
+            won.len(),
+            1,
+            "try {i}: exactly one runs it:\n{}\n{}",
+            text(0),
+            text(1)
+        );
+        let (w, l) = (won[0], 1 - won[0]);
+        assert!(
+            text(w).contains("campaign race finished: 2 steps done"),
+            "try {i}: {}",
+            text(w)
+        );
+        let loser = text(l);
+        assert_eq!(outs[l].status.code(), Some(2), "try {i}: {loser}");
+        assert!(
+            loser.contains(&format!("is being run by process {}", pids[w]))
+                && loser.lines().count() == 1,
+            "try {i}: the loser names the owner in one line: {loser}"
+        );
+        check_runs(&store, "race", 1);
+        one_at_a_time(&run_times(&store, "race"));
+    }
 }

@@ -239,7 +239,7 @@ impl TestGuest {
     }
 
     fn store(&self) -> Store {
-        Store::open(&self.shared.join("store.db"), false).unwrap()
+        common::open_store(self.shared.join("store.db"))
     }
 }
 
@@ -584,7 +584,7 @@ fn the_hook_does_nothing_at_a_boot_that_is_no_step() {
         "root=/dev/sda1",
     );
     {
-        let mut store = Store::open(&store_path, true).unwrap();
+        let mut store = common::create_store(&store_path);
         let id = store
             .create_campaign(&spec, 1, &plan::steps(Order::Abba, 1, 1, 1))
             .unwrap();
@@ -603,7 +603,7 @@ fn the_hook_does_nothing_at_a_boot_that_is_no_step() {
         err.contains("round 1 base was cut short") && err.contains("campaign resume bare"),
         "{err}"
     );
-    let store = Store::open(&store_path, false).unwrap();
+    let store = common::open_store(&store_path);
     let c = store.campaign("bare").unwrap().unwrap();
     assert_eq!(c.state, CampaignState::Running);
     let steps = store.steps(c.id).unwrap();
@@ -626,8 +626,7 @@ fn the_hook_does_nothing_at_a_boot_that_is_no_step() {
         out.status.success() && err.contains("stopped by the stop file"),
         "{err}"
     );
-    let c = Store::open(&store_path, false)
-        .unwrap()
+    let c = common::open_store(&store_path)
         .campaign("bare")
         .unwrap()
         .unwrap();
@@ -811,7 +810,7 @@ fn a_boot_with_the_wrong_words_fails_and_the_stop_word_returns_home() {
     let g = TestGuest::new("words");
     let origin = "console=ttyS0 panic=-1 quiet rdinit=/init";
     {
-        let mut store = Store::open(&g.shared.join("store.db"), true).unwrap();
+        let mut store = common::create_store(g.shared.join("store.db"));
         for name in ["wrong", "halt"] {
             let spec = kexec_spec(
                 name,

@@ -1,7 +1,8 @@
 //! Lab agents on a real PostgreSQL server (`common::pg_server`): 8 agents (local executor, a
 //! one-test workload of about 0.3 s) drain a campaign of 2 boxes x 10 rounds x 2 sides, every
 //! step recorded exactly once, while two of them are killed with SIGKILL mid-step (their steps
-//! go back to the queue when the lease runs out and are run once by others); and agents whose
+//! go back to the queue when the lease runs out and are run once by others); two agents on
+//! one box never run two steps at once (the second is told the box is busy and waits); agents whose
 //! server is stopped for 10 s mid-campaign keep the runs of the steps they finish meanwhile in
 //! their spool, reconnect, and upload them: nothing lost, nothing twice.
 
@@ -108,14 +109,14 @@ fn agent(url: &str, box_name: &str, spool: &Path, lease: &str) -> Child {
 }
 
 fn open(url: &str) -> Store {
-    Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None).unwrap()
+    Store::open(&Location::parse(url.as_ref()).unwrap(), Access::Read, None).unwrap()
 }
 
 /// Waits (at most `limit`) until `done` says so, polling the store.
 fn wait_until(url: &str, limit: Duration, what: &str, done: impl Fn(&Store) -> bool) {
     let started = Instant::now();
     loop {
-        if let Ok(s) = Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None) {
+        if let Ok(s) = Store::open(&Location::parse(url.as_ref()).unwrap(), Access::Read, None) {
             if done(&s) {
                 return;
             }
@@ -185,34 +186,46 @@ fn eight_agents_drain_a_two_box_campaign_once_though_two_are_killed_mid_step() {
             .collect(),
     );
     // Kill two agents, each while it runs a step: the step it holds when it dies is the one
-    // left to the lease (a kill that lands between two steps abandons none: another victim).
-    let owned_by = |s: &Store, pid: u32| -> Vec<i64> {
+    // left to the lease. (A box runs one step at a time, so the victims are the agents that
+    // run a step now; a kill that lands between two steps abandons none: another victim.)
+    let running_owners = |s: &Store| -> Vec<(i64, String)> {
         let c = s.campaign("drain").unwrap().unwrap();
         s.steps(c.id)
             .unwrap()
-            .iter()
-            .filter(|st| {
-                st.state == StepState::Running
-                    && st
-                        .owner
-                        .as_deref()
-                        .is_some_and(|o| o.contains(&format!(":{pid}:")))
-            })
-            .map(|st| st.id)
+            .into_iter()
+            .filter(|st| st.state == StepState::Running)
+            .filter_map(|st| Some((st.id, st.owner?)))
             .collect()
     };
     let mut killed = Vec::new();
-    let mut victim = 0;
+    let mut victims = Vec::new();
+    let mut tries = 0;
     while killed.len() < 2 {
-        assert!(victim < 6, "could not kill two agents mid-step");
-        let pid = agents.0[victim].id();
-        wait_until(&url, Duration::from_secs(120), "a victim's step", |s| {
-            !owned_by(s, pid).is_empty()
+        assert!(tries < 6, "could not kill two agents mid-step");
+        tries += 1;
+        let mut pick = None;
+        wait_until(&url, Duration::from_secs(120), "a running step", |s| {
+            !running_owners(s).is_empty()
         });
-        agents.0[victim].kill().unwrap();
-        agents.0[victim].wait().unwrap();
-        killed.extend(owned_by(&open(&url), pid));
-        victim += 1;
+        for (_, owner) in running_owners(&open(&url)) {
+            pick = agents.0.iter().position(|a| {
+                owner.contains(&format!(":{}:", a.id())) && !victims.contains(&a.id())
+            });
+            if pick.is_some() {
+                break;
+            }
+        }
+        let Some(v) = pick else { continue };
+        let pid = agents.0[v].id();
+        agents.0[v].kill().unwrap();
+        agents.0[v].wait().unwrap();
+        victims.push(pid);
+        killed.extend(
+            running_owners(&open(&url))
+                .into_iter()
+                .filter(|(_, o)| o.contains(&format!(":{pid}:")))
+                .map(|(id, _)| id),
+        );
     }
     wait_until(&url, Duration::from_secs(600), "every step done", |s| {
         let c = s.campaign("drain").unwrap().unwrap();
@@ -238,8 +251,11 @@ fn eight_agents_drain_a_two_box_campaign_once_though_two_are_killed_mid_step() {
         killed.len(),
         "only the killed agents' steps ran twice"
     );
-    // The six agents left stop cleanly on SIGTERM.
-    for (i, e) in errs.iter().enumerate().skip(victim) {
+    // The agents left stop cleanly on SIGTERM.
+    for (i, e) in errs.iter().enumerate() {
+        if victims.contains(&agents.0[i].id()) {
+            continue;
+        }
         assert!(e.starts_with("[exit status: 0]"), "agent {i}: {e}");
         assert!(e.contains("stopped by SIGTERM"), "agent {i}: {e}");
     }
@@ -317,7 +333,7 @@ fn a_server_away_for_ten_seconds_loses_nothing_and_stores_nothing_twice() {
     let store = open(&url);
     assert_exactly_once(&store, "outage", 6);
     // The spool is empty.
-    let spooled = patchbench::store::spool::Spool::open(&spool).unwrap();
+    let mut spooled = patchbench::store::spool::Spool::open(&spool).unwrap();
     assert_eq!(spooled.count(&store.location().shown()).unwrap(), 0);
 }
 
@@ -477,4 +493,52 @@ fn a_box_gone_for_good_is_released_and_another_box_finishes_its_rounds() {
     assert_eq!(by("ghost", StepState::Failed), [1]);
     assert_eq!(by("fresh", StepState::Done), [2, 2]);
     assert_eq!(steps.len(), 4);
+}
+
+#[test]
+fn two_agents_on_one_box_never_run_steps_at_once() {
+    let server = PgServer::shared();
+    let url = server.socket_url(ADMIN, &server.database());
+    let dir = tempfile::tempdir().unwrap();
+    start_with(
+        &url,
+        "solo",
+        &["--boxes", "1", "--tag", "lab", "--rounds", "3"],
+    );
+    let mut agents = Agents(
+        (0..2)
+            .map(|i| agent(&url, "one", &dir.path().join(format!("spool{i}.db")), "10"))
+            .collect(),
+    );
+    wait_until(&url, Duration::from_secs(300), "every step done", |s| {
+        let c = s.campaign("solo").unwrap().unwrap();
+        s.steps(c.id)
+            .unwrap()
+            .iter()
+            .all(|st| st.state == StepState::Done)
+    });
+    let errs = agents.stop_all();
+    let store = open(&url);
+    let c = store.campaign("solo").unwrap().unwrap();
+    let mut times: Vec<(String, String)> = store
+        .campaign_runs(c.id)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| (r.started_at, r.finished_at))
+        .collect();
+    assert_eq!(times.len(), 6, "one run per step");
+    times.sort();
+    for w in times.windows(2) {
+        let gap = patchbench::clock::secs_between(&w[0].1, &w[1].0).unwrap();
+        assert!(gap >= 0.0, "two steps of one box at once: {w:?}");
+    }
+    // The agent that found the box busy said so and waited.
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("box one is busy: process") && e.contains("this agent waits")),
+        "{errs:?}"
+    );
+    for e in &errs {
+        assert!(e.starts_with("[exit status: 0]"), "{e}");
+    }
 }

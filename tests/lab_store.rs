@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// A local SQLite store holding `n` complete runs (and `incomplete` interrupted ones).
 fn local_store(dir: &Path, n: usize, incomplete: usize) -> std::path::PathBuf {
     let path = dir.join("local.db");
-    let mut s = Store::open(&path, true).unwrap();
+    let mut s = common::create_store(&path);
     let mut records: Vec<RunRecord> = (0..n + incomplete)
         .map(|i| {
             let mut r = sample_record("base", &[("pipe", 1000.0 + i as f64), ("spawn", 50.0)]);
@@ -79,9 +79,9 @@ fn pushing_twice_stores_once() {
     );
     assert_eq!(count(server, &db, "SELECT count(*) FROM metrics"), 1000);
     // The pushed runs are the local ones, UUID for UUID, and read back whole.
-    let s = Store::open(&local, false).unwrap();
+    let s = common::open_store(&local);
     let mine = s.get(1).unwrap().unwrap();
-    let shared = Store::open_at(&Location::parse(url.as_ref()).unwrap(), Access::Read, None)
+    let shared = Store::open(&Location::parse(url.as_ref()).unwrap(), Access::Read, None)
         .unwrap()
         .get(1)
         .unwrap()
@@ -410,7 +410,7 @@ fn an_agent_role_works_with_only_its_grants() {
     let db = server.database();
     // The admin (the owner) creates the schema and a campaign.
     let admin_url = server.socket_url(ADMIN, &db);
-    let mut admin = Store::open_at(
+    let mut admin = Store::open(
         &Location::parse(admin_url.as_ref()).unwrap(),
         Access::Create,
         None,
@@ -451,7 +451,7 @@ fn an_agent_role_works_with_only_its_grants() {
     // The agent: claims, renews, finishes (run + metrics), hands back, reads.
     let agent_url = server.socket_url(&role, &db);
     let agent_location = Location::parse(agent_url.as_ref()).unwrap();
-    let mut agent = Store::open_at(&agent_location, Access::Write, None).unwrap();
+    let mut agent = Store::open(&agent_location, Access::Write, None).unwrap();
     let step = agent.claim_step(id, "box1", 60.0, None).unwrap().unwrap();
     assert!(agent.renew_lease(step.id, "box1", 60.0).unwrap());
     let run = sample_record("lab/base", &[("pipe", 5.0)]);

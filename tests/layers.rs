@@ -146,3 +146,86 @@ fn modules_form_layers_without_cycles() {
     println!("{} modules, {} problems", graph.len(), problems.len());
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A file's code without its comments (as [`uses`] reads it).
+fn code_of(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What only the campaign engine (`src/campaign/`) does: choosing and making an executor,
+/// driving steps, planning them, claiming and settling them in the store.
+const CAMPAIGN_FLOW: &[&str] = &[
+    "Local::new",
+    "Vm::new",
+    "Kexec::new",
+    "Driver",
+    "BootRun",
+    "Agent {",
+    "plan::steps",
+    "plan::for_boxes",
+    "create_campaign",
+    "extend_campaign",
+    "claim_step",
+    "reclaim_steps",
+    "release_step",
+    "renew_lease",
+    "finish_step",
+    "fail_step",
+    "expire_leases",
+    "take_place",
+    "spec.executor ==",
+    "spec.executor {",
+];
+
+/// Names of the store's backends: only `src/store/` may say them.
+const BACKENDS: &[&str] = &[
+    "rusqlite",
+    "postgres::",
+    "tokio_postgres",
+    "SqliteDb",
+    "PgDb",
+    "sqlite::",
+    "store::postgres",
+    "Location::Postgres",
+];
+
+#[test]
+fn commands_hold_no_campaign_flow_and_only_the_store_names_a_backend() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    let mut problems = Vec::new();
+    for f in &all {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        let code = code_of(&std::fs::read_to_string(f).unwrap());
+        if rel.starts_with("commands/") {
+            for word in CAMPAIGN_FLOW {
+                if code.contains(word) {
+                    problems.push(format!(
+                        "{rel} names {word:?}: the campaign's flow belongs in src/campaign/"
+                    ));
+                }
+            }
+            // Only the arguments-to-spec checks name an executor kind (its options' rules).
+            if rel != "commands/campaign_spec.rs" && code.contains("ExecutorKind::") {
+                problems.push(format!(
+                    "{rel} matches an executor kind: `crate::campaign::runner_for` chooses"
+                ));
+            }
+        }
+        if !rel.starts_with("store/") {
+            for word in BACKENDS {
+                if code.contains(word) {
+                    problems.push(format!(
+                        "{rel} names the store backend {word:?}: open a store by its location \
+                         (`Store::open`) and go through `crate::store`"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -8,7 +8,7 @@ use assert_cmd::Command;
 use common::{fixture, sample_record as record};
 use patchbench::record::sink::Sink;
 use patchbench::record::RunRecord;
-use patchbench::store::{self, db::Store};
+use patchbench::store;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -28,9 +28,9 @@ fn temp_store() -> (tempfile::TempDir, PathBuf) {
 fn save_and_read_back() {
     let (_d, path) = temp_store();
     let r = record("base", &[("pipe", 1000.0), ("syscall", 2000.0)]);
-    let id = store::save(&path, Some("patched".into()), &r).unwrap();
+    let id = store::save(&common::file(&path), Some("patched".into()), &r).unwrap();
     assert_eq!(id, 1);
-    let s = Store::open(&path, false).unwrap();
+    let s = common::open_store(&path);
     let back = s.get(1).unwrap().unwrap();
     assert_eq!(back.label.as_deref(), Some("patched"), "--label wins");
     assert_eq!(back.metrics, r.metrics);
@@ -51,14 +51,11 @@ fn sink_commits_each_step_and_marks_the_end() {
     sink.started(&r).unwrap();
     // Nothing is stored before the first result.
     assert_eq!(sink.saved_as(), None);
-    assert_eq!(
-        Store::open(&path, false).unwrap().list(None).unwrap().len(),
-        0
-    );
+    assert_eq!(common::open_store(&path).list(None).unwrap().len(), 0);
     r.metrics = record("x", &[("pipe", 5.0)]).metrics;
     sink.progress(&r).unwrap();
     assert_eq!(sink.saved_as().as_deref(), Some("1"));
-    let s = Store::open(&path, false).unwrap();
+    let s = common::open_store(&path);
     let l = s.list(None).unwrap();
     assert_eq!((l[0].metrics, l[0].incomplete), (1, true));
     assert_eq!(l[0].label.as_deref(), Some("base"));
@@ -69,7 +66,12 @@ fn sink_commits_each_step_and_marks_the_end() {
 #[test]
 fn runs_show_export_rm() {
     let (_d, path) = temp_store();
-    store::save(&path, None, &record("base", &[("pipe", 1234.5)])).unwrap();
+    store::save(
+        &common::file(&path),
+        None,
+        &record("base", &[("pipe", 1234.5)]),
+    )
+    .unwrap();
     patchbench(&path)
         .arg("runs")
         .assert()
@@ -120,7 +122,7 @@ fn importing_the_spec_sample_gives_exactly_its_numbers() {
         ])
         .assert()
         .success();
-    let r = Store::open(&path, false).unwrap().get(1).unwrap().unwrap();
+    let r = common::open_store(&path).get(1).unwrap().unwrap();
     let value = |key: &str| r.metrics.iter().find(|m| m.key() == key).unwrap().value;
     let expected = [
         ("dhry2reg", 45448570.8),
@@ -158,7 +160,7 @@ fn import_reads_both_unixbench_versions_aim7_and_will_it_scale() {
         .arg(fixture("aim7-base/creat-clo.txt"))
         .assert()
         .success();
-    let s = Store::open(&path, false).unwrap();
+    let s = common::open_store(&path);
     let ub = s.get(1).unwrap().unwrap();
     assert_eq!(ub.metrics.len(), 26, "12 tests + index at 1 and 2 copies");
     assert_eq!(ub.system.hostname, "testbox");
@@ -211,10 +213,7 @@ fn failed_import_stores_nothing_and_names_file_and_line() {
         .stderr(predicates::str::contains(
             "not-a-result.txt: not a known result format",
         ));
-    assert_eq!(
-        Store::open(&path, false).unwrap().list(None).unwrap().len(),
-        1
-    );
+    assert_eq!(common::open_store(&path).list(None).unwrap().len(), 1);
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
@@ -251,7 +250,12 @@ fn damaged_or_foreign_stores_are_refused_with_one_line() {
     // A real store cut in half.
     let path = d.path().join("cut.db");
     for i in 0..40 {
-        store::save(&path, None, &record("base", &[("pipe", i as f64 + 1.0)])).unwrap();
+        store::save(
+            &common::file(&path),
+            None,
+            &record("base", &[("pipe", i as f64 + 1.0)]),
+        )
+        .unwrap();
     }
     let len = std::fs::metadata(&path).unwrap().len();
     assert!(len > 8192, "store too small to cut: {len}");
@@ -319,7 +323,7 @@ fn sigkill_mid_run_keeps_the_committed_tests() {
     .unwrap();
     let status = child.wait().unwrap();
     assert!(!status.success());
-    let s = Store::open(&path, false).unwrap();
+    let s = common::open_store(&path);
     let l = s.list(None).unwrap();
     assert_eq!(l.len(), 1);
     assert!(l[0].incomplete);
@@ -347,7 +351,7 @@ fn two_writers_at_once_are_both_kept() {
             String::from_utf8_lossy(&out.stdout)
         );
     }
-    let s = Store::open(&path, false).unwrap();
+    let s = common::open_store(&path);
     let l = s.list(None).unwrap();
     assert_eq!(l.len(), 2);
     for run in l {
@@ -440,7 +444,7 @@ fn the_unixbench_report_is_unchanged_byte_for_byte() {
 fn importing_a_stored_run_again_stores_it_once() {
     let (d, path) = temp_store();
     store::save(
-        &path,
+        &common::file(&path),
         Some("base".into()),
         &record("base", &[("pipe", 1000.0)]),
     )
@@ -454,8 +458,5 @@ fn importing_a_stored_run_again_stores_it_once() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("already stored as run 1"), "{text}");
     }
-    assert_eq!(
-        Store::open(&path, false).unwrap().list(None).unwrap().len(),
-        1
-    );
+    assert_eq!(common::open_store(&path).list(None).unwrap().len(), 1);
 }

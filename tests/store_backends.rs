@@ -50,7 +50,7 @@ impl TestStore {
     }
 
     pub fn open(&self) -> Store {
-        Store::open_at(&self.location, Access::Create, None).unwrap()
+        Store::open(&self.location, Access::Create, None).unwrap()
     }
 
     pub fn cli(&self) -> assert_cmd::Command {
@@ -298,7 +298,7 @@ on_both_backends! {
             .map(|w| {
                 let location = location.clone();
                 std::thread::spawn(move || {
-                    let mut s = Store::open_at(&location, Access::Write, None).unwrap();
+                    let mut s = Store::open(&location, Access::Write, None).unwrap();
                     let owner = format!("agent-{w}");
                     let mut mine = Vec::new();
                     while let Some(step) = s.claim_step(id, &owner, 60.0, None).unwrap() {
@@ -483,7 +483,7 @@ fn both_schemas_have_the_same_tables_and_columns() {
     let db = server.database();
     let url = server.socket_url(ADMIN, &db);
     drop(
-        Store::open_at(
+        Store::open(
             &Location::parse(url.as_ref()).unwrap(),
             Access::Create,
             None,

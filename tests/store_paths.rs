@@ -9,7 +9,6 @@
 mod common;
 
 use common::{entries, fixture};
-use patchbench::store::db::Store;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -241,14 +240,7 @@ fn a_memory_limit_is_named_not_called_corrupt() {
         "no limit made the program fail with a named error"
     );
     // The store is still healthy.
-    assert_eq!(
-        Store::open(&store, false)
-            .unwrap()
-            .list(None)
-            .unwrap()
-            .len(),
-        2
-    );
+    assert_eq!(common::open_store(&store).list(None).unwrap().len(), 2);
 }
 
 #[test]
@@ -279,7 +271,7 @@ fn a_run_interrupted_before_its_first_result_leaves_no_run() {
     common::signal(&child, libc::SIGINT);
     let status = common::wait_with_timeout(&mut child, Duration::from_secs(60));
     assert_eq!(status.code(), Some(130));
-    let runs = Store::open(&store, false).unwrap().list(None).unwrap();
+    let runs = common::open_store(&store).list(None).unwrap();
     assert!(runs.is_empty(), "{runs:?}");
     patchbench(&store)
         .arg("runs")

@@ -19,7 +19,6 @@ use common::test_kernel::{debian_kernel, TestKernel};
 use common::{children, patchbench_with_store, wait_until, wait_with_timeout};
 use patchbench::record::campaign::state::StepState;
 use patchbench::record::RunRecord;
-use patchbench::store::db::Store;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
@@ -86,7 +85,7 @@ fn run_ok(cmd: &mut std::process::Command) -> String {
 }
 
 fn runs(store: &Path, name: &str) -> Vec<RunRecord> {
-    let s = Store::open(store, false).unwrap();
+    let s = common::open_store(store);
     let c = s.campaign(name).unwrap().unwrap();
     s.campaign_runs(c.id)
         .unwrap()
@@ -241,7 +240,7 @@ fn a_guest_that_never_reaches_the_workload_fails_its_step_and_scratch_is_ext4() 
         ],
     ));
     eprintln!("{err}");
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     let c = s.campaign("fails").unwrap().unwrap();
     assert_eq!(c.state.as_str(), "finished");
     let steps = s.steps(c.id).unwrap();
@@ -312,7 +311,7 @@ fn sigint_mid_step_stops_the_guest_and_resume_completes_without_loss_or_duplicat
     assert_eq!(status.code(), Some(130));
     wait_until(Duration::from_secs(20), "the guest to go", || !alive(qemu));
     {
-        let s = Store::open(&store, false).unwrap();
+        let s = common::open_store(&store);
         let c = s.campaign("int").unwrap().unwrap();
         let steps = s.steps(c.id).unwrap();
         assert!(
@@ -352,7 +351,7 @@ fn sigkill_of_patchbench_mid_step_leaves_no_qemu() {
         "QEMU to die with patchbench",
         || !alive(qemu),
     );
-    let s = Store::open(&store, false).unwrap();
+    let s = common::open_store(&store);
     assert!(s.list(None).unwrap().is_empty(), "no half-stored run");
 }
 

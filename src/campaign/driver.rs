@@ -13,9 +13,9 @@ use crate::proc::signals::Signals;
 use crate::progress::Progress;
 use crate::record::campaign::plan;
 use crate::record::campaign::spec::{Schedule, PILOT_ROUNDS};
-use crate::record::campaign::state::{Campaign, CampaignState, Step, StepState};
+use crate::record::campaign::state::{Campaign, CampaignState, Owner, Step, StepState};
 use crate::record::campaign::StepInfo;
-use crate::store::campaign::AfterFailure;
+use crate::store::campaign::{AfterFailure, Claim, Claimer, Holder};
 
 /// The most characters of a step's console line shown (escaped by `crate::safe_text`).
 const CONSOLE_LINE_CHARS: usize = 100;
@@ -31,6 +31,9 @@ pub enum End {
     Stopped,
     /// Nothing left for this process, but other owners still run steps (a lab).
     Idle,
+    /// Another live owner runs the steps of this place (the campaign, or this lab box): this
+    /// driver claimed nothing.
+    Held(Holder),
 }
 
 /// What runs a campaign's steps.
@@ -108,21 +111,22 @@ impl Driver<'_> {
             Ok(c) => c,
             Err(end) => return Ok(Some(end)),
         };
-        let Some(step) = self.claim(&campaign)? else {
-            return self.nothing_planned(&campaign).map(Some);
+        let step = match self.claim(&campaign)? {
+            Claim::Step(s) => s,
+            Claim::Nothing => return self.nothing_planned(&campaign).map(Some),
+            Claim::Held(h) => return Ok(Some(End::Held(h))),
         };
         if campaign.spec.duet {
-            let partner = self.claim(&campaign)?;
-            match partner {
-                Some(p) if p.round == step.round && p.r#box == step.r#box => {
+            match self.claim(&campaign)? {
+                Claim::Step(p) if p.round == step.round && p.r#box == step.r#box => {
                     self.run_pair(&campaign, step, p)?;
                     return Ok(None);
                 }
-                Some(p) => {
+                Claim::Step(p) => {
                     // Not the same round (its partner failed for good): hand it back.
                     self.store.release_step(p.id, &self.owner)?;
                 }
-                None => {}
+                Claim::Nothing | Claim::Held(_) => {}
             }
         }
         self.run_one(&campaign, step)?;
@@ -185,16 +189,26 @@ impl Driver<'_> {
         self.store.campaign(name)?.ok_or_else(|| {
             Usage(format!(
                 "no campaign named {name:?} in store {}; `patchbench campaign status` lists them",
-                self.store.path().display()
+                self.store.location()
             ))
             .into()
         })
     }
 
-    /// Claims the next planned step for this driver's owner.
-    pub fn claim(&mut self, c: &Campaign) -> anyhow::Result<Option<Step>> {
-        self.store
-            .claim_step(c.id, &self.owner, self.lease_s, self.r#box.as_deref())
+    /// Claims the next planned step for this driver's owner, holding its place (the
+    /// campaign, or a lab campaign's box, whatever campaign it runs) for one owner at a time.
+    pub fn claim(&mut self, c: &Campaign) -> anyhow::Result<Claim> {
+        let hold = hold_key(c, self.r#box.as_deref());
+        self.store.claim_held(
+            c.id,
+            &Claimer {
+                owner: &self.owner,
+                lease_s: self.lease_s,
+                r#box: self.r#box.as_deref(),
+                hold: &hold,
+                is_dead: &|o| Owner::parse(o).is_some_and(|o| o.is_dead_here()),
+            },
+        )
     }
 
     fn nothing_planned(&mut self, c: &Campaign) -> anyhow::Result<End> {
@@ -518,6 +532,15 @@ impl Driver<'_> {
             } => crate::clock::secs_since(&c.created_at).is_some_and(|s| s > *t),
             _ => false,
         }
+    }
+}
+
+/// The place whose steps one owner runs at a time: a lab box (across its campaigns: a box
+/// measures one thing at a time), else the campaign.
+pub fn hold_key(c: &Campaign, r#box: Option<&str>) -> String {
+    match (&c.spec.lab, r#box) {
+        (Some(_), Some(b)) => format!("box:{b}"),
+        _ => format!("campaign:{}", c.id),
     }
 }
 

@@ -1,10 +1,9 @@
-//! `patchbench agent`: a lab box's worker. It registers its box in the shared store
-//! (fingerprint, tags, the executors it offers), then repeatedly: hands back the steps whose
-//! lease ran out (their agent was killed or lost its box), takes a place in an open lab
-//! campaign its box qualifies for (`campaign start --boxes N --tag T`), claims that place's
-//! next planned step (`FOR UPDATE SKIP LOCKED`, with a lease renewed while the step runs),
-//! runs it with the campaign's executor and stores its run with the step's `done`. When
-//! there is no work it waits `--poll` seconds and looks again (`--once`: it exits).
+//! `patchbench agent`: a lab box's worker, its arguments and what it says; the loop itself is
+//! `crate::campaign::agent`. It registers its box in the shared store (fingerprint, tags, the
+//! executors it offers), then repeatedly takes a place in an open lab campaign its box
+//! qualifies for (`campaign start --boxes N --tag T`), claims and runs that place's next
+//! step and stores its run. When there is no work it waits `--poll` seconds and looks again
+//! (`--once`: it exits).
 //!
 //! When the store goes away mid-step the step is finished, its run kept in the spool (a small
 //! SQLite file on the box) and uploaded, exactly once, when the store is back; meanwhile the
@@ -13,20 +12,14 @@
 //! exits 0: a service manager stopping it is the normal way out.
 
 use super::shared::StoreArg;
-use crate::campaign::driver::{Driver, End};
-use crate::campaign::executor::Executor;
-use crate::error::{is_unreachable, usage, Interrupted};
+use crate::campaign::agent::{Agent, AgentConfig};
+use crate::error::{usage, Interrupted};
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
 use crate::record::campaign::spec::ExecutorKind;
-use crate::record::campaign::state::Owner;
-use crate::store::db::Store;
-use crate::store::lab::Spooled;
 use crate::store::spool::Spool;
 use clap::Args;
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct AgentArgs {
@@ -66,25 +59,10 @@ pub struct AgentArgs {
 }
 
 pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
-    if a.executor.contains(&ExecutorKind::Kexec) {
-        return usage(
-            "an agent offers local or vm steps; a kexec campaign runs on the machine that starts \
-             it (`campaign start --executor kexec`)",
-        );
-    }
-    if a.lease < 3.0 {
-        return usage("--lease must be at least 3 seconds (it is renewed every third of it)");
-    }
     let spool_path = match &a.spool {
         Some(p) => p.clone(),
         None => crate::store::spool::default_path()?,
     };
-    let signals = Signals::install()?;
-    // An agent started without its store says so and stops (exit 2); once it runs, a store
-    // that goes away is waited for.
-    let mut store = a.store.open(true)?;
-    let spool = Spool::open(&spool_path)?;
-    let me = Owner::me().to_string();
     let box_name = a.box_name.clone().unwrap_or_else(crate::sysinfo::hostname);
     if crate::args::parse_tag(&box_name).is_err() {
         return usage(format!(
@@ -92,209 +70,63 @@ pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
             crate::safe_text::field(&box_name)
         ));
     }
-    let offered: Vec<String> = a.executor.iter().map(|e| e.as_str().to_string()).collect();
-    let fingerprint = serde_json::to_string(&crate::sysinfo::SystemInfo::collect())?;
-    store.register_box(&box_name, &fingerprint, &a.tags, &offered, &me)?;
+    let config = AgentConfig {
+        box_name,
+        tags: a.tags.clone(),
+        executors: a.executor.clone(),
+        once: a.once,
+        campaign: a.campaign.clone(),
+        lease_s: a.lease,
+        poll_s: a.poll,
+        connect_timeout: a.store.connect_timeout,
+    };
+    config.check()?;
+    let signals = Signals::install()?;
+    // An agent started without its store says so and stops (exit 2); once it runs, a store
+    // that goes away is waited for.
+    let store = a.store.open(true)?;
+    let spool = Spool::open(&spool_path)?;
+    let mut progress = Progress::new();
+    let mut agent = Agent::new(config.clone(), store, spool, &signals, &mut progress)?;
     crate::safe_text::eprint_line(&format!(
-        "patchbench agent: box {box_name}{} offering {} serves store {} (lease {:.0} s, spool \
-         {})",
-        if a.tags.is_empty() {
+        "patchbench agent: box {}{} offering {} serves store {} (lease {:.0} s, spool {})",
+        config.box_name,
+        if config.tags.is_empty() {
             String::new()
         } else {
-            format!(" tagged {}", a.tags.join(", "))
+            format!(" tagged {}", config.tags.join(", "))
         },
-        offered.join(", "),
-        store.location().shown(),
-        a.lease,
+        config
+            .executors
+            .iter()
+            .map(|e| e.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        agent.store().location(),
+        config.lease_s,
         spool_path.display()
     ));
-    let mut agent = Agent {
-        args: a,
-        store,
-        spool,
-        signals: &signals,
-        progress: Progress::new(),
-        owner: me,
-        box_name,
-        ran: 0,
-        executors: HashMap::new(),
-    };
     let end = agent.serve();
-    agent.progress.finish();
+    let ran = agent.ran();
+    let left = agent.waiting_in_spool();
+    drop(agent);
+    progress.finish();
     if let Err(e) = end {
         let Some(i) = e.downcast_ref::<Interrupted>() else {
             return Err(e);
         };
         crate::safe_text::eprint_line(&format!(
-            "patchbench agent: stopped by {} after {} step(s) (a step it was running, if any, \
-             is planned again)",
-            i.name, agent.ran
+            "patchbench agent: stopped by {} after {ran} step(s) (a step it was running, if \
+             any, is planned again)",
+            i.name
         ));
     }
-    let left = agent
-        .spool
-        .count(&agent.store.location().shown())
-        .unwrap_or(0);
     if left > 0 {
         crate::safe_text::eprint_line(&format!(
             "patchbench agent: {left} run(s) still wait in spool {}; the next agent on this box \
              uploads them",
-            agent.spool.path().display()
+            spool_path.display()
         ));
     }
     Ok(0)
-}
-
-/// An agent at work.
-struct Agent<'a> {
-    args: &'a AgentArgs,
-    store: Store,
-    spool: Spool,
-    signals: &'a Signals,
-    progress: Progress,
-    owner: String,
-    box_name: String,
-    /// Steps this agent ran.
-    ran: usize,
-    /// The executor of each campaign it has run a step of, by campaign id.
-    executors: HashMap<i64, Box<dyn Executor>>,
-}
-
-/// What one look for work found.
-enum Look {
-    Ran,
-    Nothing,
-}
-
-impl Agent<'_> {
-    /// Works until interrupted (or, with --once, after one step or none).
-    fn serve(&mut self) -> anyhow::Result<()> {
-        loop {
-            self.signals.check()?;
-            let look = self
-                .upload_spool()
-                .and_then(|()| self.store.touch_box(&self.box_name))
-                .and_then(|()| self.look_for_work());
-            match look {
-                Ok(Look::Ran) if self.args.once => return Ok(()),
-                Ok(Look::Ran) => {}
-                Ok(Look::Nothing) if self.args.once => {
-                    if self.ran == 0 {
-                        self.progress
-                            .line("patchbench agent: no planned step for this box");
-                    }
-                    return Ok(());
-                }
-                Ok(Look::Nothing) => self
-                    .signals
-                    .sleep(Duration::from_secs_f64(self.args.poll))?,
-                Err(e) if is_unreachable(&e) => self.wait_for_store(&e)?,
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// Reconnects until the store is back (or a signal comes).
-    fn wait_for_store(&mut self, why: &anyhow::Error) -> anyhow::Result<()> {
-        self.progress.line(&format!(
-            "patchbench agent: {why}; retrying every {:.0} s",
-            self.args.poll
-        ));
-        loop {
-            self.signals
-                .sleep(Duration::from_secs_f64(self.args.poll))?;
-            match self.store.reconnect(self.args.store.connect_timeout) {
-                Ok(()) => {
-                    self.progress
-                        .line("patchbench agent: the store is back; continuing");
-                    return Ok(());
-                }
-                Err(e) if is_unreachable(&e) => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-
-    /// Uploads what waits in the spool for this store; a line per run.
-    fn upload_spool(&mut self) -> anyhow::Result<()> {
-        for (run, what) in self.spool.upload(&mut self.store)? {
-            let what = match what {
-                Spooled::Stored(id) => format!("stored as run {id}"),
-                Spooled::AlreadyStored => "was already stored".to_string(),
-                Spooled::DoneByAnother => {
-                    "not stored: the step was run again and stored meanwhile".to_string()
-                }
-                Spooled::Gone => "not stored: its campaign is gone".to_string(),
-            };
-            self.progress.line(&format!(
-                "campaign {}: the spooled run of step {} {what}",
-                run.campaign, run.step_id
-            ));
-        }
-        Ok(())
-    }
-
-    /// A driver for this agent's box, running steps with `executor`.
-    fn driver<'s>(&'s mut self, executor: &'s mut dyn Executor) -> Driver<'s> {
-        Driver {
-            store: &mut self.store,
-            executor,
-            signals: self.signals,
-            progress: &mut self.progress,
-            owner: self.owner.clone(),
-            lease_s: self.args.lease,
-            r#box: Some(self.box_name.clone()),
-            spool: Some(&mut self.spool),
-        }
-    }
-
-    /// One pass over the open lab campaigns this box may run: the first step it can claim is
-    /// run.
-    fn look_for_work(&mut self) -> anyhow::Result<Look> {
-        let mut campaigns = self.store.campaigns()?;
-        campaigns.retain(|c| {
-            c.state.is_open()
-                && self.args.campaign.as_ref().is_none_or(|n| *n == c.name)
-                && c.spec.lab.as_ref().is_some_and(|l| {
-                    l.admits(c.spec.executor, &self.args.tags, &self.args.executor)
-                })
-        });
-        // An executor (its private directory) lives as long as its campaign is open.
-        self.executors
-            .retain(|id, _| campaigns.iter().any(|c| c.id == *id));
-        for c in campaigns {
-            for s in self.store.expire_leases(c.id)? {
-                self.progress.line(&format!(
-                    "campaign {} round {} box {} {}: its agent stopped renewing the lease; the \
-                     step goes back to the queue",
-                    c.name, s.round, s.r#box, s.side
-                ));
-            }
-            if !self.store.take_place(c.id, &self.box_name)? {
-                continue;
-            }
-            // One executor per campaign for the agent's life (a vm one checks QEMU and the
-            // kernels once and keeps its initramfs).
-            let mut executor = match self.executors.remove(&c.id) {
-                Some(e) => e,
-                None => super::campaign::executor_for(&c.spec)?,
-            };
-            let next = self.driver(executor.as_mut()).next_step(&c.name);
-            self.executors.insert(c.id, executor);
-            match next? {
-                None => {
-                    self.ran += 1;
-                    return Ok(Look::Ran);
-                }
-                Some(End::Finished) => self.progress.line(&format!(
-                    "campaign {}: finished; `patchbench campaign report {}{}` compares the sides",
-                    c.name,
-                    c.name,
-                    self.store.location().hint()
-                )),
-                Some(End::Stopped | End::Idle) => {}
-            }
-        }
-        Ok(Look::Nothing)
-    }
 }

@@ -16,16 +16,16 @@
 
 use super::campaign_spec::{parse_scratch, parse_span, spec};
 use super::shared::StoreArg;
-use crate::campaign::driver::{Driver, End};
 use crate::campaign::executor::Executor;
-use crate::error::{usage, Usage};
+use crate::campaign::{self, By, End, Resumed, Runner, Stopped, Summary};
+use crate::error::usage;
 use crate::progress::Progress;
-use crate::record::campaign::plan;
 use crate::record::campaign::spec::{
     CampaignSpec, ExecutorKind, LabSpec, Order, Schedule, Scratch,
 };
-use crate::record::campaign::state::{Campaign, CampaignState, Owner, StepState};
+use crate::record::campaign::state::CampaignState;
 use crate::store::db::Store;
+use crate::store::{Access, Location};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -282,35 +282,19 @@ pub fn execute(a: &CampaignArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// The executor a campaign's steps run with.
-pub(super) fn executor_for(spec: &CampaignSpec) -> anyhow::Result<Box<dyn Executor>> {
-    match spec.executor {
-        ExecutorKind::Local => Ok(Box::new(crate::campaign::local::Local::new()?)),
-        ExecutorKind::Vm => Ok(Box::new(crate::campaign::vm::Vm::new(spec)?)),
-        ExecutorKind::Kexec => usage(
-            "a kexec campaign runs one step per boot: `patchbench campaign resume --boot` \
-             (the boot hook) runs it",
-        ),
-    }
-}
-
 fn start(a: &StartArgs) -> anyhow::Result<i32> {
     let spec = spec(a)?;
-    if spec.executor == ExecutorKind::Kexec {
-        return super::campaign_kexec::start(a, spec);
-    }
-    if let Some(lab) = &spec.lab {
-        return plan_for_lab(a, &spec, lab);
-    }
-    let mut executor = executor_for(&spec)?;
-    let mut store = a.store.open(true)?;
-    let rounds = spec.schedule.initial_rounds();
-    let steps = plan::steps(spec.order, spec.seed, 1, rounds);
-    store.create_campaign(&spec, rounds, &steps)?;
+    let mut executor = match campaign::runner_for(&spec, By::Starter)? {
+        Runner::Here(e) => e,
+        Runner::StepPerBoot => return super::campaign_kexec::start(a, spec),
+        Runner::Agents => return plan_for_lab(a, &spec),
+    };
+    let mut store = a.store.open_for(Access::Create)?;
+    let c = campaign::create(&mut store, &spec)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {} planned: {} of 2 steps ({} executor, {} order, seed {}) \
          in store {}",
-        spec.name,
+        c.name,
         schedule_words(&spec.schedule),
         spec.executor.as_str(),
         match spec.order {
@@ -318,9 +302,9 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
             Order::Abba => "ABBA",
         },
         spec.seed,
-        store.path().display()
+        store.location()
     ));
-    run_campaign(&mut store, &spec.name, executor.as_mut())
+    run_here(store, &c.name, executor.as_mut())
 }
 
 /// `5 rounds`, or `a pilot of 3 rounds, then up to 30 rounds for ±2 %,` (for a start line).
@@ -335,14 +319,13 @@ fn schedule_words(schedule: &Schedule) -> String {
 
 /// Plans a lab campaign: every round for each of its boxes' places, which the first agents
 /// of matching boxes take; nothing runs here.
-fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec, lab: &LabSpec) -> anyhow::Result<i32> {
-    let mut store = a.store.open(true)?;
-    let rounds = spec.schedule.initial_rounds();
-    let steps = plan::for_boxes(
-        &plan::steps(spec.order, spec.seed, 1, rounds),
-        &plan::box_places(lab.boxes),
-    );
-    store.create_campaign(spec, rounds, &steps)?;
+fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec) -> anyhow::Result<i32> {
+    let mut store = a.store.open_for(Access::Create)?;
+    let c = campaign::create(&mut store, spec)?;
+    let lab = c.spec.lab.clone().unwrap_or(LabSpec {
+        boxes: 1,
+        tags: Vec::new(),
+    });
     let tags = if lab.tags.is_empty() {
         String::new()
     } else {
@@ -352,19 +335,19 @@ fn plan_for_lab(a: &StartArgs, spec: &CampaignSpec, lab: &LabSpec) -> anyhow::Re
         "patchbench: campaign {} planned for {} box{}{tags}: {} of 2 steps on each ({} \
          executor, seed {}) in store {}; agents run it: `patchbench agent --store {}{}` on each \
          box; `patchbench campaign status {}{}` follows it",
-        spec.name,
+        c.name,
         lab.boxes,
         if lab.boxes == 1 { "" } else { "es" },
         schedule_words(&spec.schedule),
         spec.executor.as_str(),
         spec.seed,
-        store.path().display(),
-        store.path().display(),
+        store.location(),
+        store.location().as_arg(),
         lab.tags
             .iter()
             .map(|t| format!(" --tag {t}"))
             .collect::<String>(),
-        spec.name,
+        c.name,
         store.location().hint(),
     ));
     Ok(0)
@@ -374,121 +357,58 @@ fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
     let Some(name) = a.name.as_deref().filter(|_| !a.boot) else {
         return super::campaign_kexec::at_boot(&a.store);
     };
-    let mut store = a.store.open(false)?;
-    let campaign = find(&store, name)?;
-    if campaign.spec.executor == ExecutorKind::Kexec {
-        return super::campaign_kexec::resume(a, store, campaign);
-    }
-    if let Some(lab) = &campaign.spec.lab {
-        return usage(format!(
-            "campaign {} is run by lab agents on {} box(es) (`patchbench agent --store ...` on \
-             each); `campaign status {}` shows where it stands",
-            campaign.name, lab.boxes, campaign.name
-        ));
-    }
-    if campaign.state == CampaignState::Stopped || campaign.state == CampaignState::Finished {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {} is {}; nothing to resume",
-            campaign.name,
-            campaign.state.as_str()
-        ));
-        return Ok(0);
-    }
-    // One process runs a campaign at a time: two would measure each other.
-    let steps = store.steps(campaign.id)?;
-    if let Some(live) = steps.iter().find(|s| {
-        s.state == StepState::Running
-            && s.owner
-                .as_deref()
-                .and_then(Owner::parse)
-                .is_some_and(|o| o.host == crate::sysinfo::hostname() && !o.is_dead_here())
-    }) {
-        let pid = live.owner.as_deref().and_then(Owner::parse).map(|o| o.pid);
-        return usage(format!(
-            "campaign {} is being run by process {} (round {} {}); wait for it, or `patchbench \
-             campaign stop {}`",
-            campaign.name,
-            pid.map(|p| p.to_string()).unwrap_or_default(),
-            live.round,
-            live.side,
-            campaign.name
-        ));
-    }
-    let taken = store.reclaim_steps(
-        campaign.id,
-        &|owner| Owner::parse(owner).is_none_or(|o| o.is_dead_here()),
-        false,
-    )?;
-    for s in &taken {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {}: round {} {} was left unfinished; it runs again",
-            campaign.name, s.round, s.side
-        ));
-    }
-    let mut executor = executor_for(&campaign.spec)?;
-    run_campaign(&mut store, &campaign.name, executor.as_mut())
-}
-
-fn run_campaign(store: &mut Store, name: &str, executor: &mut dyn Executor) -> anyhow::Result<i32> {
+    let store = a.store.open_for(Access::Read)?;
+    let location = store.location().clone();
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
-    let mut driver = Driver {
-        store,
-        executor,
-        signals: &signals,
-        progress: &mut progress,
-        owner: Owner::me().to_string(),
-        lease_s: 0.0,
-        r#box: None,
-        spool: None,
-    };
-    let end = driver.drive(name);
+    let yes = a.yes;
+    let resumed = campaign::resume(store, name, &signals, &mut progress, &mut |what| {
+        super::campaign_kexec::confirm(yes, what)
+    });
     progress.finish();
-    let end = end?;
-    let campaign = find(store, name)?;
-    let steps = store.steps(campaign.id)?;
-    let done = steps.iter().filter(|s| s.state == StepState::Done).count();
-    let failed = steps
-        .iter()
-        .filter(|s| s.state == StepState::Failed)
-        .count();
-    let word = match end {
-        End::Finished => "finished",
-        End::Stopped => "stopped",
-        End::Idle => "has no step left for this process",
-    };
-    crate::safe_text::eprint_line(&format!(
-        "patchbench: campaign {name} {word}: {done} steps done, {failed} failed; \
-         `patchbench campaign report {name}{}` compares the sides",
-        store.location().hint()
-    ));
-    Ok(0)
+    match resumed? {
+        Resumed::Ran(summary) => Ok(said(name, &summary, &location)),
+        Resumed::AlreadyOver(state) => {
+            crate::safe_text::eprint_line(&format!(
+                "patchbench: campaign {name} is {}; nothing to resume",
+                state.as_str()
+            ));
+            Ok(0)
+        }
+        Resumed::PerBoot(code) => Ok(code),
+    }
 }
 
-pub(super) fn find(store: &Store, name: &str) -> anyhow::Result<Campaign> {
-    store.campaign(name)?.ok_or_else(|| {
-        let known: Vec<String> = store
-            .campaigns()
-            .map(|cs| cs.into_iter().map(|c| c.name).collect())
-            .unwrap_or_default();
-        Usage(format!(
-            "no campaign named {:?} in store {} (campaigns there: {})",
-            crate::safe_text::field(name),
-            store.path().display(),
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
-        ))
-        .into()
-    })
+/// Runs a campaign in this process and says how it ended.
+fn run_here(mut store: Store, name: &str, executor: &mut dyn Executor) -> anyhow::Result<i32> {
+    let signals = crate::proc::signals::Signals::install()?;
+    let mut progress = Progress::new();
+    let summary = campaign::run(&mut store, name, executor, &signals, &mut progress);
+    progress.finish();
+    Ok(said(name, &summary?, store.location()))
+}
+
+/// The line that says how a run of a campaign ended; its exit status.
+fn said(name: &str, summary: &Summary, location: &Location) -> i32 {
+    let word = match summary.end {
+        End::Finished => "finished",
+        End::Stopped => "stopped",
+        End::Idle | End::Held(_) => "has no step left for this process",
+    };
+    crate::safe_text::eprint_line(&format!(
+        "patchbench: campaign {name} {word}: {} steps done, {} failed; \
+         `patchbench campaign report {name}{}` compares the sides",
+        summary.done,
+        summary.failed,
+        location.hint()
+    ));
+    0
 }
 
 fn status(a: &StatusArgs) -> anyhow::Result<i32> {
-    let store = a.store.open(false)?;
+    let store = a.store.open_for(Access::Read)?;
     let campaigns = match &a.name {
-        Some(n) => vec![find(&store, n)?],
+        Some(n) => vec![campaign::find(&store, n)?],
         None => store.campaigns()?,
     };
     let mut views = Vec::new();
@@ -515,8 +435,8 @@ fn status(a: &StatusArgs) -> anyhow::Result<i32> {
 }
 
 fn report(a: &ReportArgs) -> anyhow::Result<i32> {
-    let store = a.store.open(false)?;
-    let c = find(&store, &a.name)?;
+    let store = a.store.open_for(Access::Read)?;
+    let c = campaign::find(&store, &a.name)?;
     let steps = store.steps(c.id)?;
     let runs = store.campaign_runs(c.id)?;
     let side = |name: &str| {
@@ -558,52 +478,36 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
 }
 
 fn stop(a: &StopArgs) -> anyhow::Result<i32> {
-    let mut store = a.store.open(false)?;
-    let c = find(&store, &a.name)?;
-    if !c.state.is_open() {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {} is already {}",
-            c.name,
-            c.state.as_str()
-        ));
-        return Ok(0);
-    }
-    let steps = store.steps(c.id)?;
-    let running = steps.iter().any(|s| s.state == StepState::Running);
-    let (state, what) = if running {
-        (CampaignState::Stopping, "will stop after its current step")
-    } else {
-        (CampaignState::Stopped, "is stopped")
+    let mut store = a.store.open_for(Access::Read)?;
+    let line = match campaign::stop(&mut store, &a.name)? {
+        Stopped::AlreadyOver(state) => {
+            format!("campaign {} is already {}", a.name, state.as_str())
+        }
+        Stopped::AtNextBoot(home) => format!(
+            "campaign {} stops at its next boot (or once this boot's step is stored) and \
+             returns to {home}",
+            a.name
+        ),
+        Stopped::Now(state) => format!(
+            "campaign {} {}; `patchbench campaign report {}{}` compares what it has",
+            a.name,
+            if state == CampaignState::Stopping {
+                "will stop after its current step"
+            } else {
+                "is stopped"
+            },
+            a.name,
+            store.location().hint()
+        ),
     };
-    store.set_campaign_state(c.id, state, Some("stopped by `campaign stop`"))?;
-    if c.spec.executor == ExecutorKind::Kexec {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {} stops at its next boot (or once this boot's step is stored) \
-             and returns to {}",
-            c.name,
-            c.spec
-                .kexec
-                .as_ref()
-                .map_or("the kernel it started from".to_string(), |k| k
-                    .return_to
-                    .image
-                    .display()
-                    .to_string())
-        ));
-        return Ok(0);
-    }
-    crate::safe_text::eprint_line(&format!(
-        "patchbench: campaign {} {what}; `patchbench campaign report {}{}` compares what it has",
-        c.name,
-        c.name,
-        store.location().hint()
-    ));
+    crate::safe_text::eprint_line(&format!("patchbench: {line}"));
     Ok(0)
 }
+
 /// Frees a lost box's place in a lab campaign.
 fn release_box(a: &ReleaseBoxArgs) -> anyhow::Result<i32> {
-    let mut store = a.store.open_for(crate::store::Access::Write)?;
-    let c = find(&store, &a.name)?;
+    let mut store = a.store.open_for(Access::Write)?;
+    let c = campaign::find(&store, &a.name)?;
     if c.spec.lab.is_none() {
         return usage(format!(
             "campaign {} is not a lab campaign (started without --boxes/--tag): it has no box \

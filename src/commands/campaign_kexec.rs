@@ -1,158 +1,76 @@
-//! The kexec half of `patchbench campaign`: `start --executor kexec` (every check before
-//! anything changes, then the user's confirmation, then the first reboot), `resume NAME` of a
-//! kexec campaign (confirmed: it reboots), `resume --boot` (the boot hook's command, quiet when
-//! this boot is no campaign's), and `install-hook` / `remove-hook`.
+//! The kexec half of `patchbench campaign`'s arguments and output: `start --executor kexec`
+//! (the checks of `crate::campaign::kexec::flow`, then the user's confirmation, then the first
+//! reboot), the confirmation a `resume NAME` of a kexec campaign asks for (it reboots),
+//! `resume --boot` (the boot hook's command, quiet when this boot is no campaign's), and
+//! `install-hook` / `remove-hook`.
 
-use super::campaign::{ResumeArgs, StartArgs};
+use super::campaign::StartArgs;
 use super::shared::StoreArg;
-use crate::campaign::executor::this_kernel;
-use crate::campaign::kexec::boot::{read_cmdline, stop_file, BootRun};
-use crate::campaign::kexec::cmdline::Markers;
+use crate::campaign::kexec::flow;
+use crate::campaign::kexec::hook;
 use crate::campaign::kexec::load::Authority;
-use crate::campaign::kexec::{hook, preflight};
 use crate::error::{usage, Usage};
 use crate::progress::Progress;
-use crate::record::campaign::plan;
-use crate::record::campaign::spec::{CampaignSpec, KexecOptions, Schedule};
-use crate::record::campaign::state::{Campaign, CampaignState};
-use crate::store::db::Store;
+use crate::record::campaign::spec::CampaignSpec;
+use crate::store::Access;
 use std::io::{BufRead, IsTerminal, Write};
 
 /// `campaign start --executor kexec`: checks, confirmation, the campaign stored, the first
 /// reboot.
 pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
-    preflight::may_kexec().map_err(Usage)?;
-    let lockdown = preflight::lockdown_mode();
-    for side in spec.sides.iter_mut() {
-        let Some(k) = side.kernel.as_mut() else {
-            return usage(format!("the {} side names no kernel to boot", side.name));
-        };
-        preflight::side_kernel(&side.name, k).map_err(Usage)?;
-        preflight::signed_if_locked_down(&k.image, lockdown.as_deref()).map_err(Usage)?;
-    }
-    let here = this_kernel();
-    let return_to = preflight::return_target(
+    let location = a.store.location()?;
+    flow::prepare(
+        &mut spec,
         a.return_to.as_deref(),
         a.return_initrd.as_deref(),
-        &here.release,
-        &here.cmdline,
-    )
-    .map_err(Usage)?;
-    preflight::signed_if_locked_down(&return_to.image, lockdown.as_deref()).map_err(Usage)?;
-    spec.kexec = Some(KexecOptions { return_to });
-    let store_path = file_store(&a.store)?;
-    preflight::store_survives(&store_path).map_err(Usage)?;
-    if store_path.exists() {
-        let store = Store::open(&store_path, false)?;
-        if store.campaign(&spec.name)?.is_some() {
-            return usage(format!(
-                "a campaign named {:?} already exists in store {}; choose another name",
-                spec.name,
-                store_path.display()
-            ));
-        }
-    }
-    let rounds = spec.schedule.initial_rounds();
-    let boots = match &spec.schedule {
-        Schedule::Rounds { rounds } => format!("{}", 2 * rounds),
-        Schedule::Until { max_rounds, .. } => format!("{} to {}", 2 * rounds, 2 * max_rounds),
-    };
+        &location,
+    )?;
     let what = format!(
         "campaign {} reboots this machine (kexec) about {:.0} s after it starts, into round 1's \
-         first kernel, then once per step ({boots} boots), and at the end into {}",
+         first kernel, then once per step ({} boots), and at the end into {}",
         spec.name,
         a.reboot_in,
+        flow::boots(&spec),
         spec.kexec
             .as_ref()
             .map_or(String::new(), |k| k.return_to.image.display().to_string())
     );
     let auth = confirm(a.yes, &what)?;
-    let mut store = a.store.open(true)?;
-    let steps = plan::steps(spec.order, spec.seed, 1, rounds);
-    store.create_campaign(&spec, rounds, &steps)?;
+    let mut store = a.store.open_for(Access::Create)?;
+    let c = crate::campaign::create(&mut store, &spec)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {} planned: {} rounds of 2 steps (kexec executor, seed {}) in \
          store {}; each boot runs its step through the boot hook (`patchbench campaign \
          install-hook` under systemd); `patchbench campaign stop {}`, `touch {}` or \
          patchbench.stop on the kernel command line ends it at its next boot",
-        spec.name,
-        rounds,
+        c.name,
+        c.planned_rounds,
         spec.seed,
-        store.path().display(),
-        spec.name,
-        stop_file(&store_path, &spec.name).display()
+        store.location(),
+        c.name,
+        flow::stop_file(store.location(), &c.name)
+            .map(|f| f.display().to_string())
+            .unwrap_or_default()
     ));
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
-    let mut run = BootRun {
-        signals: &signals,
-        progress: &mut progress,
-        markers: Markers::parse(&read_cmdline()),
-    };
-    let code = run.first_jump(store, &spec.name, auth, a.reboot_in);
-    progress.finish();
-    code
-}
-
-/// `campaign resume NAME` of a kexec campaign, by hand: it reboots, so it is confirmed.
-pub fn resume(a: &ResumeArgs, mut store: Store, c: Campaign) -> anyhow::Result<i32> {
-    if matches!(c.state, CampaignState::Finished | CampaignState::Stopped) {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {} is {}; nothing to resume",
-            c.name,
-            c.state.as_str()
-        ));
-        return Ok(0);
-    }
-    preflight::may_kexec().map_err(Usage)?;
-    let markers = Markers::parse(&read_cmdline());
-    let auth = match Authority::from_boot(&c.name, &markers) {
-        Some(auth) => auth,
-        None => confirm(
-            a.yes,
-            &format!(
-                "continuing campaign {} reboots this machine (kexec) into its next step's kernel",
-                c.name
-            ),
-        )?,
-    };
-    if c.state == CampaignState::Failed {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: campaign {} had failed ({}); it goes on",
-            c.name,
-            c.state_reason.as_deref().unwrap_or("no reason recorded")
-        ));
-        store.set_campaign_state(c.id, CampaignState::Running, None)?;
-    }
-    let signals = crate::proc::signals::Signals::install()?;
-    let mut progress = Progress::new();
-    let mut run = BootRun {
-        signals: &signals,
-        progress: &mut progress,
-        markers,
-    };
-    let code = run.by_hand(store, &c.name, auth);
+    let code = flow::start(store, &c.name, auth, a.reboot_in, &signals, &mut progress);
     progress.finish();
     code
 }
 
 /// `campaign resume --boot`.
 pub fn at_boot(store: &StoreArg) -> anyhow::Result<i32> {
-    let path = file_store(store)?;
+    let location = store.location()?;
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
-    let mut run = BootRun {
-        signals: &signals,
-        progress: &mut progress,
-        markers: Markers::parse(&read_cmdline()),
-    };
-    let code = run.at_boot(&path);
+    let code = flow::at_boot(&location, &signals, &mut progress);
     progress.finish();
     code
 }
 
 /// Asks on the terminal, or takes `--yes`; refuses without either.
-fn confirm(yes: bool, what: &str) -> anyhow::Result<Authority> {
+pub(super) fn confirm(yes: bool, what: &str) -> anyhow::Result<Authority> {
     if yes {
         return Ok(Authority::confirmed_by_user("--yes"));
     }
@@ -184,10 +102,7 @@ fn confirm(yes: bool, what: &str) -> anyhow::Result<Authority> {
 /// `campaign install-hook`.
 pub fn install_hook(store: &StoreArg) -> anyhow::Result<i32> {
     hook::need_systemd("campaign install-hook").map_err(Usage)?;
-    let path = file_store(store)?;
-    let path = std::path::absolute(&path)
-        .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))?;
-    preflight::store_survives(&path).map_err(Usage)?;
+    let path = flow::hook_store(&store.location()?)?;
     let program = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("cannot find the patchbench program itself: {e}"))?;
     let unit = hook::install(&program, &path).map_err(Usage)?;
@@ -209,17 +124,4 @@ pub fn remove_hook() -> anyhow::Result<i32> {
         crate::safe_text::eprint_line(&format!("patchbench: {} was not installed", hook::UNIT));
     }
     Ok(0)
-}
-
-/// The store of a kexec campaign: a local SQLite file (on a disk that survives the reboots).
-fn file_store(store: &StoreArg) -> anyhow::Result<std::path::PathBuf> {
-    let location = crate::store::location::store_location(store.store.as_deref())?;
-    match location.file() {
-        Some(p) => Ok(p.to_path_buf()),
-        None => usage(format!(
-            "a kexec campaign keeps its state in a local SQLite store on a persistent disk; {} \
-             is not one (give --store PATH, and `patchbench push` the runs afterwards)",
-            location.display()
-        )),
-    }
 }

@@ -287,11 +287,9 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     check_workload(&a.workload, a.scratch.is_some())?;
     let s = &a.sides;
     let boots = s.base.is_some() || s.patched.is_some();
-    let executor = a.executor.unwrap_or(if boots {
-        ExecutorKind::Vm
-    } else {
-        ExecutorKind::Local
-    });
+    let executor = a
+        .executor
+        .unwrap_or_else(|| crate::campaign::default_executor(boots));
     if a.duet && executor != ExecutorKind::Vm {
         return usage("--duet runs two guests at once: it needs --executor vm");
     }

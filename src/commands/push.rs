@@ -31,20 +31,6 @@ pub struct PushArgs {
     pub store: StoreArg,
 }
 
-/// The same store named twice (same file, or same URL).
-fn same_store(a: &Location, b: &Location) -> bool {
-    match (a, b) {
-        (Location::File(x), Location::File(y)) => {
-            let canon = |p: &std::path::Path| std::fs::canonicalize(p).ok();
-            x == y || (canon(x).is_some() && canon(x) == canon(y))
-        }
-        (Location::Postgres(x), Location::Postgres(y)) => {
-            x.hosts == y.hosts && x.ports == y.ports && x.dbname == y.dbname
-        }
-        _ => false,
-    }
-}
-
 fn summary(count: &PushCount, to: &Location) -> String {
     let runs = |n: usize| if n == 1 { "run" } else { "runs" };
     let mut line = format!(
@@ -68,13 +54,13 @@ fn summary(count: &PushCount, to: &Location) -> String {
 pub fn execute(a: &PushArgs) -> anyhow::Result<i32> {
     let from_location = a.store.location()?;
     let to_location = Location::parse(&a.to)?;
-    if same_store(&from_location, &to_location) {
+    if from_location.same_store(&to_location) {
         return usage(format!(
             "--to {to_location} is the store the runs are in; give the shared store to push to"
         ));
     }
-    let from = Store::open_at(&from_location, Access::Read, a.store.connect_timeout)?;
-    let mut to = Store::open_at(&to_location, Access::Create, a.store.connect_timeout)?;
+    let from = Store::open(&from_location, Access::Read, a.store.connect_timeout)?;
+    let mut to = Store::open(&to_location, Access::Create, a.store.connect_timeout)?;
     let options = PushOptions {
         label: a.label.clone(),
         include_incomplete: a.include_incomplete,

@@ -76,7 +76,7 @@ impl StoreArg {
 
     /// Opens the store for `access`.
     pub fn open_for(&self, access: Access) -> anyhow::Result<Store> {
-        Store::open_at(&self.location()?, access, self.connect_timeout)
+        Store::open(&self.location()?, access, self.connect_timeout)
     }
 }
 

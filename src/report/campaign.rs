@@ -6,7 +6,7 @@
 use crate::campaign::driver::human_secs;
 use crate::campaign::primary;
 use crate::compare::Comparison;
-use crate::record::campaign::spec::{ExecutorKind, Schedule};
+use crate::record::campaign::spec::Schedule;
 use crate::record::campaign::state::{Campaign, Step, StepState};
 use crate::record::RunRecord;
 use crate::stats::paired::PairedT;
@@ -237,8 +237,7 @@ fn status_block(out: &mut String, v: &StatusView) {
             .map(|r| format!(" ({})", clean(r)))
             .unwrap_or_default()
     );
-    let by_one_process =
-        c.spec.lab.is_none() && matches!(c.spec.executor, ExecutorKind::Local | ExecutorKind::Vm);
+    let by_one_process = crate::campaign::run_by_one_process(&c.spec);
     if c.state.is_open() && by_one_process && v.steps_running == 0 {
         let _ = writeln!(
             out,

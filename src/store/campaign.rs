@@ -74,6 +74,41 @@ fn step_row(r: &Row) -> Result<Step, DbError> {
     })
 }
 
+/// Who holds the right to run steps at a place (a campaign, a lab box), and what it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Holder {
+    /// Its owner (`host:pid:boot`).
+    pub owner: String,
+    /// What it claimed last: `round R SIDE of campaign NAME`.
+    pub what: String,
+    /// Seconds its lease has left (by the database's clock).
+    pub lease_left_s: f64,
+}
+
+/// What a claim found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// This step is the claimer's now.
+    Step(Step),
+    /// Nothing planned for the claimer.
+    Nothing,
+    /// Another live owner holds the place; nothing was claimed.
+    Held(Holder),
+}
+
+/// How a claimer claims: as whom, for how long, at which box, holding which place (see
+/// [`Store::claim_held`]), and how it tells a holder that is gone for good.
+pub struct Claimer<'a> {
+    pub owner: &'a str,
+    pub lease_s: f64,
+    pub r#box: Option<&'a str>,
+    /// `campaign:ID` for a campaign one process runs, `box:NAME` for a lab box.
+    pub hold: &'a str,
+    /// True for an owner known to be dead (a process of this host that is gone); a holder
+    /// not known so keeps its hold until its lease runs out.
+    pub is_dead: &'a dyn Fn(&str) -> bool,
+}
+
 /// What happened to a step whose attempt failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AfterFailure {
@@ -197,13 +232,137 @@ impl Store {
         })
     }
 
-    /// Extends the lease of a step `owner` still runs; false when it no longer owns it.
+    /// Claims the next planned step as [`Store::claim_step`] does, in one transaction with
+    /// taking (or renewing) the hold of `who.hold`: refused, with who holds it, while another
+    /// owner's hold is live (its lease not run out, its owner not known dead). So one owner at
+    /// a time runs the steps of a place, whatever the number of processes or agents that try:
+    /// the check and the claim are one act.
+    pub fn claim_held(&mut self, campaign_id: i64, who: &Claimer) -> anyhow::Result<Claim> {
+        let now_text = crate::clock::now_rfc3339();
+        self.writing(|db| {
+            let d = db.dialect();
+            let now = db.query_one(&format!("SELECT {}", d.now_epoch()), &[])?.real(0)?;
+            let held = db.query_opt(
+                &format!(
+                    "SELECT owner, lease_until, what FROM holds WHERE key=$1 {}",
+                    d.for_update()
+                ),
+                params![who.hold],
+            )?;
+            // The holder this claim may replace: itself, one whose lease ran out, or a dead one.
+            let mut replaces = who.owner.to_string();
+            if let Some(h) = &held {
+                let (owner, until) = (h.text(0)?, h.real(1)?);
+                if owner != who.owner {
+                    if until >= now && !(who.is_dead)(&owner) {
+                        return Ok(Claim::Held(Holder {
+                            owner,
+                            what: h.text(2)?,
+                            lease_left_s: until - now,
+                        }));
+                    }
+                    replaces = owner;
+                }
+            }
+            let next = db.query_opt(
+                &format!(
+                    "SELECT s.id, s.round, s.side, c.name FROM campaign_steps s
+                     JOIN campaigns c ON c.id = s.campaign_id
+                     WHERE s.campaign_id=$1 AND c.state='running'
+                       AND s.state='planned' AND ($2 = '' OR s.box=$2)
+                     ORDER BY s.round, s.box, s.slot LIMIT 1 {}",
+                    d.skip_locked("s")
+                ),
+                params![campaign_id, who.r#box.unwrap_or("")],
+            )?;
+            let Some(next) = next else {
+                return Ok(Claim::Nothing);
+            };
+            let what = format!(
+                "round {} {} of campaign {}",
+                next.int(1)?,
+                next.text(2)?,
+                next.text(3)?
+            );
+            let took = db.query_opt(
+                &format!(
+                    "INSERT INTO holds (key, owner, lease_until, what) VALUES ($1, $2, {now} + $3, $4)
+                     ON CONFLICT (key) DO UPDATE SET owner=excluded.owner,
+                         lease_until=excluded.lease_until, what=excluded.what
+                     WHERE holds.owner=$2 OR holds.owner=$5 OR holds.lease_until < {now}
+                     RETURNING owner",
+                    now = d.now_epoch()
+                ),
+                params![who.hold, who.owner, who.lease_s, what.as_str(), replaces],
+            )?;
+            if took.is_none() {
+                // Another claimer took the hold since this transaction looked (PostgreSQL).
+                let h = db.query_one(
+                    "SELECT owner, lease_until, what FROM holds WHERE key=$1",
+                    params![who.hold],
+                )?;
+                return Ok(Claim::Held(Holder {
+                    owner: h.text(0)?,
+                    what: h.text(2)?,
+                    lease_left_s: h.real(1)? - now,
+                }));
+            }
+            let step = db.query_opt(
+                &format!(
+                    "UPDATE campaign_steps SET state='running', attempts=attempts+1, owner=$2,
+                            lease_until={} + $3, started_at=$4, finished_at=NULL
+                     WHERE id=$1 AND state='planned'
+                     RETURNING {STEP_COLUMNS}",
+                    d.now_epoch()
+                ),
+                params![next.int(0)?, who.owner, who.lease_s, now_text.as_str()],
+            )?;
+            Ok(match step {
+                Some(r) => Claim::Step(step_row(&r)?),
+                None => Claim::Nothing,
+            })
+        })
+    }
+
+    /// Gives up every hold of `owner` (its drive ended): another owner may claim there now.
+    pub fn release_holds(&mut self, owner: &str) -> anyhow::Result<()> {
+        self.writing(|db| db.execute("DELETE FROM holds WHERE owner=$1", params![owner]))?;
+        Ok(())
+    }
+
+    /// Who holds `key` now, if the hold is live.
+    pub fn holder(&self, key: &str) -> anyhow::Result<Option<Holder>> {
+        self.reading(|db| {
+            let now = db
+                .query_one(&format!("SELECT {}", db.dialect().now_epoch()), &[])?
+                .real(0)?;
+            let row = db.query_opt(
+                "SELECT owner, lease_until, what FROM holds WHERE key=$1",
+                params![key],
+            )?;
+            match row {
+                Some(h) if h.real(1)? >= now => Ok(Some(Holder {
+                    owner: h.text(0)?,
+                    what: h.text(2)?,
+                    lease_left_s: h.real(1)? - now,
+                })),
+                _ => Ok(None),
+            }
+        })
+    }
+
+    /// Extends the lease of a step `owner` still runs, and of its holds; false when it no
+    /// longer owns the step.
     pub fn renew_lease(&mut self, step_id: i64, owner: &str, lease_s: f64) -> anyhow::Result<bool> {
         self.writing(|db| {
+            let now = db.dialect().now_epoch();
+            db.execute(
+                &format!("UPDATE holds SET lease_until={now} + $2 WHERE owner=$1"),
+                params![owner, lease_s],
+            )?;
             let sql = format!(
-                "UPDATE campaign_steps SET lease_until={} + $3
-                 WHERE id=$1 AND owner=$2 AND state='running'",
-                db.dialect().now_epoch()
+                "UPDATE campaign_steps SET lease_until={now} + $3
+                 WHERE id=$1 AND owner=$2 AND state='running'"
             );
             Ok(db.execute(&sql, params![step_id, owner, lease_s])? == 1)
         })

@@ -28,7 +28,6 @@ use crate::record::{Direction, IndexScore, Metric, RunRecord, TestResult};
 use anyhow::Context;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 /// An open result store.
@@ -82,16 +81,10 @@ pub struct ProfileData {
 }
 
 impl Store {
-    /// Opens the SQLite store at `path` (creating it with `create`; otherwise only reading
-    /// it: a store that cannot be written opens read-only).
-    pub fn open(path: &Path, create: bool) -> anyhow::Result<Store> {
-        let access = if create { Access::Create } else { Access::Read };
-        Store::open_at(&Location::File(path.to_path_buf()), access, None)
-    }
-
-    /// Opens the store at `location` for `access`, migrating its schema where it may; a
-    /// PostgreSQL server gets `connect_timeout` (else the URL's, `PGCONNECT_TIMEOUT`, or 5 s).
-    pub fn open_at(
+    /// Opens the store at `location` (a file or a server: the one way in, whichever
+    /// database holds it) for `access`, migrating its schema where it may; a PostgreSQL server
+    /// gets `connect_timeout` (else the URL's, `PGCONNECT_TIMEOUT`, or 5 s).
+    pub fn open(
         location: &Location,
         access: Access,
         connect_timeout: Option<Duration>,
@@ -149,17 +142,12 @@ impl Store {
         } else {
             Access::Write
         };
-        *self = Store::open_at(&self.location.clone(), access, connect_timeout)?;
+        *self = Store::open(&self.location.clone(), access, connect_timeout)?;
         Ok(())
     }
 
     /// Where this store is (a file, or a URL shown without its password).
     pub fn location(&self) -> &Location {
-        &self.location
-    }
-
-    /// The same as [`Store::location`] (its `display()` names the store in messages).
-    pub fn path(&self) -> &Location {
         &self.location
     }
 
@@ -935,7 +923,8 @@ mod tests {
     #[test]
     fn schema_checks_agree_with_the_domain_rules() {
         let d = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&d.path().join("s.db"), true).unwrap();
+        let mut store =
+            Store::open(&Location::File(d.path().join("s.db")), Access::Create, None).unwrap();
         let empty = RunRecord::new(
             Kind::Debug,
             Default::default(),
@@ -1010,7 +999,8 @@ mod tests {
     #[test]
     fn a_bad_detail_point_is_left_out_not_the_run() {
         let d = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&d.path().join("s.db"), true).unwrap();
+        let mut store =
+            Store::open(&Location::File(d.path().join("s.db")), Access::Create, None).unwrap();
         let point = |test: &str, ops: f64| ScalePoint {
             test: test.to_string(),
             description: String::new(),

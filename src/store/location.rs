@@ -60,23 +60,40 @@ impl Location {
     /// store such a command finds by itself (`$PATCHBENCH_STORE`, else the default).
     pub fn hint(&self) -> String {
         let own = store_location(None).map(|l| l.shown()).unwrap_or_default();
-        let shown = self.shown();
-        if shown == own {
+        if self.shown() == own {
             return String::new();
         }
-        let plain = shown
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-:@%+=,".contains(c));
+        format!(" --store {}", self.as_arg())
+    }
+
+    /// The store as one shell word (quoted when it holds anything a shell would read, such
+    /// as a URL's `?` or `&`), for a command line a message suggests; never the password.
+    pub fn as_arg(&self) -> String {
+        let shown = self.shown();
+        let plain = !shown.is_empty()
+            && shown
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/._-:@%+=,".contains(c));
         if plain {
-            format!(" --store {shown}")
+            shown
         } else {
-            format!(" --store '{}'", shown.replace('\'', "'\\''"))
+            format!("'{}'", shown.replace('\'', "'\\''"))
         }
     }
 
-    /// The same as [`Location::shown`], for callers that print `store.path().display()`.
-    pub fn display(&self) -> String {
-        self.shown()
+    /// True when both name the same store: the same file (after resolving links), or the same
+    /// server database (hosts, ports and database; the user does not make it another store).
+    pub fn same_store(&self, other: &Location) -> bool {
+        match (self, other) {
+            (Location::File(x), Location::File(y)) => {
+                let canon = |p: &Path| std::fs::canonicalize(p).ok();
+                x == y || (canon(x).is_some() && canon(x) == canon(y))
+            }
+            (Location::Postgres(x), Location::Postgres(y)) => {
+                x.hosts == y.hosts && x.ports == y.ports && x.dbname == y.dbname
+            }
+            _ => false,
+        }
     }
 
     /// The file, for a SQLite store.
@@ -167,6 +184,34 @@ pub fn store_location(explicit: Option<&OsStr>) -> anyhow::Result<Location> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_url_in_a_suggested_command_is_one_shell_word() {
+        let url = Location::parse(OsStr::new(
+            "postgres://lab:secret@db.example:5432/results?sslmode=require&application_name=x",
+        ))
+        .unwrap();
+        let arg = url.as_arg();
+        assert!(arg.starts_with('\'') && arg.ends_with('\''), "{arg}");
+        assert!(!arg.contains("secret"), "{arg}");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {arg}"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), url.shown());
+        let file = Location::File(PathBuf::from("/var/lib/it's here.db"));
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {}", file.as_arg()))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "/var/lib/it's here.db"
+        );
+        assert_eq!(Location::File("/tmp/r.db".into()).as_arg(), "/tmp/r.db");
+    }
 
     #[test]
     fn schemes_are_told_from_paths() {

@@ -26,7 +26,6 @@ use crate::record::sink::Sink;
 use crate::record::RunRecord;
 use db::Store;
 pub use location::{store_location, Location};
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How a command uses the store.
@@ -41,18 +40,6 @@ pub enum Access {
     Create,
 }
 
-/// Where the store is, as a file path (for SQLite callers): `--store`, else
-/// `$PATCHBENCH_STORE`, else `$XDG_DATA_HOME/patchbench/results.db`, else
-/// `~/.local/share/patchbench/results.db`. A URL there is refused: use [`store_location`].
-pub fn store_path(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
-    match store_location(explicit.map(Path::as_os_str))? {
-        Location::File(p) => Ok(p),
-        other => crate::error::usage(format!(
-            "store {other}: this needs a store file, not a server"
-        )),
-    }
-}
-
 /// Opens (creating if needed) the store at `location` for a run labelled `label`.
 pub fn sink(
     location: &Location,
@@ -60,15 +47,15 @@ pub fn sink(
     connect_timeout: Option<Duration>,
 ) -> anyhow::Result<StoreSink> {
     Ok(StoreSink {
-        store: Store::open_at(location, Access::Create, connect_timeout)?,
+        store: Store::open(location, Access::Create, connect_timeout)?,
         label,
         id: None,
     })
 }
 
-/// Saves a finished record in one step; returns its id.
-pub fn save(path: &Path, label: Option<String>, record: &RunRecord) -> anyhow::Result<i64> {
-    let mut sink = sink(&Location::File(path.to_path_buf()), label, None)?;
+/// Saves a finished record in one step (created if needed, at `location`); returns its id.
+pub fn save(location: &Location, label: Option<String>, record: &RunRecord) -> anyhow::Result<i64> {
+    let mut sink = sink(location, label, None)?;
     sink.write(record, record.incomplete, true)?;
     sink.id
         .ok_or_else(|| anyhow::anyhow!("the store gave the run no id"))

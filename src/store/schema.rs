@@ -17,7 +17,7 @@ use super::sql::{params, Db, DbError, Dialect};
 use crate::error::Usage;
 
 /// The schema version this build reads and writes.
-pub const CURRENT: i64 = 5;
+pub const CURRENT: i64 = 6;
 
 /// `PRAGMA application_id` of a patchbench store ("PBch"), and the `application` of the
 /// PostgreSQL version table.
@@ -41,6 +41,7 @@ GRANT UPDATE (state, state_reason, planned_rounds, decision_json, updated_at) ON
     TO ROLE;
 GRANT INSERT ON runs, run_records, metrics, campaign_steps TO ROLE;
 GRANT INSERT, UPDATE ON boxes TO ROLE;
+GRANT SELECT, INSERT, UPDATE, DELETE ON holds TO ROLE;
 GRANT USAGE ON SEQUENCE campaign_steps_id_seq TO ROLE;
 GRANT USAGE ON SEQUENCE runs_id_seq TO ROLE;
 ";
@@ -300,6 +301,17 @@ CREATE TABLE boxes (
     agent            TEXT,
     first_seen       {real} NOT NULL,
     last_seen        {real} NOT NULL
+);
+"#,
+    // Version 6: who runs steps where (a campaign run by one process: `campaign:ID`; a lab
+    // box, whatever its campaigns: `box:NAME`), for a lease its owner renews, so that one
+    // owner at a time claims there (`crate::store::campaign`, `Store::claim_held`).
+    r#"
+CREATE TABLE holds (
+    key         TEXT PRIMARY KEY,
+    owner       TEXT NOT NULL,
+    lease_until {real} NOT NULL,
+    what        TEXT NOT NULL DEFAULT ''
 );
 "#,
 ];

@@ -8,8 +8,9 @@
 
 use super::db::Store;
 use super::lab::Spooled;
+use super::sql::{params, Db, DbError};
+use super::sqlite::SqliteDb;
 use crate::record::RunRecord;
-use rusqlite::{params, Connection};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,7 +25,7 @@ pub struct SpooledRun {
 
 /// The spool file.
 pub struct Spool {
-    conn: Connection,
+    db: SqliteDb,
     path: PathBuf,
 }
 
@@ -55,10 +56,9 @@ impl Spool {
                     })?;
             }
         }
-        let conn = Connection::open(path)
+        let mut db = super::sqlite::open_plain(path, Duration::from_secs(30))
             .map_err(|e| anyhow::anyhow!("spool {shown}: cannot open it: {e}"))?;
-        conn.busy_timeout(Duration::from_secs(30))?;
-        conn.execute_batch(
+        db.batch(
             "CREATE TABLE IF NOT EXISTS spooled (
                  uuid        TEXT PRIMARY KEY,
                  store       TEXT NOT NULL,
@@ -72,7 +72,7 @@ impl Spool {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
         Ok(Spool {
-            conn,
+            db,
             path: path.to_path_buf(),
         })
     }
@@ -94,11 +94,10 @@ impl Spool {
             .clone()
             .ok_or_else(|| anyhow::anyhow!("a campaign step's run has no UUID"))?;
         let json = serde_json::to_string(record)?;
-        self.conn
+        self.db
             .execute(
-                "INSERT OR IGNORE INTO spooled (uuid, store, step_id, campaign, record_json,
-                                                kept_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO spooled (uuid, store, step_id, campaign, record_json, kept_at)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uuid) DO NOTHING",
                 params![
                     uuid,
                     store,
@@ -115,22 +114,21 @@ impl Spool {
     }
 
     /// The runs waiting for `store`, oldest first.
-    pub fn waiting(&self, store: &str) -> anyhow::Result<Vec<SpooledRun>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT uuid, step_id, campaign, record_json FROM spooled WHERE store=?1
-             ORDER BY kept_at, uuid",
-        )?;
-        let rows = stmt.query_map(params![store], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-            ))
-        })?;
+    pub fn waiting(&mut self, store: &str) -> anyhow::Result<Vec<SpooledRun>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT uuid, step_id, campaign, record_json FROM spooled WHERE store=$1
+                 ORDER BY kept_at, uuid",
+                params![store],
+            )
+            .map_err(|e| self.failed(e))?;
         let mut out = Vec::new();
         for row in rows {
-            let (uuid, step_id, campaign, json) = row?;
+            let read = || -> Result<_, DbError> {
+                Ok((row.text(0)?, row.int(1)?, row.text(2)?, row.text(3)?))
+            };
+            let (uuid, step_id, campaign, json) = read().map_err(|e| self.failed(e))?;
             let record: RunRecord = serde_json::from_str(&json).map_err(|e| {
                 anyhow::anyhow!("spool {}: run {uuid} is damaged: {e}", self.path.display())
             })?;
@@ -145,20 +143,29 @@ impl Spool {
     }
 
     /// How many runs wait for `store`.
-    pub fn count(&self, store: &str) -> anyhow::Result<usize> {
-        let n: i64 = self.conn.query_row(
-            "SELECT count(*) FROM spooled WHERE store=?1",
-            params![store],
-            |r| r.get(0),
-        )?;
-        Ok(n as usize)
+    pub fn count(&mut self, store: &str) -> anyhow::Result<usize> {
+        let n = self
+            .db
+            .query_one(
+                "SELECT count(*) FROM spooled WHERE store=$1",
+                params![store],
+            )
+            .and_then(|r| r.int(0))
+            .map_err(|e| self.failed(e))?;
+        Ok(usize::try_from(n).unwrap_or(0))
     }
 
     /// Forgets a run the store now has.
     pub fn forget(&mut self, uuid: &str) -> anyhow::Result<()> {
-        self.conn
-            .execute("DELETE FROM spooled WHERE uuid=?1", params![uuid])?;
+        self.db
+            .execute("DELETE FROM spooled WHERE uuid=$1", params![uuid])
+            .map_err(|e| self.failed(e))?;
         Ok(())
+    }
+
+    /// A failed call on the spool, naming it.
+    fn failed(&self, e: DbError) -> anyhow::Error {
+        anyhow::anyhow!("spool {}: {e}", self.path.display())
     }
 
     /// Uploads every run waiting for `store`; returns what became of each (the first error

@@ -216,6 +216,17 @@ pub fn open(path: &Path, access: Access) -> anyhow::Result<(SqliteDb, Opened)> {
     Ok((db, opened))
 }
 
+/// Opens (creating) a small SQLite file of patchbench's own that is not a store, such as an
+/// agent's spool, waiting up to `busy` for another process's lock.
+pub fn open_plain(path: &Path, busy: std::time::Duration) -> Result<SqliteDb, DbError> {
+    let conn = Connection::open(path).map_err(|e| classify(&e, path))?;
+    conn.busy_timeout(busy).map_err(|e| classify(&e, path))?;
+    Ok(SqliteDb {
+        conn,
+        path: path.to_path_buf(),
+    })
+}
+
 /// The one line for a store that could not be opened or read as a store.
 pub fn opening_error(e: &DbError, path: &Path) -> anyhow::Error {
     let shown = path.display();

@@ -517,3 +517,19 @@ pub fn children(pid: u32) -> Vec<i32> {
         .filter_map(|p| p.parse().ok())
         .collect()
 }
+
+/// A store file as a location.
+pub fn file(path: impl AsRef<Path>) -> patchbench::store::Location {
+    patchbench::store::Location::File(path.as_ref().to_path_buf())
+}
+
+/// Opens the store file at `path` for reading (read-write when it may be written).
+pub fn open_store(path: impl AsRef<Path>) -> patchbench::store::db::Store {
+    patchbench::store::db::Store::open(&file(path), patchbench::store::Access::Read, None).unwrap()
+}
+
+/// Opens the store file at `path`, creating it if needed.
+pub fn create_store(path: impl AsRef<Path>) -> patchbench::store::db::Store {
+    patchbench::store::db::Store::open(&file(path), patchbench::store::Access::Create, None)
+        .unwrap()
+}

@@ -12,7 +12,7 @@
 //!    it. A step that failed twice in a row, a next image that is missing or changed, or a load
 //!    or jump that fails ends the campaign (`failed`, with the reason) and the machine stays.
 //! 4. At the end (every step done, `campaign stop`, the `patchbench.stop` word, or the stop
-//!    file `NAME.stop` beside the store) the last jump returns to the kernel the campaign
+//!    file `NAME.stop` beside the store, `super::flow::stop_file`) the last jump returns to the kernel the campaign
 //!    started from (or `--return-to`), with its command line without our words.
 //!
 //! A boot that names no campaign does nothing (a running campaign's step left `running` is
@@ -32,16 +32,9 @@ use crate::record::campaign::state::{
     Campaign, CampaignState, Owner, Step, StepState, MAX_ATTEMPTS,
 };
 use crate::store::db::Store;
-use std::path::{Path, PathBuf};
 
 /// Seconds a step's claim holds beyond its settle time and step timeout.
 const CLAIM_MARGIN_S: f64 = 3600.0;
-
-/// The file that, once it exists, ends campaign `name` at its next boot.
-pub fn stop_file(store: &Path, name: &str) -> PathBuf {
-    let dir = store.parent().unwrap_or(Path::new("."));
-    dir.join(format!("{name}.stop"))
-}
 
 /// This boot's command line.
 pub fn read_cmdline() -> String {
@@ -70,11 +63,7 @@ pub struct BootRun<'a> {
 impl BootRun<'_> {
     /// `campaign resume --boot`: does this boot's part of whichever kexec campaign of the store
     /// it belongs to; quiet (exit 0) when it belongs to none and none is running.
-    pub fn at_boot(&mut self, store_path: &Path) -> anyhow::Result<i32> {
-        if !store_path.exists() {
-            return Ok(0);
-        }
-        let mut store = Store::open(store_path, false)?;
+    pub fn at_boot(&mut self, mut store: Store) -> anyhow::Result<i32> {
         let campaigns: Vec<Campaign> = store
             .campaigns()?
             .into_iter()
@@ -94,7 +83,7 @@ impl BootRun<'_> {
             self.progress.line(&format!(
                 "patchbench: this boot names campaign {n:?}, which store {} does not hold; \
                  nothing to do",
-                store_path.display()
+                store.location()
             ));
         }
         for c in campaigns
@@ -181,13 +170,13 @@ impl BootRun<'_> {
 
     /// Why the campaign is to stop at this boot, if it is.
     fn stop_asked(&self, store: &Store, c: &Campaign) -> Option<String> {
-        let file = stop_file(store.path().file().unwrap_or(Path::new(".")), &c.name);
+        let file = super::flow::stop_file(store.location(), &c.name);
         if self.markers.stop {
             Some(format!(
                 "stopped by {} on the kernel command line",
                 cmdline::STOP_WORD
             ))
-        } else if file.exists() {
+        } else if let Some(file) = file.filter(|f| f.exists()) {
             Some(format!("stopped by the stop file {}", file.display()))
         } else if c.state == CampaignState::Stopping {
             Some("stopped by `campaign stop`".to_string())
@@ -333,7 +322,7 @@ impl BootRun<'_> {
                 .line(&format!("patchbench: campaign {name}: loading failed: {e}"));
             return Ok(1);
         }
-        let location = store.path().clone();
+        let location = store.location().clone();
         // Close the store (its WAL checkpointed) before the machine goes down.
         drop(store);
         self.progress
@@ -342,7 +331,7 @@ impl BootRun<'_> {
             Ok(()) => Ok(0),
             Err(e) => {
                 let _ = load::unload();
-                let mut store = Store::open_at(&location, crate::store::Access::Write, None)?;
+                let mut store = Store::open(&location, crate::store::Access::Write, None)?;
                 fault(&mut store, format!("the kexec into {what} failed: {e}"))?;
                 self.progress
                     .line(&format!("patchbench: campaign {name}: kexec failed: {e}"));
@@ -396,8 +385,12 @@ fn step_for_this_boot(
             &here.release,
         );
     }
-    let Some(step) = driver.claim(&c)? else {
-        return Ok(Err(Next::Home));
+    let step = match driver.claim(&c)? {
+        crate::store::campaign::Claim::Step(s) => s,
+        crate::store::campaign::Claim::Nothing => return Ok(Err(Next::Home)),
+        crate::store::campaign::Claim::Held(h) => {
+            anyhow::bail!("campaign {name}: {} runs {} now", h.owner, h.what)
+        }
     };
     if step.id != next.id {
         driver.store.release_step(step.id, &driver.owner)?;

@@ -12,12 +12,15 @@
 //!   with an [`load::Authority`].
 //! - [`boot`]: what one boot does: check it is the expected step's, run it, store it, go on.
 //! - [`hook`]: the systemd unit that runs the hook once per boot.
+//! - [`flow`]: what the commands call: the checks before a start, the first reboot, a
+//!   `resume` by hand, a boot's part; the store a kexec campaign needs (a file).
 //!
 //! The step itself runs exactly as the local executor runs one ([`Kexec`] wraps it); only the
 //! boot it runs in differs.
 
 pub mod boot;
 pub mod cmdline;
+pub mod flow;
 pub mod hook;
 pub mod load;
 pub mod preflight;

@@ -196,6 +196,18 @@ impl Owner {
     }
 }
 
+impl Owner {
+    /// An owner as a message names it: `process 7719` on this host, `process 7719 on HOST`
+    /// elsewhere, the text itself when it is no `host:pid:boot`.
+    pub fn describe(owner: &str) -> String {
+        match Owner::parse(owner) {
+            Some(o) if o.host == crate::sysinfo::hostname() => format!("process {}", o.pid),
+            Some(o) => format!("process {} on {}", o.pid, o.host),
+            None => owner.to_string(),
+        }
+    }
+}
+
 impl std::fmt::Display for Owner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}:{}", self.host, self.pid, self.boot_id)
