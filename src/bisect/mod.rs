@@ -8,7 +8,19 @@
 //!   paired interval against D/2 (good, bad, unsure with more rounds up to a bound), and how
 //!   many rounds a step needs.
 //!
+//! - [`state`]: what a bisection keeps in the store: its spec and its path (one step per
+//!   campaign), from which the search is rebuilt after any interruption.
+//! - [`flow`]: from the spec to the answer: endpoints, steps, confirmations, each a campaign
+//!   of kernels built from the tree ([`flow::Kernels`]), resumable at every point.
+//! - [`git`]: what is read of the user's tree (never written).
+//!
 //! docs/bisect.md explains the rule and gives the simulation's figures.
 
+pub mod flow;
+pub mod git;
 pub mod rule;
 pub mod search;
+pub mod state;
+
+#[cfg(test)]
+mod tests;
