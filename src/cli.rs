@@ -6,8 +6,8 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use patchbench::commands::{
-    agent, aim7, campaign, check, compare, completions, debug_writer, import, list, model, push,
-    run, scale, store,
+    agent, aim7, build, campaign, check, compare, completions, debug_writer, import, list, model,
+    push, run, scale, store,
 };
 use patchbench::report::color::{self, ColorChoice};
 
@@ -64,6 +64,11 @@ pub enum Command {
     /// Compare base with patched, per metric: runs, means, spreads, the interval of the change,
     /// p and q, a verdict, and the runs needed to see 1 % and 2 %.
     Compare(compare::CompareArgs),
+    /// Build a kernel from a git tree, a ref and patches (mbox or diff), or find it in the
+    /// cache: one config for every build, fairness options pinned; prints its id and files.
+    Build(build::BuildArgs),
+    /// List the build cache: id, commit, patches, config, release, size, age.
+    Builds(build::BuildsArgs),
     /// Campaigns: base and patched kernels (or settings) measured in alternating rounds,
     /// booted for you, until the answer is precise enough (start, status, resume, report, stop).
     Campaign(campaign::CampaignArgs),
@@ -99,6 +104,8 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Import(a) => import::execute(&a),
         Command::Push(a) => push::execute(&a),
         Command::Compare(a) => compare::execute(&a),
+        Command::Build(a) => build::build(&a),
+        Command::Builds(a) => build::builds(&a),
         Command::Campaign(a) => campaign::execute(&a),
         Command::Agent(a) => agent::execute(&a),
         Command::Completions(a) => completions::completions(&a, Cli::command()),

@@ -31,6 +31,7 @@
 pub mod aim7;
 pub mod args;
 pub mod bisect;
+pub mod build;
 pub mod campaign;
 pub mod clock;
 pub mod commands;

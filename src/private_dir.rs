@@ -37,6 +37,20 @@ impl PrivateDir {
         self.path.as_deref().unwrap_or(Path::new(""))
     }
 
+    /// Moves the directory to `dest` (one `rename`, on the same file system) and keeps it
+    /// there: it is no longer removed by patchbench (a staged build published into the
+    /// cache). On failure it stays private and is removed as before.
+    pub fn rename_to(mut self, dest: &Path) -> std::io::Result<()> {
+        let Some(p) = self.path.as_deref() else {
+            return Err(std::io::Error::other("the private directory is gone"));
+        };
+        std::fs::rename(p, dest)?;
+        if let Some(p) = self.path.take() {
+            crate::emergency::unregister_dir(&p);
+        }
+        Ok(())
+    }
+
     /// Removes the directory now; an error names the directory, the call that failed and
     /// why, and the directory is then left for the user to remove.
     pub fn close(mut self) -> anyhow::Result<()> {

@@ -268,6 +268,7 @@ fn spec(pct: f64) -> CampaignSpec {
         kernel: None,
         cmdline: Vec::new(),
         setup: None,
+        build: None,
     };
     CampaignSpec {
         name: "cal".into(),
@@ -292,6 +293,7 @@ fn spec(pct: f64) -> CampaignSpec {
         confidence: 0.95,
         program: "patchbench".into(),
         started_on: "sim".into(),
+        build: None,
     }
 }
 

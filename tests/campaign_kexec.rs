@@ -526,6 +526,7 @@ fn kexec_spec(
         kernel: Some(kernel.clone()),
         cmdline: vec![word.into()],
         setup: None,
+        build: None,
     };
     CampaignSpec {
         name: name.into(),
@@ -552,6 +553,7 @@ fn kexec_spec(
         confidence: 0.95,
         program: env!("CARGO_BIN_EXE_patchbench").into(),
         started_on: "test".into(),
+        build: None,
     }
 }
 

@@ -10,7 +10,14 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     &["commands"],
     &["args", "bisect", "compare", "import", "report"],
-    &["aim7", "campaign", "model", "unixbench", "will_it_scale"],
+    &[
+        "aim7",
+        "build",
+        "campaign",
+        "model",
+        "unixbench",
+        "will_it_scale",
+    ],
     &["counter_harness", "store"],
     &["proc", "progress", "record", "stats"],
     &[

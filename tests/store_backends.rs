@@ -98,6 +98,7 @@ fn spec(name: &str) -> CampaignSpec {
         kernel: None,
         cmdline: Vec::new(),
         setup: None,
+        build: None,
     };
     CampaignSpec {
         name: name.to_string(),
@@ -118,6 +119,7 @@ fn spec(name: &str) -> CampaignSpec {
         started_on: "testbox".into(),
         kexec: None,
         lab: None,
+        build: None,
     }
 }
 

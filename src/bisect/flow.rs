@@ -23,7 +23,9 @@ use crate::error::{usage, Interrupted};
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
 use crate::record::campaign::plan;
-use crate::record::campaign::spec::{CampaignSpec, KernelSpec, Schedule, SideSpec};
+use crate::record::campaign::spec::{
+    CampaignBuild, CampaignSpec, KernelSpec, Schedule, SideBuild, SideSpec,
+};
 use crate::record::campaign::state::{CampaignState, Owner, StepState};
 use crate::store::bisect::{BisectRow, BisectStepRow};
 use crate::store::db::Store;
@@ -36,6 +38,11 @@ pub struct Built {
     pub id: String,
     /// What a campaign side boots.
     pub kernel: KernelSpec,
+    /// What the side records of its build (commit, config, compiler, patches).
+    pub side: Option<SideBuild>,
+    /// What a campaign with this kernel as its patched side records of the builds (the tree,
+    /// the config both sides were built with, what it changed at this commit).
+    pub campaign: Option<CampaignBuild>,
 }
 
 /// Builds the kernels of a bisection (the build cache: one config for every commit,
@@ -545,9 +552,10 @@ impl Bisector<'_> {
         c.schedule = rounds;
         c.seed = spec.template.seed.wrapping_add(u64::from(p.seq));
         c.primary = p.primary.clone().or_else(|| spec.template.primary.clone());
+        c.build = patched.campaign.clone();
         c.sides = vec![
-            side_of(&spec.template, "base", base.kernel),
-            side_of(&spec.template, "patched", patched.kernel),
+            side_of(&spec.template, "base", base),
+            side_of(&spec.template, "patched", patched),
         ];
         if self.store.campaign(&name)?.is_none() {
             campaign::create(self.store, &c)?;
@@ -844,13 +852,14 @@ pub fn campaign_name(spec: &BisectSpec, p: &PathStep) -> String {
 }
 
 /// One side of a step's campaign: the template's command-line words and setup, this kernel.
-fn side_of(template: &CampaignSpec, name: &str, kernel: KernelSpec) -> SideSpec {
+fn side_of(template: &CampaignSpec, name: &str, built: Built) -> SideSpec {
     let t = template.side(name);
     SideSpec {
         name: name.to_string(),
-        kernel: Some(kernel),
+        kernel: Some(built.kernel),
         cmdline: t.map(|s| s.cmdline.clone()).unwrap_or_default(),
         setup: t.and_then(|s| s.setup.clone()),
+        build: built.side,
     }
 }
 

@@ -12,12 +12,14 @@
 //!   campaign), from which the search is rebuilt after any interruption.
 //! - [`flow`]: from the spec to the answer: endpoints, steps, confirmations, each a campaign
 //!   of kernels built from the tree ([`flow::Kernels`]), resumable at every point.
+//! - [`kernels`]: the kernels from the build cache, one config for every commit.
 //! - [`git`]: what is read of the user's tree (never written).
 //!
 //! docs/bisect.md explains the rule and gives the simulation's figures.
 
 pub mod flow;
 pub mod git;
+pub mod kernels;
 pub mod rule;
 pub mod search;
 pub mod state;

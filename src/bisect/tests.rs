@@ -61,6 +61,8 @@ impl Kernels for FakeKernels {
                 initrd: None,
                 modules: None,
             },
+            side: None,
+            campaign: None,
         }))
     }
 }

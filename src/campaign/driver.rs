@@ -445,6 +445,7 @@ impl Driver<'_> {
             guest: m.guest,
             boot: m.boot,
             duet,
+            build: side.and_then(|s| s.build.as_ref()).map(|b| b.build.clone()),
         };
         record.label = Some(info.label());
         record.campaign = Some(info);

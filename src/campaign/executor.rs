@@ -234,6 +234,7 @@ mod tests {
             kernel: None,
             cmdline: vec!["pti=on".into()],
             setup: None,
+            build: None,
         };
         let seen = KernelInfo {
             release: "6.1.0".into(),

@@ -62,12 +62,21 @@ pub enum CampaignCommand {
 #[derive(Debug, Clone, Args, Default)]
 pub struct SideArgs {
     /// Kernel image and extra command-line words of the base side: IMAGE[:WORDS], or :WORDS for
-    /// the running kernel's image (e.g. --base /boot/vmlinuz-6.1.0-27-amd64:"pti=on").
+    /// the running kernel's image (e.g. --base /boot/vmlinuz-6.1.0-27-amd64:"pti=on"). With
+    /// --tree: the git ref to build, REF[:WORDS] (e.g. --base v6.1).
     #[arg(long, value_name = "IMAGE[:WORDS]", allow_hyphen_values = true)]
     pub base: Option<String>,
-    /// Kernel image and extra command-line words of the patched side (as --base).
+    /// Kernel image and extra command-line words of the patched side (as --base). With --tree:
+    /// REF[:WORDS] (default: the base side's ref).
     #[arg(long, value_name = "IMAGE[:WORDS]", allow_hyphen_values = true)]
     pub patched: Option<String>,
+    /// With --tree: a patch applied on the base side's ref (mbox, series with cover letter,
+    /// or diff); repeatable, in order.
+    #[arg(long = "base-patch", value_name = "FILE", requires = "tree")]
+    pub base_patches: Vec<PathBuf>,
+    /// With --tree: a patch applied on the patched side's ref; repeatable, in order.
+    #[arg(long = "patched-patch", value_name = "FILE", requires = "tree")]
+    pub patched_patches: Vec<PathBuf>,
     /// Initrd to boot the base image with.
     #[arg(long, value_name = "FILE")]
     pub base_initrd: Option<PathBuf>,
@@ -96,6 +105,13 @@ pub struct StartArgs {
     pub name: String,
     #[command(flatten)]
     pub sides: SideArgs,
+    /// Build both sides' kernels from this git tree (never written): --base and --patched
+    /// are refs, --base-patch and --patched-patch their patches; the config is resolved once,
+    /// on the base side, and the patched side is built with it (docs/build.md).
+    #[arg(long, value_name = "DIR")]
+    pub tree: Option<PathBuf>,
+    #[command(flatten)]
+    pub build: super::build::BuildOpts,
     /// Rounds to run (each runs both sides once). Default: 5, unless --until is given.
     #[arg(long, value_name = "N", conflicts_with = "until",
           value_parser = clap::value_parser!(u32).range(1..=10000))]
@@ -283,7 +299,16 @@ pub fn execute(a: &CampaignArgs) -> anyhow::Result<i32> {
 }
 
 fn start(a: &StartArgs) -> anyhow::Result<i32> {
-    let spec = spec(a)?;
+    let mut spec = spec(a)?;
+    if a.tree.is_some() {
+        // What the executor needs of this machine first: a missing QEMU is said before the
+        // minutes of a build, not after.
+        super::campaign_spec::check_host_before_build(&spec)?;
+        if let Some(name_taken) = existing_campaign(a, &spec.name)? {
+            return usage(name_taken);
+        }
+        super::campaign_build::build_sides(a, &mut spec)?;
+    }
     let mut executor = match campaign::runner_for(&spec, By::Starter)? {
         Runner::Here(e) => e,
         Runner::StepPerBoot => return super::campaign_kexec::start(a, spec),
@@ -305,6 +330,19 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
         store.location()
     ));
     run_here(store, &c.name, executor.as_mut())
+}
+
+/// The message for a campaign name already in the store (checked before a build).
+fn existing_campaign(a: &StartArgs, name: &str) -> anyhow::Result<Option<String>> {
+    let Ok(store) = a.store.open_for(Access::Read) else {
+        return Ok(None);
+    };
+    Ok(store.campaign(name)?.map(|_| {
+        format!(
+            "a campaign named {name:?} already exists in store {}; choose another name",
+            store.location()
+        )
+    }))
 }
 
 /// `5 rounds`, or `a pilot of 3 rounds, then up to 30 rounds for ±2 %,` (for a start line).

@@ -222,7 +222,8 @@ fn running_image() -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Builds and checks one side.
+/// Builds and checks one side. With `tree`, `given` is `REF[:WORDS]` and the kernel is
+/// built later (`super::campaign_build`).
 fn side(
     name: &str,
     given: Option<&str>,
@@ -230,7 +231,32 @@ fn side(
     modules: Option<&Path>,
     setup: Option<&str>,
     executor: ExecutorKind,
+    tree: bool,
 ) -> anyhow::Result<SideSpec> {
+    if tree {
+        if modules.is_some() {
+            return usage(format!(
+                "--{name}-modules: with --tree the build gives the {name} side's modules; drop it"
+            ));
+        }
+        if let Some(i) = initrd.filter(|i| *i != Path::new("none")) {
+            std::fs::File::open(i).map_err(|e| {
+                Usage(format!(
+                    "cannot read the {name} initrd {}: {e}",
+                    i.display()
+                ))
+            })?;
+        }
+        let (_, words) = super::campaign_build::split_ref(given.unwrap_or("HEAD"));
+        check_setup(name, setup)?;
+        return Ok(SideSpec {
+            name: name.to_string(),
+            kernel: None,
+            cmdline: words,
+            setup: setup.map(str::to_string),
+            build: None,
+        });
+    }
     let (image, cmdline) = given.map(split_side).unwrap_or((None, Vec::new()));
     let boots = executor != ExecutorKind::Local;
     if !boots && (image.is_some() || !cmdline.is_empty() || initrd.is_some() || modules.is_some()) {
@@ -266,6 +292,18 @@ fn side(
     } else {
         None
     };
+    check_setup(name, setup)?;
+    Ok(SideSpec {
+        name: name.to_string(),
+        kernel,
+        cmdline,
+        setup: setup.map(str::to_string),
+        build: None,
+    })
+}
+
+/// A setup command must say something.
+fn check_setup(name: &str, setup: Option<&str>) -> anyhow::Result<()> {
     if let Some(s) = setup {
         if s.trim().is_empty() {
             return usage(format!(
@@ -273,12 +311,7 @@ fn side(
             ));
         }
     }
-    Ok(SideSpec {
-        name: name.to_string(),
-        kernel,
-        cmdline,
-        setup: setup.map(str::to_string),
-    })
+    Ok(())
 }
 
 /// Builds the spec from the arguments, checking everything that can be checked here.
@@ -286,10 +319,17 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     check_name(&a.name)?;
     check_workload(&a.workload, a.scratch.is_some())?;
     let s = &a.sides;
-    let boots = s.base.is_some() || s.patched.is_some();
+    let tree = a.tree.is_some();
+    let boots = s.base.is_some() || s.patched.is_some() || tree;
     let executor = a
         .executor
         .unwrap_or_else(|| crate::campaign::default_executor(boots));
+    if tree && executor == ExecutorKind::Local {
+        return usage(
+            "--tree builds kernels to boot: the local executor measures the running kernel; use \
+             --executor vm or kexec",
+        );
+    }
     if a.duet && executor != ExecutorKind::Vm {
         return usage("--duet runs two guests at once: it needs --executor vm");
     }
@@ -311,6 +351,7 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
             s.base_modules.as_deref(),
             s.base_setup.as_deref(),
             executor,
+            tree,
         )?,
         side(
             "patched",
@@ -319,6 +360,7 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
             s.patched_modules.as_deref(),
             s.patched_setup.as_deref(),
             executor,
+            tree,
         )?,
     ];
     let schedule = match a.until {
@@ -373,7 +415,18 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
         confidence: a.confidence,
         program,
         started_on: crate::sysinfo::hostname(),
+        build: None,
     })
+}
+
+/// What a guest needs of this machine (QEMU, busybox, KVM or `--allow-tcg`), checked before
+/// the minutes of a build rather than after (`--tree`, `bisect start`).
+pub(super) fn check_host_before_build(spec: &CampaignSpec) -> anyhow::Result<()> {
+    let kind = spec.executor;
+    if kind == ExecutorKind::Vm {
+        crate::campaign::vm::checks::check_host(spec).map_err(Usage)?;
+    }
+    Ok(())
 }
 
 /// `0-3,6` as CPU numbers.

@@ -1,13 +1,15 @@
 //! The commands, one file each with its arguments and what it does: `run`, `list`, `check`,
 //! `aim7`, `scale`, `model`, the store commands (`runs`, `show`, `export`, `rm`), `import`, `push`,
-//! `compare`, `campaign`, `agent`, `completions` and `man`, and the hidden testing aids. What several share (store options, harness options,
+//! `compare`, `build` and `builds`, `campaign`, `agent`, `completions` and `man`, and the hidden testing aids. What several share (store options, harness options,
 //! the sink set, the fingerprint a measuring command starts with, how a run ends) is in
 //! `shared`. The commands validate everything before any work and hand their runs to the
 //! harnesses; the harnesses never see a clap type.
 
 pub mod agent;
 pub mod aim7;
+pub mod build;
 pub mod campaign;
+pub mod campaign_build;
 pub mod campaign_kexec;
 pub mod campaign_spec;
 pub mod check;

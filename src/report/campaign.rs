@@ -276,6 +276,28 @@ fn status_block(out: &mut String, v: &StatusView) {
             clean(&words),
             clean(&setup)
         );
+        if let Some(b) = &side.build {
+            let _ = writeln!(out, "             {}", clean(&b.build.line()));
+        }
+    }
+    if let Some(b) = &c.spec.build {
+        if b.config_diff.is_empty() {
+            let _ = writeln!(
+                out,
+                "  config:    {}, the same .config on both sides (built from {})",
+                clean(&b.config),
+                clean(&b.tree.display().to_string())
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  config:    {}, but the patched side's differs (its Kconfig changed {} \
+                 value(s)): {}",
+                clean(&b.config),
+                b.config_diff.len(),
+                clean(&b.config_diff.join(", "))
+            );
+        }
     }
     let schedule = match &c.spec.schedule {
         Schedule::Rounds { rounds } => format!("{rounds} rounds"),

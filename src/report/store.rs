@@ -245,6 +245,9 @@ pub fn show(id: &str, r: &RunRecord) -> String {
                 .unwrap_or_default(),
             c.kernel.cmdline
         );
+        if let Some(b) = &c.build {
+            let _ = writeln!(out, "campaign {}", field(&b.line()));
+        }
         if let Some(g) = &c.guest {
             let _ = writeln!(
                 out,

@@ -2,10 +2,12 @@
 //! JSON files, directory listings, the processes of a run, waiting with a limit, lowered
 //! resource limits, a run bounded in time in a session of its own (with what it left running),
 //! a tmpfs for the full-disk cases, a store's fingerprint, synthetic records for the store
-//! tests, Debian's kernel for the vm tests ([`test_kernel`]); `pg_server` starts a real
+//! tests, Debian's kernel for the vm tests ([`test_kernel`]), Debian's kernel source as a git
+//! tree with a shared build cache ([`kernel_tree`]); `pg_server` starts a real
 //! PostgreSQL server.
 #![allow(dead_code)]
 
+pub mod kernel_tree;
 pub mod pg_server;
 pub mod test_kernel;
 

@@ -96,8 +96,22 @@ pub fn fill_running_kernel(spec: &mut CampaignSpec) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a campaign's `vm` settings, tools and sides.
-pub fn check(spec: &CampaignSpec) -> Result<Checked, String> {
+/// What the host gives every guest: QEMU, the accelerator, a static busybox.
+struct Host {
+    options: VmOptions,
+    qemu: PathBuf,
+    accel: Accel,
+    accel_note: Option<String>,
+    busybox: PathBuf,
+}
+
+/// Checks a campaign's `vm` settings and what this machine needs for them, without its sides
+/// (`campaign start --tree` checks this before it builds the sides' kernels).
+pub fn check_host(spec: &CampaignSpec) -> Result<(), String> {
+    host(spec).map(|_| ())
+}
+
+fn host(spec: &CampaignSpec) -> Result<Host, String> {
     let options = spec.vm.clone().ok_or_else(|| {
         "the vm executor needs its guest settings (vCPUs, memory, CPUs)".to_string()
     })?;
@@ -119,6 +133,24 @@ pub fn check(spec: &CampaignSpec) -> Result<Checked, String> {
         return Err("--duet needs at least 2 CPUs in --cpus".to_string());
     }
     check_visible(&spec.program)?;
+    Ok(Host {
+        options,
+        qemu,
+        accel,
+        accel_note,
+        busybox,
+    })
+}
+
+/// Checks a campaign's `vm` settings, tools and sides.
+pub fn check(spec: &CampaignSpec) -> Result<Checked, String> {
+    let Host {
+        options,
+        qemu,
+        accel,
+        accel_note,
+        busybox,
+    } = host(spec)?;
     let sides = spec
         .sides
         .iter()

@@ -163,6 +163,16 @@ impl Vm {
         std::fs::write(&script_path, script.render())
             .map_err(|e| format!("cannot write {}: {e}", script_path.display()))?;
         let options = &self.checked.options;
+        // A RAM disk built into the kernel takes its size from the command line (a module
+        // gets it from insmod, `checks::brd_args`); the side's words still come last.
+        let mut words = match &spec.scratch {
+            Some(s) if !plan.modules.iter().any(|(m, _)| m.name == "brd") => checks::brd_args(s)
+                .split_whitespace()
+                .map(|w| format!("brd.{w}"))
+                .collect(),
+            _ => Vec::new(),
+        };
+        words.extend(req.side.cmdline.iter().cloned());
         let guest = qemu::Guest {
             qemu: &self.checked.qemu,
             accel: self.checked.accel,
@@ -171,7 +181,7 @@ impl Vm {
             kernel: &plan.kernel.image,
             initramfs: &initramfs,
             step_id: req.step.id,
-            side_words: &req.side.cmdline,
+            side_words: &words,
             result_dir: &result_dir,
             barrier,
         };

@@ -48,6 +48,67 @@ pub struct StepInfo {
     /// Both guests of a duet round ran at once, this one on `guest.cpus`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub duet: bool,
+    /// The build of the side's kernel, when patchbench built it (`campaign start --tree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildRef>,
+}
+
+/// A kernel patchbench built (`crate::build`), as a campaign's side and each of its runs
+/// record it: enough to find the build in a cache and to say what it was made of.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BuildRef {
+    /// The build's id in the cache (16 hex digits of its key).
+    pub id: String,
+    /// The commit built (after the patches).
+    pub commit: String,
+    /// The commit the ref named, before the patches.
+    pub base_commit: String,
+    /// The ref as given (`HEAD`, `v6.1`).
+    pub git_ref: String,
+    /// The subjects of the patches applied, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<String>,
+    /// How the config was chosen: `tiny`, `running`, `file NAME`, `resolved`.
+    pub config: String,
+    /// SHA-256 of the resolved `.config`, hex.
+    pub config_sha256: String,
+    /// The compiler's version (`gcc --version`'s first line).
+    pub compiler: String,
+    /// The built kernel's release.
+    pub release: String,
+}
+
+impl BuildRef {
+    /// One line: `build 0123456789abcdef: 5cd5dc9f6349 (HEAD 1a2b3c4d5e6f + "subject"), config tiny 9f8e7d6c5b4a, gcc ...`.
+    pub fn line(&self) -> String {
+        let patches = if self.patches.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " + {}",
+                self.patches
+                    .iter()
+                    .map(|s| format!("{s:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        format!(
+            "build {}: commit {} ({} {}{patches}), config {} {}, {}",
+            self.id,
+            short(&self.commit),
+            self.git_ref,
+            short(&self.base_commit),
+            self.config,
+            short(&self.config_sha256),
+            self.compiler
+        )
+    }
+}
+
+/// The first 12 characters of a hash.
+fn short(h: &str) -> &str {
+    &h[..h.len().min(12)]
 }
 
 fn one() -> u32 {

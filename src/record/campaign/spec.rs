@@ -54,6 +54,45 @@ pub struct CampaignSpec {
     pub program: PathBuf,
     /// Host name of the machine that started it.
     pub started_on: String,
+    /// The sides' kernels were built by patchbench from a tree (`campaign start --tree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<CampaignBuild>,
+}
+
+/// How a campaign's kernels were built: from which tree, with which config (resolved once, on
+/// the base side), and whether the patched side's config came out different.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CampaignBuild {
+    /// The tree as given to `campaign start` (a lab agent may have its own: `agent --tree`).
+    pub tree: PathBuf,
+    /// How the config was chosen (`tiny`, `running`, `file NAME`).
+    pub config: String,
+    /// The base side's resolved `.config`, which both sides are built with (and every box).
+    pub config_text: String,
+    /// What `olddefconfig` changed in it on the patched side (`CONFIG_X: y -> n`); empty when
+    /// both sides have the same config.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_diff: Vec<String>,
+}
+
+/// What a side's kernel was built from (so a lab box can build the same key) and what it
+/// became.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SideBuild {
+    /// The ref as given (`HEAD`, `v6.1`).
+    pub git_ref: String,
+    /// The side's patch files, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patches: Vec<PatchSource>,
+    pub build: super::BuildRef,
+}
+
+/// A patch file as given: its name, its SHA-256 and its bytes (base64).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PatchSource {
+    pub name: String,
+    pub sha256: String,
+    pub base64: String,
 }
 
 /// One side of a campaign.
@@ -71,6 +110,9 @@ pub struct SideSpec {
     /// workload (so `echo $$ > cgroup.procs` puts the workload in a cgroup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<String>,
+    /// The kernel was built by patchbench (`campaign start --tree`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<SideBuild>,
 }
 
 /// A kernel image and what goes with it, as checked when the campaign started.

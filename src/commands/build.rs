@@ -1,0 +1,126 @@
+//! `patchbench build` (a kernel from a git tree, a ref and patches, built or found in the
+//! cache: its id and files printed) and `patchbench builds` (the cache, listed). The work is
+//! `crate::build`; the text is `crate::report::build`.
+
+use super::store::TextOrJson;
+use crate::build::config::ConfigChoice;
+use crate::build::{Build, BuildRequest};
+use crate::proc::signals::Signals;
+use crate::progress::Progress;
+use clap::Args;
+use std::path::PathBuf;
+
+/// What selects and configures a build (shared with `campaign start --tree`).
+#[derive(Debug, Clone, Args)]
+pub struct BuildOpts {
+    /// The kernel's config: running (this machine's kernel's, from /boot/config-RELEASE or
+    /// /proc/config.gz), tiny (the smallest that boots in the vm executor and runs every
+    /// workload), or a config file; the fairness and reproducibility fragments follow, then
+    /// --fragment files (docs/build.md).
+    #[arg(
+        long,
+        value_name = "running|tiny|FILE",
+        default_value = "running",
+        requires = "tree"
+    )]
+    pub config: String,
+    /// A config fragment (CONFIG_X=y lines) applied after ours; repeatable, in order.
+    #[arg(long = "fragment", value_name = "FILE", requires = "tree")]
+    pub fragments: Vec<PathBuf>,
+    /// make's jobs (default: the CPUs).
+    #[arg(short = 'j', long = "jobs", value_name = "N", requires = "tree",
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
+    /// The build cache (default: $XDG_CACHE_HOME/patchbench/builds).
+    #[arg(long, value_name = "DIR", requires = "tree")]
+    pub cache: Option<PathBuf>,
+}
+
+impl BuildOpts {
+    pub fn choice(&self) -> ConfigChoice {
+        ConfigChoice::parse(&self.config)
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BuildArgs {
+    /// A git tree of Linux (never written: the build happens in a private worktree).
+    #[arg(long, value_name = "DIR")]
+    pub tree: PathBuf,
+    /// What to build: a branch, tag or commit of the tree.
+    #[arg(long = "ref", value_name = "REF", default_value = "HEAD")]
+    pub git_ref: String,
+    /// A patch applied on top, in order: an mbox (one patch, a series, a series with its
+    /// cover letter) or a plain diff; repeatable.
+    #[arg(long = "patch", value_name = "FILE")]
+    pub patches: Vec<PathBuf>,
+    #[command(flatten)]
+    pub opts: BuildOpts,
+    /// Output format: the text, or JSON (schema patchbench.build/1).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextOrJson,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BuildsArgs {
+    /// The build cache (default: $XDG_CACHE_HOME/patchbench/builds).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Output format: the table, or JSON (schema patchbench.builds/1).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextOrJson,
+}
+
+/// Builds (or finds) what a request asks for, with a progress line and Ctrl-C handled.
+pub fn build_with_progress(req: &BuildRequest) -> anyhow::Result<Build> {
+    let signals = Signals::install()?;
+    let mut progress = Progress::new();
+    let b = crate::build::build(req, &progress, &signals);
+    progress.finish();
+    b
+}
+
+/// `patchbench build`.
+pub fn build(a: &BuildArgs) -> anyhow::Result<i32> {
+    let req = BuildRequest {
+        tree: a.tree.clone(),
+        git_ref: a.git_ref.clone(),
+        patches: a.patches.clone(),
+        config: a.opts.choice(),
+        fragments: a.opts.fragments.clone(),
+        jobs: a.opts.jobs.map(|j| j as usize),
+        cache_dir: a.opts.cache.clone(),
+    };
+    let b = build_with_progress(&req)?;
+    let text = match a.format {
+        TextOrJson::Text => crate::report::build::build_text(&b),
+        TextOrJson::Json => crate::report::build::build_json(&b)?,
+    };
+    crate::report::print(&text)?;
+    Ok(0)
+}
+
+/// `patchbench builds`.
+pub fn builds(a: &BuildsArgs) -> anyhow::Result<i32> {
+    let dir = match &a.cache {
+        Some(d) => d.clone(),
+        None => crate::build::cache::default_dir()?,
+    };
+    let list: Vec<(Build, u64)> = match crate::build::cache::Cache::existing(Some(&dir))? {
+        Some(c) => c
+            .list()
+            .into_iter()
+            .map(|b| {
+                let bytes = crate::build::cache::size_of(&b.dir);
+                (b, bytes)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let text = match a.format {
+        TextOrJson::Text => crate::report::build::builds_text(&dir, &list),
+        TextOrJson::Json => crate::report::build::builds_json(&dir, &list)?,
+    };
+    crate::report::print(&text)?;
+    Ok(0)
+}

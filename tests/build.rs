@@ -1,0 +1,474 @@
+//! `patchbench build` and `patchbench builds` for real, on Debian's kernel source as a git tree
+//! (`common::kernel_tree`, shared with every kernel-building test, with one build cache): the
+//! `tiny` config of HEAD is built once (minutes; a cache hit in every later test and CI run),
+//! built again is a cache hit (seconds, the same id and files), and a one-file patch (an mbox
+//! with its cover letter) rebuilds incrementally in the same slot; the `running` config
+//! resolves with the fairness options holding. Bad input is one line and exit status 2 and
+//! leaves no build, no staging directory and nothing in the user's tree: not a git tree, an
+//! unknown ref, a patch that does not apply (named with its subject and first failed file), a
+//! file that is no patch, a missing build tool, a bad fragment, a compiler error (the log's
+//! tail and its path), a full disk; Ctrl-C mid-build leaves no build and no make, and the same
+//! build then finishes.
+//!
+//! Needs `linux-source-6.1`, `flex`, `bison`, `bc`, `libelf-dev` (`.ci/run` installs them).
+
+mod common;
+
+use common::kernel_tree::{kernel_tree, KernelTree};
+use common::{fixture, std_patchbench, wait_with_timeout};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A build from scratch on a loaded 2-CPU machine, with room.
+const BUILD_LIMIT: Duration = Duration::from_secs(3600);
+
+/// `patchbench build --tree T --config tiny --cache C --format json ARGS`.
+fn build_cmd(kt: &KernelTree, cache: &Path, args: &[&str]) -> Command {
+    build_in(&kt.tree, cache, args)
+}
+
+fn build_in(tree: &Path, cache: &Path, args: &[&str]) -> Command {
+    let mut c = std_patchbench();
+    c.arg("build")
+        .arg("--tree")
+        .arg(tree)
+        .args(["--config", "tiny", "--format", "json", "--cache"])
+        .arg(cache)
+        .args(args);
+    c
+}
+
+/// Runs a command to its end (bounded): (exit status, stdout, stderr).
+fn run(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let o = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let e = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    let status = wait_with_timeout(&mut child, BUILD_LIMIT);
+    (status.code(), o.join().unwrap(), e.join().unwrap())
+}
+
+/// A build that must succeed: its JSON document and the seconds it took.
+fn build_ok(kt: &KernelTree, cache: &Path, args: &[&str]) -> (serde_json::Value, f64) {
+    let started = Instant::now();
+    let (code, out, err) = run(&mut build_cmd(kt, cache, args));
+    assert_eq!(code, Some(0), "{err}");
+    (
+        serde_json::from_str(&out).unwrap(),
+        started.elapsed().as_secs_f64(),
+    )
+}
+
+/// What a test may not change in the user's tree: HEAD, the refs, the index, no worktree.
+fn tree_state(kt: &KernelTree) -> (String, String, Option<(u64, std::time::SystemTime)>, bool) {
+    let git = |args: &[&str]| {
+        common::kernel_tree::run(common::kernel_tree::git(&kt.tree).args(args), "git")
+    };
+    let index = std::fs::metadata(kt.tree.join(".git/index"))
+        .ok()
+        .map(|m| (m.len(), m.modified().unwrap()));
+    (
+        git(&["rev-parse", "HEAD"]),
+        git(&[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/heads",
+            "refs/tags",
+            "refs/patchbench",
+        ]),
+        index,
+        kt.tree.join(".git/worktrees").exists(),
+    )
+}
+
+/// The finished builds in a cache (directories named by 16 hex digits).
+fn builds_in(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| patchbench::build::cache::is_id(n))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Staging directories left in a cache.
+fn staging_in(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache.join(".work/tmp"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The one line a refused build says (after any tail lines of a log).
+fn last_line(err: &str) -> String {
+    err.lines()
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn path(v: &serde_json::Value, key: &str) -> PathBuf {
+    PathBuf::from(v[key].as_str().unwrap_or_else(|| panic!("no {key} in {v}")))
+}
+
+#[test]
+fn the_tiny_base_builds_once_then_hits_the_cache_and_a_one_file_patch_is_incremental() {
+    let kt = kernel_tree();
+    let before = tree_state(&kt);
+    let (base, secs) = build_ok(&kt, &kt.cache, &[]);
+    eprintln!(
+        "base: {} in {secs:.0} s ({}; make {:.0} s)",
+        base["id"],
+        if base["cached"] == true {
+            "a cache hit".to_string()
+        } else if base["incremental"] == true {
+            "incremental".to_string()
+        } else {
+            "from scratch".to_string()
+        },
+        base["build_secs"].as_f64().unwrap()
+    );
+    assert_eq!(base["schema"], "patchbench.build/1");
+    assert_eq!(base["base_commit"], kt.head.as_str());
+    assert_eq!(
+        base["commit"],
+        kt.head.as_str(),
+        "no patch: the base commit"
+    );
+    let release = base["release"].as_str().unwrap();
+    assert_eq!(release, format!("6.1.192-pb{}", &kt.head[..12]));
+    for key in ["image", "system_map", "vmlinux", "config_file", "log"] {
+        assert!(path(&base, key).is_file(), "{key}: {base}");
+    }
+    assert!(base["modules"].is_null(), "tiny has no modules");
+    let info = patchbench::campaign::kernel_image::inspect(&path(&base, "image")).unwrap();
+    assert_eq!(info.release, release);
+    // Every value tiny and the fairness fragment ask for holds.
+    assert!(base["config"]["dropped"].is_null(), "{}", base["config"]);
+    let config = std::fs::read_to_string(path(&base, "config_file")).unwrap();
+    for want in [
+        "CONFIG_64BIT=y",
+        "CONFIG_9P_FS=y",
+        "CONFIG_NET_9P_VIRTIO=y",
+        "CONFIG_VIRTIO_PCI=y",
+        "CONFIG_BLK_DEV_INITRD=y",
+        "CONFIG_EXT4_FS=y",
+        "CONFIG_BLK_DEV_RAM=y",
+        "CONFIG_PREEMPT_VOLUNTARY=y",
+        "CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE=y",
+        "CONFIG_SLUB=y",
+        "CONFIG_UNWINDER_ORC=y",
+        "# CONFIG_MODULES is not set",
+        "# CONFIG_LOCALVERSION_AUTO is not set",
+    ] {
+        assert!(
+            config.lines().any(|l| l == want),
+            "{want} not in the config"
+        );
+    }
+
+    // The same again: found in the cache, the same build.
+    let (again, secs) = build_ok(&kt, &kt.cache, &[]);
+    eprintln!("base again: {secs:.1} s (a cache hit)");
+    assert_eq!(again["cached"], true);
+    assert_eq!(again["id"], base["id"]);
+    assert_eq!(again["image"], base["image"]);
+
+    // A one-file patch from an mbox with its cover letter: rebuilt in the same slot.
+    let mbox = fixture("build/slower.mbox");
+    let (patched, secs) = build_ok(&kt, &kt.cache, &["--patch", &mbox]);
+    eprintln!(
+        "patched: {} in {secs:.0} s ({}; make {:.0} s)",
+        patched["id"],
+        if patched["cached"] == true {
+            "a cache hit"
+        } else if patched["incremental"] == true {
+            "incremental"
+        } else {
+            "from scratch"
+        },
+        patched["build_secs"].as_f64().unwrap()
+    );
+    assert_ne!(patched["id"], base["id"]);
+    assert_eq!(patched["base_commit"], kt.head.as_str());
+    assert_ne!(patched["commit"], kt.head.as_str());
+    let patches = patched["patches"].as_array().unwrap();
+    assert_eq!(patches.len(), 2, "{patches:?}");
+    assert_eq!(patches[0]["skipped"], "cover letter");
+    assert_eq!(
+        patches[1]["subject"],
+        "getppid: spin a thousand times first"
+    );
+    assert_eq!(patches[1]["author"], "Ann Bench <ann@patchbench.invalid>");
+    assert_eq!(patches[1]["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(
+        patched["config"]["sha256"], base["config"]["sha256"],
+        "a patch that changes no Kconfig keeps the config"
+    );
+    if patched["cached"] != true {
+        assert_eq!(patched["incremental"], true, "{patched}");
+    }
+    let (patched_again, _) = build_ok(&kt, &kt.cache, &["--patch", &mbox]);
+    assert_eq!(patched_again["cached"], true);
+    assert_eq!(
+        patched_again["commit"], patched["commit"],
+        "the same commit id"
+    );
+
+    // The cache lists both; nothing of the user's tree changed.
+    let (code, out, err) = run(std_patchbench()
+        .args(["builds", "--format", "json", "--cache"])
+        .arg(&kt.cache));
+    assert_eq!(code, Some(0), "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ids: Vec<&str> = listed["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&base["id"].as_str().unwrap()), "{ids:?}");
+    assert!(ids.contains(&patched["id"].as_str().unwrap()), "{ids:?}");
+    let (code, text, _) = run(std_patchbench().args(["builds", "--cache"]).arg(&kt.cache));
+    assert_eq!(code, Some(0));
+    assert!(text.contains("getppid: spin"), "{text}");
+    assert_eq!(tree_state(&kt), before, "the user's tree is untouched");
+}
+
+#[test]
+fn bad_input_is_one_line_with_exit_status_2_and_leaves_nothing() {
+    let kt = kernel_tree();
+    let before = tree_state(&kt);
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    let not_git = d.path().join("plain");
+    std::fs::create_dir(&not_git).unwrap();
+    let junk = d.path().join("notes.txt");
+    std::fs::write(&junk, "hello, not a patch\n").unwrap();
+    let bad_fragment = d.path().join("bad.config");
+    std::fs::write(
+        &bad_fragment,
+        "CONFIG_PREEMPT=n\nthis is not a config line\n",
+    )
+    .unwrap();
+    // A PATH with every tool but flex.
+    let tools = d.path().join("bin");
+    std::fs::create_dir(&tools).unwrap();
+    for t in [
+        "git", "make", "gcc", "ld", "bison", "bc", "perl", "tar", "sh",
+    ] {
+        let found = patchbench::build::tools::on_path(t).unwrap_or_else(|| panic!("{t}"));
+        std::os::unix::fs::symlink(found, tools.join(t)).unwrap();
+    }
+    let stale = fixture("build/stale.mbox");
+    let junk_s = junk.display().to_string();
+    let frag_s = bad_fragment.display().to_string();
+    /// Arguments, another tree, what the line says, and what else it names.
+    type Case<'a> = (Vec<&'a str>, Option<&'a Path>, &'a str, &'a [&'a str]);
+    let cases: Vec<Case> = vec![
+        (vec![], Some(&not_git), "is not a git tree", &[]),
+        (
+            vec!["--ref", "no-such-branch"],
+            None,
+            "names no commit",
+            &[],
+        ),
+        (
+            vec!["--patch", &stale],
+            None,
+            "does not apply",
+            &[
+                "stale.mbox",
+                "getppid: against a kernel/sys.c",
+                "kernel/sys.c",
+            ],
+        ),
+        (vec!["--patch", &junk_s], None, "neither a patch mail", &[]),
+        (
+            vec!["--patch", "/no/such.mbox"],
+            None,
+            "cannot read the patch",
+            &[],
+        ),
+        (vec!["--fragment", &frag_s], None, "line 2", &[]),
+        (
+            vec!["--config", "/no/such/config"],
+            None,
+            "cannot read the config",
+            &[],
+        ),
+    ];
+    for (args, tree, why, also) in cases {
+        let (code, _, err) = run(&mut build_in(tree.unwrap_or(&kt.tree), &cache, &args));
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{args:?}: one line: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        for a in also {
+            assert!(err.contains(a), "{args:?}: {a} not in {err}");
+        }
+        assert!(builds_in(&cache).is_empty(), "{args:?}");
+        assert!(
+            staging_in(&cache).is_empty(),
+            "{args:?}: {:?}",
+            staging_in(&cache)
+        );
+    }
+    let mut c = build_cmd(&kt, &cache, &[]);
+    c.env("PATH", &tools);
+    let (code, _, err) = run(&mut c);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("flex") && err.contains("apt-get install flex"),
+        "{err}"
+    );
+    assert!(builds_in(&cache).is_empty());
+    assert_eq!(tree_state(&kt), before, "the user's tree is untouched");
+}
+
+#[test]
+fn a_full_disk_is_said_and_stores_nothing() {
+    let kt = kernel_tree();
+    let fs = common::Tmpfs::mount("size=64m").expect("mount a tmpfs (the tests run as root)");
+    let cache = fs.path.join("cache");
+    let (code, _, err) = run(&mut build_cmd(&kt, &cache, &[]));
+    assert_eq!(code, Some(2), "{err}");
+    let line = last_line(&err);
+    assert!(
+        line.contains("is full") && line.contains("--cache"),
+        "{err}"
+    );
+    assert!(builds_in(&cache).is_empty());
+    assert!(staging_in(&cache).is_empty(), "{:?}", staging_in(&cache));
+}
+
+#[test]
+fn a_compiler_error_shows_the_logs_tail_and_path_and_stores_nothing() {
+    let kt = kernel_tree();
+    let before = builds_in(&kt.cache);
+    let (code, _, err) = run(&mut build_cmd(
+        &kt,
+        &kt.cache,
+        &["--patch", &fixture("build/broken.diff")],
+    ));
+    assert_eq!(code, Some(2), "{err}");
+    let line = last_line(&err);
+    assert!(line.contains("the kernel build"), "{err}");
+    assert!(line.contains("error:"), "the first error is named: {line}");
+    assert!(err.contains("  | "), "the log's tail: {err}");
+    let log = line
+        .rsplit("the whole log is ")
+        .next()
+        .map(|s| PathBuf::from(s.trim()))
+        .unwrap();
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    assert!(text.contains("kernel/sys.c"), "{}", log.display());
+    assert_eq!(builds_in(&kt.cache).len(), before.len(), "no build stored");
+}
+
+#[test]
+fn ctrl_c_mid_build_leaves_no_build_and_no_make_then_the_build_finishes() {
+    let kt = kernel_tree();
+    // A change no other test builds, so this one is never a cache hit.
+    let d = tempfile::tempdir().unwrap();
+    let patch = d.path().join("comment.diff");
+    let sys = common::kernel_tree::file_at(&kt, &kt.head, "kernel/sys.c");
+    let line = sys
+        .lines()
+        .position(|l| l == "SYSCALL_DEFINE0(getppid)")
+        .unwrap();
+    std::fs::write(
+        &patch,
+        format!(
+            "diff --git a/kernel/sys.c b/kernel/sys.c\n--- a/kernel/sys.c\n+++ b/kernel/sys.c\n\
+             @@ -{n},2 +{n},3 @@\n {a}\n+/* patchbench's Ctrl-C test */\n {b}\n",
+            n = line + 1,
+            a = "SYSCALL_DEFINE0(getppid)",
+            b = "{"
+        ),
+    )
+    .unwrap();
+    // The base first, so the interrupted build is an incremental one in a built slot.
+    build_ok(&kt, &kt.cache, &[]);
+    let before = builds_in(&kt.cache);
+    let mut cmd = build_cmd(&kt, &kt.cache, &["--patch", &patch.display().to_string()]);
+    let (status, rest) = common::interrupt_after(&mut cmd, "patchbench: building", 1, libc::SIGINT);
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert_eq!(builds_in(&kt.cache), before, "no half build published");
+    let leftover: Vec<String> = staging_in(&kt.cache)
+        .into_iter()
+        .filter(|n| n.starts_with("build-"))
+        .collect();
+    assert!(leftover.is_empty(), "{leftover:?}");
+    let slot_makes = common::processes_mentioning(".work/slots/");
+    assert!(slot_makes.is_empty(), "make left running: {slot_makes:?}");
+    let (done, secs) = build_ok(&kt, &kt.cache, &["--patch", &patch.display().to_string()]);
+    eprintln!("after Ctrl-C, the same build finished in {secs:.0} s");
+    assert_eq!(done["cached"], false);
+    assert_eq!(builds_in(&kt.cache).len(), before.len() + 1);
+}
+
+#[test]
+fn the_running_config_resolves_with_the_fairness_options_holding() {
+    use patchbench::build::config::{self, ConfigChoice, Start};
+    let kt = kernel_tree();
+    let d = tempfile::tempdir().unwrap();
+    let start = Start::read(&ConfigChoice::Running).expect("this kernel's config");
+    let signals = patchbench::proc::signals::Signals::install().unwrap();
+    let progress = patchbench::progress::Progress::hidden();
+    // Resolution writes only into its own object directory (O=), never into the tree.
+    let before = tree_state(&kt);
+    let r = config::resolve(
+        &start,
+        &[],
+        config::Places {
+            src: &kt.tree,
+            scratch: &d.path().join("obj"),
+            log: &d.path().join("log"),
+            cache_root: d.path(),
+        },
+        &progress,
+        &signals,
+    )
+    .unwrap();
+    let v = config::values(&r.text);
+    assert_eq!(
+        v.get("CONFIG_PREEMPT_VOLUNTARY").map(String::as_str),
+        Some("y")
+    );
+    for off in [
+        "CONFIG_PREEMPT_DYNAMIC",
+        "CONFIG_DEBUG_LIST",
+        "CONFIG_PROVE_LOCKING",
+        "CONFIG_KASAN",
+        "CONFIG_MODULE_SIG_ALL",
+    ] {
+        assert_ne!(v.get(off).map(String::as_str), Some("y"), "{off}");
+    }
+    eprintln!(
+        "the running config on this tree: {} values not kept: {:?}",
+        r.dropped.len(),
+        r.dropped
+    );
+    assert_eq!(tree_state(&kt), before);
+}
