@@ -39,7 +39,10 @@ pub struct CacheKernels<'s> {
 
 impl<'s> CacheKernels<'s> {
     pub fn new(signals: &'s Signals) -> CacheKernels<'s> {
-        CacheKernels { signals, good: None }
+        CacheKernels {
+            signals,
+            good: None,
+        }
     }
 
     fn request(
@@ -168,8 +171,12 @@ impl Kernels for CacheKernels<'_> {
         patches: &[PathBuf],
         progress: &Progress,
     ) -> anyhow::Result<Result<Built, String>> {
-        let opts: BuildOptions = serde_json::from_value(spec.build.clone())
-            .map_err(|e| anyhow::anyhow!("bisection {}: its build options are damaged: {e}", spec.name))?;
+        let opts: BuildOptions = serde_json::from_value(spec.build.clone()).map_err(|e| {
+            anyhow::anyhow!(
+                "bisection {}: its build options are damaged: {e}",
+                spec.name
+            )
+        })?;
         let good = match self.good(spec, &opts, progress) {
             Ok(g) => g,
             Err(e) if is_fatal(&e) || commit == spec.good.sha => return Err(e),
