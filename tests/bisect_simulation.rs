@@ -362,7 +362,7 @@ fn setting_with(
 
 fn line(what: &str, cv: f64, d: f64, drifting: bool, t: &Tally) -> String {
     format!(
-        "| {what} | {cv:.1}% | {d:.0}% | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} ({:.1}, {:.2} skipped) | {:.1} | {:.1} |",
+        "| {what} | {cv:.1}% | {d:.1}% | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.1} ({:.1}, {:.2} skipped) | {:.1} | {:.1} |",
         if drifting { "drift" } else { "none" },
         t.share(t.wrong),
         t.share(t.right),

@@ -23,8 +23,8 @@
 //! random order balances).
 //!
 //! Why wrong turns stay rare: a candidate at the good level is called bad only if its mean x
-//! lies beyond D̂/2 by a whole half-width, an error of about D/2 + h against an interval sized
-//! so that h ≤ D/3: an error of at least two half-widths, which a t interval makes rare, where a
+//! lies beyond D̂/2 by a whole half-width h, an error of D/2 + h against an interval sized so
+//! that h ≤ D/3: at least 2.5 h, about 4 standard errors at 90 %, which is rare, where a
 //! fixed threshold on a few runs is wrong whenever the noise moves one mean by D/2. Steps near
 //! the midpoint are the ones that cost rounds, and only those (a sequential test with a cap).
 //! The simulation (tests/bisect_simulation.rs, docs/bisect.md) measures both rules on the
