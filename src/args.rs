@@ -53,6 +53,28 @@ pub fn parse_precision(s: &str) -> Result<f64, String> {
     Ok(p)
 }
 
+/// The smallest and largest half-width `campaign start --until` takes, in %: below 0.01 % no
+/// machine's spread lets a campaign get (it would plan millions of rounds), above 50 % the
+/// interval says nothing.
+pub const UNTIL_PCT: (f64, f64) = (0.01, 50.0);
+
+/// `--until PCT` of a campaign: a percentage from 0.01 to 50.
+pub fn parse_until(s: &str) -> Result<f64, String> {
+    let p: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage; give e.g. --until 1"))?;
+    let (lo, hi) = UNTIL_PCT;
+    if !(lo..=hi).contains(&p) {
+        return Err(format!(
+            "give a half-width from {lo} to {hi} percent (e.g. --until 1; below {lo} % no \
+             machine is quiet enough to get there in any number of rounds)"
+        ));
+    }
+    Ok(p)
+}
+
 /// The most characters a label may have.
 pub const MAX_LABEL_CHARS: usize = 200;
 

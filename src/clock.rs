@@ -31,3 +31,15 @@ pub fn secs_between(from: &str, to: &str) -> Option<f64> {
 pub fn secs_since(from: &str) -> Option<f64> {
     secs_between(from, &now_rfc3339())
 }
+
+/// `1 h 05 min`, `4 min 10 s`, `12 s`.
+pub fn human_secs(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    if s >= 3600 {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{s} s")
+    }
+}

@@ -281,6 +281,32 @@ pub fn exit(line: &[&[u8]], status: i32) -> ! {
     unsafe { libc::_exit(status) }
 }
 
+/// The line a bus error (SIGBUS) ends the process with.
+const BUS_ERROR: &[u8] =
+    b"patchbench: error: a memory-mapped file could not be accessed (SIGBUS): \
+most likely the result store's shared-memory index (the store's -shm file: made immutable or \
+read-only, or its file system full or failing); what the store had committed is kept: fix \
+that file (chattr -i, free space) and run the command again (`campaign resume` continues a \
+campaign)";
+
+extern "C" fn on_bus_error(_sig: libc::c_int) {
+    exit(&[BUS_ERROR], 2)
+}
+
+/// From now on a SIGBUS (a memory-mapped file that can no longer be read or written, such as a
+/// SQLite store's `-shm` index made immutable mid-run) ends the process with one line, after
+/// the clean-up, instead of a core dump; exit status 2. On the alternate signal stack.
+pub fn install_bus_error_handler() {
+    // SAFETY: a handler that only does what `exit` does (no allocation), installed once.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_bus_error as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_ONSTACK;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,52 @@ fn escaped(mut err: clap::Error) -> clap::Error {
     err
 }
 
+/// Clap's refusal as one line, as every other error: `patchbench: error: WHAT; tip: ...; see
+/// \`patchbench CMD --help\``; help and version requests print as clap prints them.
+fn one_line(err: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        err.exit()
+    }
+    let text = err.render().to_string();
+    let mut what = String::new();
+    let mut tips = Vec::new();
+    let mut command = String::from("patchbench");
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(e) = line.strip_prefix("error: ") {
+            what = e.to_string();
+        } else if let Some(t) = line.strip_prefix("tip: ") {
+            tips.push(t.to_string());
+        } else if let Some(u) = line.strip_prefix("Usage: ") {
+            // `patchbench campaign start [OPTIONS] ...`: the command is the words before the
+            // first option or argument.
+            command = u
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ");
+        } else if what.is_empty() {
+            what = line.to_string();
+        } else if !line.starts_with("For more information") && tips.is_empty() {
+            // A continuation of the message (a list of possible values, say).
+            what.push(' ');
+            what.push_str(line);
+        }
+    }
+    let mut msg = format!("patchbench: error: {what}");
+    for t in tips {
+        msg.push_str(&format!("; tip: {t}"));
+    }
+    msg.push_str(&format!("; see `{command} --help`"));
+    patchbench::safe_text::eprint_line(&msg);
+    std::process::exit(2)
+}
+
 /// A failed allocation ends with one line and exit status 2 after cleaning up, not an abort.
 #[global_allocator]
 static ALLOC: patchbench::out_of_memory::Guard = patchbench::out_of_memory::Guard::LOUD;
@@ -43,9 +89,10 @@ static SIGNAL_STACK: extern "C" fn() = patchbench::out_of_memory::install_signal
 
 fn main() {
     patchbench::private_dir::install_panic_hook();
+    patchbench::emergency::install_bus_error_handler();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
-        Err(err) => escaped(err).exit(),
+        Err(err) => one_line(escaped(err)),
     };
     let status = match cli::execute(cli) {
         Ok(code) => code,

@@ -151,6 +151,26 @@ fn cpu_extra() -> BTreeMap<String, String> {
     out
 }
 
+/// True when process `pid` of this host is gone: no such process, or only its zombie left
+/// (it has exited; its parent, or init, has not reaped it yet).
+pub fn process_gone(pid: i32) -> bool {
+    if matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+        Err(nix::errno::Errno::ESRCH)
+    ) {
+        return true;
+    }
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 1..];
+            rest.split_whitespace()
+                .next()
+                .map(|st| st == "Z" || st == "X")
+        })
+        .unwrap_or(false)
+}
+
 /// This machine's host name (`uname -n`), or `unknown`.
 pub fn hostname() -> String {
     nix::sys::utsname::uname()

@@ -30,10 +30,11 @@ fn build_cmd(kt: &KernelTree, cache: &Path, args: &[&str]) -> Command {
 
 fn build_in(tree: &Path, cache: &Path, args: &[&str]) -> Command {
     let mut c = std_patchbench();
-    c.arg("build")
-        .arg("--tree")
-        .arg(tree)
-        .args(["--config", "tiny", "--format", "json", "--cache"])
+    c.arg("build").arg("--tree").arg(tree);
+    if !args.contains(&"--config") {
+        c.args(["--config", "tiny"]);
+    }
+    c.args(["--format", "json", "--cache"])
         .arg(cache)
         .args(args);
     c
@@ -383,13 +384,19 @@ fn a_compiler_error_shows_the_logs_tail_and_path_and_stores_nothing() {
         .unwrap();
     let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
     assert!(text.contains("kernel/sys.c"), "{}", log.display());
-    assert_eq!(builds_in(&kt.cache).len(), before.len(), "no build stored");
+    let id = log.file_stem().unwrap().to_string_lossy().into_owned();
+    assert!(patchbench::build::cache::is_id(&id), "{}", log.display());
+    assert!(
+        !before.contains(&id) && !builds_in(&kt.cache).contains(&id),
+        "no build stored"
+    );
 }
 
 #[test]
 fn ctrl_c_mid_build_leaves_no_build_and_no_make_then_the_build_finishes() {
     let kt = kernel_tree();
-    // A change no other test builds, so this one is never a cache hit.
+    // A change no other test (and no earlier run) builds, so this one is never a cache hit;
+    // its build is removed at the end.
     let d = tempfile::tempdir().unwrap();
     let patch = d.path().join("comment.diff");
     let sys = common::kernel_tree::file_at(&kt, &kt.head, "kernel/sys.c");
@@ -401,10 +408,11 @@ fn ctrl_c_mid_build_leaves_no_build_and_no_make_then_the_build_finishes() {
         &patch,
         format!(
             "diff --git a/kernel/sys.c b/kernel/sys.c\n--- a/kernel/sys.c\n+++ b/kernel/sys.c\n\
-             @@ -{n},2 +{n},3 @@\n {a}\n+/* patchbench's Ctrl-C test */\n {b}\n",
+             @@ -{n},2 +{n},3 @@\n {a}\n+/* patchbench's Ctrl-C test {nonce} */\n {b}\n",
             n = line + 1,
             a = "SYSCALL_DEFINE0(getppid)",
-            b = "{"
+            b = "{",
+            nonce = uuid::Uuid::new_v4()
         ),
     )
     .unwrap();
@@ -412,46 +420,84 @@ fn ctrl_c_mid_build_leaves_no_build_and_no_make_then_the_build_finishes() {
     build_ok(&kt, &kt.cache, &[]);
     let before = builds_in(&kt.cache);
     let mut cmd = build_cmd(&kt, &kt.cache, &["--patch", &patch.display().to_string()]);
-    let (status, rest) = common::interrupt_after(&mut cmd, "patchbench: building", 1, libc::SIGINT);
+    // In a session of its own, so whatever it started (make, the compilers) can be counted.
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sid = child.id() as i32;
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    let mut seen = Vec::new();
+    for l in lines.by_ref().map_while(Result::ok) {
+        let started = l.contains("patchbench: building");
+        seen.push(l);
+        if started {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|l| l.contains("patchbench: building")),
+        "the build never started: {seen:?}"
+    );
+    // Well into make.
+    std::thread::sleep(Duration::from_secs(3));
+    common::signal(&child, libc::SIGINT);
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = wait_with_timeout(&mut child, Duration::from_secs(60));
     assert_eq!(status.code(), Some(130), "{rest:?}");
-    assert_eq!(builds_in(&kt.cache), before, "no half build published");
+    common::wait_until(
+        Duration::from_secs(10),
+        "make and the compilers to go",
+        || common::session_members(sid) == 0,
+    );
+    let after_interrupt = builds_in(&kt.cache);
     let leftover: Vec<String> = staging_in(&kt.cache)
         .into_iter()
-        .filter(|n| n.starts_with("build-"))
+        .filter(|n| n.starts_with(&format!("build-{sid}-")))
         .collect();
     assert!(leftover.is_empty(), "{leftover:?}");
-    let slot_makes = common::processes_mentioning(".work/slots/");
-    assert!(slot_makes.is_empty(), "make left running: {slot_makes:?}");
     let (done, secs) = build_ok(&kt, &kt.cache, &["--patch", &patch.display().to_string()]);
     eprintln!("after Ctrl-C, the same build finished in {secs:.0} s");
     assert_eq!(done["cached"], false);
-    assert_eq!(builds_in(&kt.cache).len(), before.len() + 1);
+    let id = done["id"].as_str().unwrap().to_string();
+    assert!(!before.contains(&id));
+    assert!(
+        !after_interrupt.contains(&id),
+        "the interrupted build was not published"
+    );
+    std::fs::remove_dir_all(kt.cache.join(&id)).unwrap();
 }
 
 #[test]
 fn the_running_config_resolves_with_the_fairness_options_holding() {
-    use patchbench::build::config::{self, ConfigChoice, Start};
     let kt = kernel_tree();
-    let d = tempfile::tempdir().unwrap();
-    let start = Start::read(&ConfigChoice::Running).expect("this kernel's config");
-    let signals = patchbench::proc::signals::Signals::install().unwrap();
-    let progress = patchbench::progress::Progress::hidden();
-    // Resolution writes only into its own object directory (O=), never into the tree.
     let before = tree_state(&kt);
-    let r = config::resolve(
-        &start,
-        &[],
-        config::Places {
-            src: &kt.tree,
-            scratch: &d.path().join("obj"),
-            log: &d.path().join("log"),
-            cache_root: d.path(),
-        },
-        &progress,
-        &signals,
-    )
-    .unwrap();
-    let v = config::values(&r.text);
+    let (code, out, err) = run(std_patchbench()
+        .args([
+            "build",
+            "--config-only",
+            "--config",
+            "running",
+            "--format",
+            "json",
+        ])
+        .arg("--tree")
+        .arg(&kt.tree)
+        .arg("--cache")
+        .arg(&kt.cache));
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["schema"], "patchbench.build-config/1");
+    let v = patchbench::build::config::values(doc["text"].as_str().unwrap());
     assert_eq!(
         v.get("CONFIG_PREEMPT_VOLUNTARY").map(String::as_str),
         Some("y")
@@ -466,9 +512,8 @@ fn the_running_config_resolves_with_the_fairness_options_holding() {
         assert_ne!(v.get(off).map(String::as_str), Some("y"), "{off}");
     }
     eprintln!(
-        "the running config on this tree: {} values not kept: {:?}",
-        r.dropped.len(),
-        r.dropped
+        "the running config on this tree: not kept: {}",
+        doc["dropped"]
     );
     assert_eq!(tree_state(&kt), before);
 }

@@ -84,6 +84,28 @@ fn check_runs(store: &Path, name: &str, rounds: u32) {
     }
 }
 
+/// `campaign resume NAME`, which must succeed; its stderr.
+fn resume_ok(store: &Path, name: &str) -> String {
+    let out = patchbench_with_store(store)
+        .args(["campaign", "resume", name])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+/// The steps of campaign `name` now (none while the store cannot be read).
+fn steps_now(store: &Path, name: &str) -> Vec<patchbench::record::campaign::state::Step> {
+    Store::open(&common::file(store), patchbench::store::Access::Read, None)
+        .ok()
+        .and_then(|s| {
+            let c = s.campaign(name).ok()??;
+            s.steps(c.id).ok()
+        })
+        .unwrap_or_default()
+}
+
 #[test]
 fn an_aa_campaign_of_three_rounds_stores_six_runs_and_reports_them() {
     let d = tempfile::tempdir().unwrap();
@@ -176,10 +198,21 @@ fn interrupt_mid_step(
     marker: &Path,
     sig: i32,
 ) -> std::process::ExitStatus {
+    interrupt_mid_step_of(store, name, marker, sig).0
+}
+
+/// [`interrupt_mid_step`], and the campaign process's pid.
+fn interrupt_mid_step_of(
+    store: &Path,
+    name: &str,
+    marker: &Path,
+    sig: i32,
+) -> (std::process::ExitStatus, u32) {
     let mut child = start(store, name, &["--rounds", "2"], &workload(marker, "3"))
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    let pid = child.id();
     let mark = marker.display().to_string();
     // The first step is done and the second has started.
     wait_until(Duration::from_secs(120), "the second step", || {
@@ -196,7 +229,12 @@ fn interrupt_mid_step(
                 )
             })
             .unwrap_or(0);
-        done == 1 && processes_mentioning(&mark).len() >= 2
+        // The workload has made its private directory in --dir (it does so after its noise
+        // check: on a loaded machine later than the process's start).
+        let working = common::entries(marker)
+            .iter()
+            .any(|n| n.starts_with("patchbench-"));
+        done == 1 && processes_mentioning(&mark).len() >= 2 && working
     });
     std::thread::sleep(Duration::from_millis(300));
     common::signal(&child, sig);
@@ -205,7 +243,7 @@ fn interrupt_mid_step(
     wait_until(Duration::from_secs(20), "the workload to go", || {
         processes_mentioning(&mark).is_empty()
     });
-    status
+    (status, pid)
 }
 
 #[test]
@@ -235,15 +273,7 @@ fn sigint_mid_step_hands_the_step_back_and_resume_completes() {
             .all(|s| s.state != StepState::Planned || s.attempts == 0));
         assert_eq!(s.list(None).unwrap().len(), 1, "no half-stored run");
     }
-    let out = patchbench_with_store(&store)
-        .args(["campaign", "resume", "int"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    resume_ok(&store, "int");
     check_runs(&store, "int", 2);
 }
 
@@ -251,8 +281,28 @@ fn sigint_mid_step_hands_the_step_back_and_resume_completes() {
 fn sigkill_mid_step_leaves_no_workload_and_resume_reruns_the_step() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
-    let status = interrupt_mid_step(&store, "kill", d.path(), libc::SIGKILL);
+    let (status, pid) = interrupt_mid_step_of(&store, "kill", d.path(), libc::SIGKILL);
     assert_eq!(status.code(), None);
+    // What the killed process and its workload left: their private directories.
+    let left_by = |dir: &Path, prefix: &str| -> Vec<String> {
+        common::entries(dir)
+            .into_iter()
+            .filter(|n| n.starts_with(prefix))
+            .collect()
+    };
+    let tmp = std::env::temp_dir();
+    let ours = format!("patchbench-campaign-{pid}-");
+    assert_eq!(
+        left_by(&tmp, &ours).len(),
+        1,
+        "the campaign's private directory stays"
+    );
+    assert_eq!(
+        left_by(d.path(), "patchbench-").len(),
+        1,
+        "the workload's private directory stays: {:?}",
+        common::entries(d.path())
+    );
     {
         let s = common::open_store(&store);
         let c = s.campaign("kill").unwrap().unwrap();
@@ -274,6 +324,16 @@ fn sigkill_mid_step_leaves_no_workload_and_resume_reruns_the_step() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("left unfinished; it runs again"), "{err}");
+    assert!(
+        err.contains("removed what killed patchbench processes left behind"),
+        "{err}"
+    );
+    assert!(left_by(&tmp, &ours).is_empty(), "swept");
+    assert!(
+        left_by(d.path(), "patchbench-").is_empty(),
+        "swept: {:?}",
+        common::entries(d.path())
+    );
     check_runs(&store, "kill", 2);
 }
 
@@ -500,6 +560,21 @@ fn bad_input_is_refused_before_anything_is_stored() {
             "local executor",
         ),
         (vec!["--rounds", "0"], work.clone(), "--rounds"),
+        (
+            vec!["--until", "1e-300"],
+            work.clone(),
+            "from 0.01 to 50 percent",
+        ),
+        (
+            vec!["--until", "80"],
+            work.clone(),
+            "from 0.01 to 50 percent",
+        ),
+        (
+            vec!["--no-such-option"],
+            work.clone(),
+            "unexpected argument",
+        ),
         (vec!["--scratch", "xfs:1G"], work.clone(), "ext4"),
     ];
     for (opts, w, why) in cases {
@@ -507,12 +582,8 @@ fn bad_input_is_refused_before_anything_is_stored() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{opts:?} {w:?}: {err}");
         assert!(err.contains(why), "{opts:?}: {err}");
-        // One line (clap's own refusals add its "For more information" hint).
-        let lines: Vec<&str> = err
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information"))
-            .collect();
-        assert_eq!(lines.len(), 1, "one line: {err}");
+        // One line, clap's own refusals too.
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
         assert!(!store.exists(), "{opts:?} created the store");
     }
     let bad_name = start(&store, "a b", &[], &work).output().unwrap();
@@ -611,4 +682,302 @@ fn two_resumes_started_together_never_run_at_once_and_the_loser_names_the_owner(
         check_runs(&store, "race", 1);
         one_at_a_time(&run_times(&store, "race"));
     }
+}
+
+#[test]
+fn a_setup_that_leaves_processes_behind_neither_holds_the_step_nor_outlives_it() {
+    let d = tempfile::tempdir().unwrap();
+    for (i, setup) in ["sleep 30.{m} &", "setsid sleep 30.{m} >/dev/null 2>&1 &"]
+        .iter()
+        .enumerate()
+    {
+        // A sleep of its own, told from every other by its argument.
+        let mark = format!("{}{i}", std::process::id() % 10000);
+        let setup = setup.replace("{m}", &mark);
+        let store = d.path().join(format!("s{i}.db"));
+        let started = std::time::Instant::now();
+        let out = start(
+            &store,
+            "bg",
+            &["--rounds", "1", "--patched-setup", &setup],
+            &workload(d.path(), "0.2"),
+        )
+        .output()
+        .unwrap();
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{setup}: {err}");
+        eprintln!("{setup:?}: the campaign of 2 steps took {took:.1?}");
+        assert!(
+            took < Duration::from_secs(20),
+            "{setup:?}: the step waited for the background process: {took:?}"
+        );
+        let sleeping = format!("30.{mark}");
+        assert!(
+            processes_mentioning(&sleeping).is_empty(),
+            "{setup:?}: the background process outlived its step"
+        );
+        // Named as `sleep`, or as `sh` when the background shell had not yet exec'd sleep
+        // when the step ended (a loaded machine).
+        let left = |text: &str| text.starts_with("sleep (pid") || text.starts_with("sh (pid");
+        let line = "it ended what its setup or workload left running: ";
+        assert!(err.split(line).nth(1).is_some_and(left), "{setup:?}: {err}");
+        // The patched step's record names it.
+        let s = common::open_store(&store);
+        let c = s.campaign("bg").unwrap().unwrap();
+        let runs = s.campaign_runs(c.id).unwrap();
+        let patched = runs
+            .iter()
+            .find_map(|(_, r)| r.campaign.as_ref().filter(|i| i.side == "patched"))
+            .unwrap();
+        assert!(patched.leftovers.iter().any(|l| left(l)), "{patched:?}");
+        let base = runs
+            .iter()
+            .find_map(|(_, r)| r.campaign.as_ref().filter(|i| i.side == "base"))
+            .unwrap();
+        assert!(base.leftovers.is_empty(), "{base:?}");
+    }
+}
+
+#[test]
+fn status_after_sigkill_names_the_dead_owner_and_how_to_resume() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let mut child = start(&store, "dead", &["--rounds", "2"], &workload(d.path(), "3"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_until(Duration::from_secs(120), "a step to run", || {
+        steps_now(&store, "dead")
+            .iter()
+            .any(|st| st.state == StepState::Running)
+    });
+    common::signal(&child, libc::SIGKILL);
+    child.wait().unwrap();
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "status", "dead"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains(&format!(
+            "was being run by process {pid}, which is gone from this host (killed or crashed); \
+             `patchbench campaign resume dead` runs it again"
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains("  running:"),
+        "a dead owner is not running: {text}"
+    );
+    // resume runs it again, and status then says nothing stalled.
+    resume_ok(&store, "dead");
+    check_runs(&store, "dead", 2);
+}
+
+#[test]
+fn runs_removed_with_rm_are_noticed_and_resume_runs_exactly_those_steps_again() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(&store, "rm", &["--rounds", "2"], &workload(d.path(), "0.2"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Remove the patched side's runs.
+    type Runs = Vec<(i64, String)>;
+    let (gone, kept): (Runs, Runs) = {
+        let s = common::open_store(&store);
+        let c = s.campaign("rm").unwrap().unwrap();
+        s.campaign_runs(c.id)
+            .unwrap()
+            .into_iter()
+            .map(|(id, r)| (id, r.campaign.unwrap().side))
+            .partition(|(_, side)| side == "patched")
+    };
+    assert_eq!((gone.len(), kept.len()), (2, 2));
+    let out = patchbench_with_store(&store)
+        .arg("rm")
+        .args(gone.iter().map(|(id, _)| id.to_string()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status = patchbench_with_store(&store)
+        .args(["campaign", "status", "rm"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("lost:      2 done step(s) have no stored run any more")
+            && text.contains("round 1 patched")
+            && text.contains("round 2 patched")
+            && text.contains("`patchbench campaign resume rm` runs them again"),
+        "{text}"
+    );
+    let report = patchbench_with_store(&store)
+        .args(["campaign", "report", "rm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&report.stderr);
+    assert_eq!(report.status.code(), Some(2));
+    assert!(err.contains("2 done step(s) lost their runs"), "{err}");
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "rm"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for round in [1, 2] {
+        assert!(
+            err.contains(&format!(
+                "campaign rm: round {round} patched: its run is gone from the store (removed?); \
+                 it runs again"
+            )),
+            "{err}"
+        );
+    }
+    // Exactly those two ran: two `starting` lines, both patched.
+    let started: Vec<&str> = err.lines().filter(|l| l.contains(": starting")).collect();
+    assert_eq!(started.len(), 2, "{err}");
+    assert!(
+        started.iter().all(|l| l.contains(" patched: starting")),
+        "{err}"
+    );
+    check_runs(&store, "rm", 2);
+    // The base runs kept their ids.
+    let s = common::open_store(&store);
+    let c = s.campaign("rm").unwrap().unwrap();
+    let ids: Vec<i64> = s
+        .campaign_runs(c.id)
+        .unwrap()
+        .iter()
+        .map(|(id, _)| *id)
+        .collect();
+    for (id, _) in &kept {
+        assert!(ids.contains(id), "{ids:?}");
+    }
+}
+
+/// Clears the immutable attribute of a file when dropped (whatever the test did).
+struct Mutable(std::path::PathBuf);
+
+impl Drop for Mutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn a_store_index_made_immutable_mid_campaign_ends_it_with_one_line() {
+    // On the build's disk: a tmpfs has no immutable attribute.
+    let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let store = d.path().join("s.db");
+    let mut child = start(&store, "bus", &["--rounds", "3"], &workload(d.path(), "1"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until(Duration::from_secs(120), "a stored step", || {
+        steps_now(&store, "bus")
+            .iter()
+            .any(|st| st.state == StepState::Done)
+    });
+    let shm = d.path().join("s.db-shm");
+    let _undo = Mutable(shm.clone());
+    let set = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&shm)
+        .output()
+        .expect("this test needs chattr (e2fsprogs)");
+    assert!(
+        set.status.success(),
+        "this test needs root and a file system with the immutable attribute (ext4, xfs) \
+         under {}: {}",
+        env!("CARGO_TARGET_TMPDIR"),
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let status = wait_with_timeout(&mut child, Duration::from_secs(120));
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{status}: {err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("patchbench: error: a memory-mapped file could not be accessed (SIGBUS)"),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{err}"
+    );
+    drop(_undo);
+    resume_ok(&store, "bus");
+    check_runs(&store, "bus", 3);
+}
+
+#[test]
+fn a_resume_on_a_full_disk_is_refused_before_any_step_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let fs = common::Tmpfs::mount("size=4m")
+        .expect("this test mounts a tmpfs: run it as root (CI does)");
+    let store = fs.path.join("s.db");
+    planned(&store, "full", 1, &workload(d.path(), "0.2"), None);
+    fs.fill();
+    let started = std::time::Instant::now();
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "resume", "full"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("full"), "{err}");
+    assert!(!err.contains("starting"), "a step ran: {err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    std::fs::remove_file(fs.path.join("filler")).unwrap();
+    let s = common::open_store(&store);
+    let c = s.campaign("full").unwrap().unwrap();
+    assert!(s
+        .steps(c.id)
+        .unwrap()
+        .iter()
+        .all(|st| st.state == StepState::Planned && st.attempts == 0));
+    drop(s);
+    resume_ok(&store, "full");
+    check_runs(&store, "full", 1);
+}
+
+#[test]
+fn a_kexec_campaign_refuses_a_server_store_up_front() {
+    // The boot hook's command with a server store: refused before anything is reached.
+    let out = common::std_patchbench()
+        .args(["campaign", "resume", "--boot", "--store"])
+        .arg("postgres://lab@db.invalid/results?sslmode=require")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("a kexec campaign keeps its state in a local SQLite store")
+            && err.contains("give --store PATH"),
+        "{err}"
+    );
 }

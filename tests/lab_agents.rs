@@ -542,3 +542,262 @@ fn two_agents_on_one_box_never_run_steps_at_once() {
         assert!(e.starts_with("[exit status: 0]"), "{e}");
     }
 }
+
+/// A TCP proxy that can freeze: while frozen it forwards nothing in either direction and
+/// closes nothing (a dead route, or a NAT that dropped its mapping, looks so: no reset), and
+/// the connections it accepts meanwhile reach the server only once it thaws.
+struct Proxy {
+    port: u16,
+    frozen: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Proxy {
+    fn to(upstream: u16) -> Proxy {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let frozen = std::sync::Arc::new(AtomicBool::new(false));
+        let f = frozen.clone();
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let f = f.clone();
+                std::thread::spawn(move || {
+                    while f.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                        return;
+                    };
+                    let pump = |mut from: std::net::TcpStream, mut to: std::net::TcpStream| {
+                        let f = f.clone();
+                        std::thread::spawn(move || {
+                            use std::io::{Read, Write};
+                            from.set_read_timeout(Some(Duration::from_millis(50)))
+                                .unwrap();
+                            let mut buf = [0u8; 16384];
+                            loop {
+                                while f.load(Ordering::SeqCst) {
+                                    std::thread::sleep(Duration::from_millis(20));
+                                }
+                                match from.read(&mut buf) {
+                                    Ok(0) => break,
+                                    Ok(n) => {
+                                        // Read just before a freeze: held until the thaw.
+                                        while f.load(Ordering::SeqCst) {
+                                            std::thread::sleep(Duration::from_millis(20));
+                                        }
+                                        if to.write_all(&buf[..n]).is_err() {
+                                            break;
+                                        }
+                                    }
+                                    Err(e)
+                                        if matches!(
+                                            e.kind(),
+                                            std::io::ErrorKind::WouldBlock
+                                                | std::io::ErrorKind::TimedOut
+                                        ) => {}
+                                    Err(_) => break,
+                                }
+                            }
+                            let _ = to.shutdown(std::net::Shutdown::Write);
+                        });
+                    };
+                    pump(client.try_clone().unwrap(), server.try_clone().unwrap());
+                    pump(server, client);
+                });
+            }
+        });
+        Proxy { port, frozen }
+    }
+
+    fn freeze(&self, on: bool) {
+        self.frozen.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// An agent whose stderr lines are kept with the time each came.
+struct Watched {
+    child: Child,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<(Instant, String)>>>,
+}
+
+impl Watched {
+    fn start(url: &str, spool: &Path, store_timeout: &str) -> Watched {
+        let mut child = common::std_patchbench()
+            .args(["agent", "--box", "far", "--tag", "lab"])
+            .args(["--lease", "10", "--poll", "1", "--connect-timeout", "2"])
+            .arg("--spool")
+            .arg(spool)
+            .args(["--store", url])
+            .env("PATCHBENCH_STORE_TIMEOUT", store_timeout)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (err, keep) = (child.stderr.take().unwrap(), lines.clone());
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for l in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+                keep.lock().unwrap().push((Instant::now(), l));
+            }
+        });
+        Watched { child, lines }
+    }
+
+    /// When a line containing `what` came (waiting at most `limit` for it).
+    fn when(&self, what: &str, limit: Duration) -> Instant {
+        let end = Instant::now() + limit;
+        loop {
+            if let Some((t, _)) = self
+                .lines
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|(_, l)| l.contains(what))
+            {
+                return *t;
+            }
+            assert!(
+                Instant::now() < end,
+                "no {what:?} within {limit:?}:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn text(&self) -> String {
+        let l = self.lines.lock().unwrap();
+        l.iter()
+            .map(|(_, s)| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// SIGTERM; how long it took to exit, and its status.
+    fn term(&mut self) -> (Duration, std::process::ExitStatus) {
+        let t = Instant::now();
+        common::signal(&self.child, libc::SIGTERM);
+        let status = common::wait_with_timeout(&mut self.child, Duration::from_secs(60));
+        (t.elapsed(), status)
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_agent_behind_a_frozen_connection_spools_reconnects_and_honours_sigterm() {
+    let server = PgServer::start(Setup {
+        tcp: true,
+        tls: false,
+    });
+    let db = server.database();
+    let direct = server.socket_url(ADMIN, &db);
+    let proxy = Proxy::to(server.tcp_port.unwrap());
+    let far = format!(
+        "postgres://{ADMIN}@127.0.0.1:{}/{db}?sslmode=disable",
+        proxy.port
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::std_patchbench()
+        .args([
+            "campaign", "start", "cut", "--boxes", "1", "--tag", "lab", "--rounds", "3",
+        ])
+        .args(["--store", &direct, "--"])
+        .args([
+            "run",
+            "syscall",
+            "--duration",
+            "3",
+            "--passes",
+            "1",
+            "--no-settle",
+        ])
+        .args(["--copies", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let running = |s: &Store| {
+        let c = s.campaign("cut").unwrap().unwrap();
+        s.steps(c.id)
+            .unwrap()
+            .iter()
+            .any(|st| st.state == StepState::Running)
+    };
+    let done = |s: &Store| {
+        let c = s.campaign("cut").unwrap().unwrap();
+        s.steps(c.id)
+            .unwrap()
+            .iter()
+            .filter(|st| st.state == StepState::Done)
+            .count()
+    };
+    const BOUND: f64 = 2.0;
+    // 1. Frozen mid-step: the step's run goes to the spool within the bound of its end, the
+    //    agent reconnects when the connection thaws, the run is stored once.
+    let mut a = Watched::start(&far, &dir.path().join("spool-a.db"), "2");
+    wait_until(&direct, Duration::from_secs(120), "a running step", running);
+    let frozen_at = Instant::now();
+    proxy.freeze(true);
+    let spooled = a.when("waits in spool", Duration::from_secs(60));
+    let took = (spooled - frozen_at).as_secs_f64();
+    eprintln!("spooled {took:.1} s after the freeze (step of about 3.5 s, bound {BOUND} s)");
+    assert!(
+        took <= 3.5 + BOUND + 2.0,
+        "spooled {took:.1} s after the freeze"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(
+        done(&open(&direct)),
+        0,
+        "nothing reached the server meanwhile"
+    );
+    proxy.freeze(false);
+    a.when("the store is back", Duration::from_secs(30));
+    a.when("stored as run", Duration::from_secs(30));
+    // 2. SIGTERM while frozen mid-step.
+    wait_until(&direct, Duration::from_secs(120), "the next step", |s| {
+        running(s) && done(s) >= 1
+    });
+    proxy.freeze(true);
+    std::thread::sleep(Duration::from_millis(500));
+    let (took, status) = a.term();
+    eprintln!("SIGTERM mid-step behind a frozen connection: exited in {took:.1?}");
+    assert!(took <= Duration::from_secs(5), "{took:?}:\n{}", a.text());
+    assert!(status.success(), "{status}:\n{}", a.text());
+    assert!(a.text().contains("stopped by SIGTERM"), "{}", a.text());
+    proxy.freeze(false);
+    // 3. SIGTERM while a store call waits (a long bound: only the signal cuts it short).
+    let mut b = Watched::start(&far, &dir.path().join("spool-b.db"), "120");
+    b.when("serves store", Duration::from_secs(30));
+    proxy.freeze(true);
+    std::thread::sleep(Duration::from_secs(5));
+    let (took, status) = b.term();
+    eprintln!("SIGTERM in a store call behind a frozen connection: exited in {took:.1?}");
+    assert!(took <= Duration::from_secs(5), "{took:?}:\n{}", b.text());
+    assert!(status.success(), "{status}:\n{}", b.text());
+    proxy.freeze(false);
+    // The campaign ends with every step stored exactly once (the step the SIGTERM left
+    // behind goes back to the queue when its lease runs out, or at once when handed back).
+    let mut c = Watched::start(&direct, &dir.path().join("spool-c.db"), "30");
+    wait_until(&direct, Duration::from_secs(300), "every step done", |s| {
+        done(s) == 6
+    });
+    c.term();
+    let store = open(&direct);
+    let camp = store.campaign("cut").unwrap().unwrap();
+    let runs = store.campaign_runs(camp.id).unwrap();
+    assert_eq!(runs.len(), 6);
+    assert_eq!(store.list(None).unwrap().len(), 6, "no run stored twice");
+}

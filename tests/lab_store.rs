@@ -572,3 +572,76 @@ fn sslmode_is_honoured() {
         .unwrap();
     assert!(log.contains("SSL enabled"), "{log}");
 }
+
+#[test]
+fn a_push_to_a_missing_directory_or_of_an_unknown_label_is_one_line_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = local_store(dir.path(), 3, 0);
+    let missing = dir.path().join("no/such/dir/x.db");
+    let out = push(&local, missing.to_str().unwrap());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!dir.path().join("no").exists(), "no directory was made");
+    let target = dir.path().join("target.db");
+    let out = common::patchbench()
+        .args(["push", "--label", "nope", "--to"])
+        .arg(&target)
+        .arg("--store")
+        .arg(&local)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("no run labelled nope") && err.contains("labels there: base"),
+        "{err}"
+    );
+    assert!(!target.exists(), "no store was made");
+    // The label that is there is pushed.
+    let out = common::patchbench()
+        .args(["push", "--label", "base", "--to"])
+        .arg(&target)
+        .arg("--store")
+        .arg(&local)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("pushed 3 runs"));
+}
+
+#[test]
+fn the_agent_command_a_lab_start_suggests_is_one_shell_word_for_its_url() {
+    let server = PgServer::shared();
+    let db = server.database();
+    // A URL with a query string: `?` and `&` must not reach a shell unquoted.
+    let url = format!(
+        "{}?application_name=pb&connect_timeout=5",
+        server.socket_url(ADMIN, &db)
+    );
+    let out = common::patchbench()
+        .args(["campaign", "start", "hint", "--boxes", "1", "--store", &url])
+        .args(["--", "run", "syscall", "--duration", "0.3"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let shown = patchbench::store::Location::parse(url.as_ref())
+        .unwrap()
+        .shown();
+    let suggested = format!("`patchbench agent --store '{shown}'`");
+    assert!(err.contains(&suggested), "{err}");
+    // Pasted into a shell, it is the URL again.
+    let echo = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf %s '{shown}'"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&echo.stdout), shown);
+}

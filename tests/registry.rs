@@ -143,16 +143,16 @@ fn a_missing_program_skips_its_test_not_the_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no selected test can run here"));
 }
 
-/// The README shows `patchbench list`'s output in full; it must be what the program prints.
+/// docs/run.md shows `patchbench list`'s output in full; it must be what the program prints.
 #[test]
-fn the_readme_shows_the_list_output_as_printed() {
+fn the_docs_show_the_list_output_as_printed() {
     let out = common::std_patchbench().arg("list").output().unwrap();
     assert!(out.status.success());
     let list = String::from_utf8(out.stdout).unwrap();
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/run.md")).unwrap();
     assert!(
-        readme.contains(&format!("$ patchbench list\n{list}```")),
-        "README.md's `patchbench list` section is out of date; paste the output of `patchbench list`"
+        doc.contains(&format!("$ patchbench list\n{list}```")),
+        "docs/run.md's `patchbench list` section is out of date; paste the output of `patchbench list`"
     );
 }

@@ -331,3 +331,45 @@ fn another_processs_comm_is_shown_escaped() {
     );
     drop(spinner);
 }
+
+#[test]
+fn every_refusal_of_the_command_line_is_one_line() {
+    for (args, want) in [
+        (
+            vec!["run", "--copiez", "3"],
+            "unexpected argument '--copiez'",
+        ),
+        (
+            vec!["campaign", "start"],
+            "required arguments were not provided",
+        ),
+        (
+            vec!["run", "--copies", "x"],
+            "invalid value 'x' for '--copies",
+        ),
+        (vec!["frobnicate"], "unrecognized subcommand 'frobnicate'"),
+        (
+            vec!["campaign", "start", "c", "--until", "1e-300", "--", "run"],
+            "0.01 to 50",
+        ),
+        (
+            vec!["run", "--label", "a\x1b[2Jb", "--copiez"],
+            "unexpected argument",
+        ),
+    ] {
+        let out = run(common::std_patchbench().args(&args));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("patchbench: error: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert!(err.trim_end().ends_with("--help`"), "{args:?}: {err}");
+        assert_safe("clap refusal", &out.stderr);
+    }
+    // Asking for help is no error.
+    let out = run(common::std_patchbench().args(["run", "--help"]));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).lines().count() > 10);
+}

@@ -140,7 +140,7 @@ pub fn run(
     let show = |step: &str| {
         progress.show(&format!(
             "building {what}: {step} ({})",
-            crate::campaign::driver::human_secs(started.elapsed().as_secs_f64())
+            crate::clock::human_secs(started.elapsed().as_secs_f64())
         ))
     };
     let out = child.wait(
@@ -180,7 +180,10 @@ pub fn run(
         }
         Ended::TimedOut => Err(anyhow::anyhow!("make ran past its deadline")),
         Ended::Exited { how, .. } => {
-            if full || log_failed.as_ref().is_some_and(is_disk_full) {
+            if full
+                || log_failed.as_ref().is_some_and(is_disk_full)
+                || super::tree::nearly_full(m.obj)
+            {
                 return Err(disk_full(cache, &format!("make {how}")));
             }
             let shown = out.tail.len().saturating_sub(TAIL_SHOWN);

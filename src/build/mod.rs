@@ -19,6 +19,9 @@
 //! b.id; b.commit; b.base_commit; b.patches; b.config.sha256; b.compiler; b.release;
 //! b.image; b.system_map; b.vmlinux; b.config_file; b.modules; b.log; b.config.diff;
 //! b.cached   // true when this call found it in the cache
+//! let c: config::Resolved = build::resolve_config(&request, &progress, &signals)?; // no build
+//! let same = build::build_expecting(&request, &b.key, &progress, &signals)?; // or refused
+//! let commit: String = build::check_request(&request, &progress, &signals)?; // no checkout
 //! ```
 //!
 //! - **The key** is (the commit after the patches, the SHA-256 of the resolved `.config`, the
@@ -237,6 +240,93 @@ impl Build {
 
 /// Builds what `req` asks for, or finds it in the cache. See the module's documentation.
 pub fn build(req: &BuildRequest, progress: &Progress, signals: &Signals) -> anyhow::Result<Build> {
+    match run(req, progress, signals, Mode::Build)? {
+        Done::Built(b) => Ok(*b),
+        _ => anyhow::bail!("the build stopped before it built"),
+    }
+}
+
+/// Only the config `req` would be built with: resolved (in the build slot's checkout at the
+/// resulting commit, or remembered), checked, not built.
+pub fn resolve_config(
+    req: &BuildRequest,
+    progress: &Progress,
+    signals: &Signals,
+) -> anyhow::Result<config::Resolved> {
+    match run(req, progress, signals, Mode::ConfigOnly)? {
+        Done::Config(r) => Ok(r),
+        _ => anyhow::bail!("the config was not resolved"),
+    }
+}
+
+/// Builds what `req` asks for only if it is the build `key` names: stops (bad input, naming
+/// what differs) as soon as the compiler, the commit after the patches or the resolved config
+/// is known to differ from `key`'s, before any make. A lab box builds a campaign's kernels so.
+pub fn build_expecting(
+    req: &BuildRequest,
+    key: &BuildKey,
+    progress: &Progress,
+    signals: &Signals,
+) -> anyhow::Result<Build> {
+    match run(req, progress, signals, Mode::Expect(key))? {
+        Done::Built(b) => Ok(*b),
+        _ => anyhow::bail!("the build stopped before it built"),
+    }
+}
+
+/// Checks everything of `req` that needs no build and no checkout (the tree, the ref, the
+/// patches, which are applied in the cache's repository, the config's start, the fragments,
+/// the tools) and returns the commit it would build. `campaign start` checks both sides so
+/// before it builds either.
+pub fn check_request(
+    req: &BuildRequest,
+    progress: &Progress,
+    signals: &Signals,
+) -> anyhow::Result<String> {
+    match run(req, progress, signals, Mode::CommitOnly)? {
+        Done::Commit(c) => Ok(c),
+        _ => anyhow::bail!("the check went further than asked"),
+    }
+}
+
+/// What [`run`] is asked for.
+#[derive(Clone, Copy)]
+enum Mode<'a> {
+    Build,
+    ConfigOnly,
+    CommitOnly,
+    Expect(&'a BuildKey),
+}
+
+impl Mode<'_> {
+    /// Refuses `got` for `what` when the expected key has something else.
+    fn check(&self, what: &str, got: &str, want: impl Fn(&BuildKey) -> &str) -> anyhow::Result<()> {
+        match self {
+            Mode::Expect(k) if want(k) != got => Err(Usage(format!(
+                "its {what} is {got:?} here but {:?} in the build asked for (every box must \
+                 build the same key)",
+                want(k)
+            ))
+            .into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// How [`run`] ended.
+enum Done {
+    Built(Box<Build>),
+    Config(config::Resolved),
+    Commit(String),
+}
+
+fn run(
+    req: &BuildRequest,
+    progress: &Progress,
+    signals: &Signals,
+    mode: Mode,
+) -> anyhow::Result<Done> {
+    let only_config = matches!(mode, Mode::ConfigOnly);
     // Everything the user gave, checked before anything is made.
     let tree = Tree::open(&req.tree)?;
     let base = tree.resolve(&req.git_ref)?;
@@ -269,6 +359,7 @@ pub fn build(req: &BuildRequest, progress: &Progress, signals: &Signals) -> anyh
     }
     tools::check(None)?;
     let compiler = tools::compiler_version()?;
+    mode.check("compiler", &compiler, |k| &k.compiler)?;
     let jobs = req.jobs.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
@@ -297,6 +388,10 @@ pub fn build(req: &BuildRequest, progress: &Progress, signals: &Signals) -> anyh
         ));
     }
     let commit = applied.commit.clone();
+    mode.check("commit after the patches", &commit, |k| &k.commit)?;
+    if matches!(mode, Mode::CommitOnly) {
+        return Ok(Done::Commit(commit));
+    }
 
     // A config resolved before from the same start at this commit gives the key now.
     let memo_key = tree::short_hash(
@@ -317,8 +412,12 @@ pub fn build(req: &BuildRequest, progress: &Progress, signals: &Signals) -> anyh
     );
     let memo = read_memo(&cache, &memo_key);
     if let Some(m) = &memo {
+        mode.check("config's SHA-256", &m.sha256, |k| &k.config_sha256)?;
+        if only_config {
+            return Ok(Done::Config(m.clone()));
+        }
         if let Some(b) = found(&cache, &key_of(&commit, m, &compiler)) {
-            return Ok(b);
+            return Ok(Done::Built(Box::new(b)));
         }
     }
 
@@ -363,10 +462,14 @@ pub fn build(req: &BuildRequest, progress: &Progress, signals: &Signals) -> anyh
             "patchbench: the config did not keep {d} (a dependency is not met)"
         ));
     }
+    if only_config {
+        return Ok(Done::Config(resolved));
+    }
+    mode.check("config's SHA-256", &resolved.sha256, |k| &k.config_sha256)?;
     let key = key_of(&commit, &resolved, &compiler);
     let id = key.id();
     if let Some(b) = found(&cache, &key) {
-        return Ok(b);
+        return Ok(Done::Built(Box::new(b)));
     }
     let values = config::values(&resolved.text);
     tools::check(Some(&values))?;
@@ -524,7 +627,7 @@ pub fn build(req: &BuildRequest, progress: &Progress, signals: &Signals) -> anyh
     repo.keep(&id, &record.commit)?;
     let mut b = Build::read(&dir)?;
     b.cached = false;
-    Ok(b)
+    Ok(Done::Built(Box::new(b)))
 }
 
 fn key_of(commit: &str, r: &config::Resolved, compiler: &str) -> BuildKey {

@@ -277,11 +277,42 @@ impl Repo {
         .to_string())
     }
 
+    /// The bytes of the files of `commit`.
+    fn checkout_bytes(&self, commit: &str) -> anyhow::Result<u64> {
+        let list = run(
+            self.git()
+                .args(["ls-tree", "-r", "-l", "--full-tree", commit]),
+            "git ls-tree",
+        )?;
+        Ok(list
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok())
+            // Each file takes whole 4 KiB blocks.
+            .map(|n| n.div_ceil(4096) * 4096)
+            .sum())
+    }
+
     /// Makes `src` a worktree of this repository at `commit`, or moves it there: only files
     /// that differ are rewritten. A lock file left by a killed git is removed first (the
     /// caller holds the slot's lock, so no git runs there).
     pub fn checkout(&self, src: &Path, commit: &str) -> anyhow::Result<()> {
         if !src.join(".git").exists() {
+            // git says no ENOSPC when a checkout fills the disk ("unable to write file"), and
+            // removes what it wrote: the room is looked at first.
+            let needed = self.checkout_bytes(commit)? + (256 << 20);
+            if let Some(free) = free_bytes(src) {
+                if free < needed {
+                    return Err(Usage(format!(
+                        "the disk holding the build cache is full: the kernel source needs about \
+                         {} MiB in {}, {} MiB are free; free space there or give --cache DIR on \
+                         another disk",
+                        needed >> 20,
+                        src.display(),
+                        free >> 20
+                    ))
+                    .into());
+                }
+            }
             let _ = std::fs::remove_dir_all(src);
             let _ = run(self.git().args(["worktree", "prune"]), "git worktree prune");
             let out = output(
@@ -292,10 +323,11 @@ impl Repo {
                 "git worktree add",
             )?;
             if !out.status.success() {
-                let why = first_complaint(&out);
+                // Said before the half checkout is removed (which frees the disk again).
+                let e = checkout_error(src, &out);
                 let _ = std::fs::remove_dir_all(src);
                 let _ = run(self.git().args(["worktree", "prune"]), "git worktree prune");
-                return Err(checkout_error(src, &why));
+                return Err(e);
             }
             return Ok(());
         }
@@ -310,14 +342,49 @@ impl Repo {
             "git checkout",
         )?;
         if !out.status.success() {
-            return Err(checkout_error(src, &first_complaint(&out)));
+            return Err(checkout_error(src, &out));
         }
         Ok(())
     }
 }
 
-fn checkout_error(src: &Path, why: &str) -> anyhow::Error {
-    if says_disk_full(why) {
+/// Bytes free for this user on the file system holding `path` (or its nearest existing
+/// parent).
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    let mut p = Some(path);
+    while let Some(at) = p {
+        if let Ok(s) = nix::sys::statvfs::statvfs(at) {
+            return Some(s.blocks_available().saturating_mul(s.fragment_size()));
+        }
+        p = at.parent();
+    }
+    None
+}
+
+/// True when the file system holding `path` has almost no room left (a tool that does not
+/// say ENOSPC in words).
+pub fn nearly_full(path: &Path) -> bool {
+    free_bytes(path).is_some_and(|f| f < 16 << 20)
+}
+
+fn checkout_error(src: &Path, out: &Output) -> anyhow::Error {
+    let why = first_complaint(out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("unable to write file") {
+        return Usage(format!(
+            "cannot write the kernel source in {} ({}): the disk holding the build cache is \
+             probably full ({} MiB free now); free space there or give --cache DIR on another \
+             disk",
+            src.display(),
+            err.lines()
+                .find(|l| l.contains("unable to write"))
+                .unwrap_or("")
+                .trim(),
+            free_bytes(src).unwrap_or(0) >> 20
+        ))
+        .into();
+    }
+    if says_disk_full(&err) || nearly_full(src) {
         Usage(format!(
             "the disk holding the build cache is full: cannot check out the kernel source in {} \
              ({why}); free space there or give --cache DIR on another disk",

@@ -45,6 +45,8 @@ pub struct AgentConfig {
     pub poll_s: f64,
     /// The connect timeout of each reconnection.
     pub connect_timeout: Option<Duration>,
+    /// Where this box builds the kernels of a campaign started from a tree.
+    pub build: super::built::BoxBuild,
 }
 
 /// An agent at work.
@@ -61,6 +63,8 @@ pub struct Agent<'a> {
     executors: HashMap<i64, Box<dyn Executor>>,
     /// The other owner of this box it last said it waits for.
     waiting_for: Option<String>,
+    /// Campaigns this box cannot run (its build key differs), with why: said once.
+    refused: HashMap<i64, String>,
 }
 
 /// What one look for work found.
@@ -101,6 +105,7 @@ impl<'a> Agent<'a> {
         progress: &'a mut Progress,
     ) -> anyhow::Result<Agent<'a>> {
         config.check()?;
+        crate::store::interrupt_when(signals.flag());
         let me = Owner::me().to_string();
         let offered: Vec<String> = config
             .executors
@@ -119,6 +124,7 @@ impl<'a> Agent<'a> {
             ran: 0,
             executors: HashMap::new(),
             waiting_for: None,
+            refused: HashMap::new(),
         })
     }
 
@@ -169,8 +175,12 @@ impl<'a> Agent<'a> {
                     return Ok(());
                 }
                 Ok(Look::Nothing) => {
-                    // Idle: another agent of this box may take the next step.
-                    self.store.release_holds(&self.owner)?;
+                    // Idle: another agent of this box may take the next step. A store gone
+                    // away meanwhile is waited for like any other call's.
+                    match self.store.release_holds(&self.owner) {
+                        Err(e) if is_unreachable(&e) => self.wait_for_store(&e)?,
+                        other => other?,
+                    }
                     self.signals
                         .sleep(Duration::from_secs_f64(self.config.poll_s))?
                 }
@@ -248,7 +258,12 @@ impl<'a> Agent<'a> {
         // An executor (its private directory) lives as long as its campaign is open.
         self.executors
             .retain(|id, _| campaigns.iter().any(|c| c.id == *id));
+        self.refused
+            .retain(|id, _| campaigns.iter().any(|c| c.id == *id));
         for c in campaigns {
+            if self.refused.contains_key(&c.id) {
+                continue;
+            }
             for s in self.store.expire_leases(c.id)? {
                 self.progress.line(&format!(
                     "campaign {} round {} box {} {}: its agent stopped renewing the lease; the \
@@ -256,6 +271,27 @@ impl<'a> Agent<'a> {
                     c.name, s.round, s.r#box, s.side
                 ));
             }
+            // A campaign built from a tree: this box builds the same two kernels first (or
+            // finds them in its cache), before it takes a place it might not be able to
+            // serve.
+            let local = if c.spec.build.is_some() && !self.executors.contains_key(&c.id) {
+                match super::built::on_this_box(
+                    &c.spec,
+                    &self.config.build,
+                    self.progress,
+                    self.signals,
+                ) {
+                    Ok(spec) => Some(spec),
+                    Err(e) if e.downcast_ref::<crate::error::Usage>().is_some() => {
+                        self.progress.line(&format!("patchbench agent: {e}"));
+                        self.refused.insert(c.id, e.to_string());
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                }
+            } else {
+                None
+            };
             if !self.store.take_place(c.id, &self.config.box_name)? {
                 continue;
             }
@@ -263,7 +299,7 @@ impl<'a> Agent<'a> {
             // kernels once and keeps its initramfs).
             let mut executor = match self.executors.remove(&c.id) {
                 Some(e) => e,
-                None => match runner_for(&c.spec, By::Agent)? {
+                None => match runner_for(local.as_ref().unwrap_or(&c.spec), By::Agent)? {
                     Runner::Here(e) => e,
                     _ => continue,
                 },

@@ -297,7 +297,7 @@ impl Driver<'_> {
         let retry = if step.attempts > 1 { " (retry)" } else { "" };
         let eta = self
             .eta(c)
-            .map(|s| format!(", about {} left", human_secs(s)))
+            .map(|s| format!(", about {} left", crate::clock::human_secs(s)))
             .unwrap_or_default();
         self.progress
             .line(&format!("{}: starting{retry}{eta}", step_name(c, step)));
@@ -321,7 +321,18 @@ impl Driver<'_> {
         let name = step_name(c, step);
         match outcome {
             StepOutcome::Interrupted(i) => {
-                self.store.release_step(step.id, &self.owner)?;
+                match self.store.release_step(step.id, &self.owner) {
+                    Ok(_) => {}
+                    Err(e) if crate::error::is_unreachable(&e) => {
+                        // Stopping is not held up by a store that does not answer.
+                        self.progress.line(&format!(
+                            "{name}: interrupted; the store cannot be reached to hand the step \
+                             back ({e}), so it returns to the queue when its lease runs out"
+                        ));
+                        return Err(i.into());
+                    }
+                    Err(e) => return Err(e),
+                }
                 self.progress.line(&format!(
                     "{name}: interrupted; the step is planned again (`patchbench campaign resume \
                      {}{}` continues)",
@@ -343,10 +354,22 @@ impl Driver<'_> {
                     }
                     other => other?,
                 };
+                let ended = record
+                    .campaign
+                    .as_ref()
+                    .filter(|i| !i.leftovers.is_empty())
+                    .map(|i| {
+                        format!(
+                            "; it ended what its setup or workload left running: {}",
+                            i.leftovers.join(", ")
+                        )
+                    })
+                    .unwrap_or_default();
                 match finished {
                     Some(id) => {
-                        self.progress
-                            .line(&format!("{name}: done in {secs:.1} s, stored as run {id}"));
+                        self.progress.line(&format!(
+                            "{name}: done in {secs:.1} s, stored as run {id}{ended}"
+                        ));
                     }
                     None => self.progress.line(&format!(
                         "{name}: finished, but the step was no longer ours (taken back after its \
@@ -423,7 +446,11 @@ impl Driver<'_> {
     ) -> crate::record::RunRecord {
         let side = c.spec.side(&step.side);
         let mut kernel = m.kernel;
-        if let Some(k) = side.and_then(|s| s.kernel.as_ref()) {
+        // What the executor says it booted, else what the side names.
+        if let Some(k) = side
+            .and_then(|s| s.kernel.as_ref())
+            .filter(|_| kernel.image.is_none())
+        {
             kernel.image = Some(k.image.display().to_string());
             kernel.image_sha256 = Some(k.sha256.clone());
         }
@@ -445,6 +472,7 @@ impl Driver<'_> {
             guest: m.guest,
             boot: m.boot,
             duet,
+            leftovers: m.leftovers,
             build: side.and_then(|s| s.build.as_ref()).map(|b| b.build.clone()),
         };
         record.label = Some(info.label());
@@ -566,16 +594,4 @@ fn step_name(c: &Campaign, s: &Step) -> String {
         "campaign {} round {}/{}{boxed} {}",
         c.name, s.round, c.planned_rounds, s.side
     )
-}
-
-/// `1 h 05 min`, `4 min 10 s`, `12 s`.
-pub fn human_secs(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    if s >= 3600 {
-        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
-    } else if s >= 60 {
-        format!("{} min {:02} s", s / 60, s % 60)
-    } else {
-        format!("{s} s")
-    }
 }

@@ -28,6 +28,8 @@ pub struct Measured {
     pub boot: Option<BootInfo>,
     /// The scratch file system the workload got, described.
     pub scratch: Option<String>,
+    /// The processes the step left running and ended (`NAME (pid N)`).
+    pub leftovers: Vec<String>,
 }
 
 /// How a step ended.

@@ -94,6 +94,18 @@ fn runner_kind(kind: ExecutorKind) -> RunnerKind {
     }
 }
 
+/// What the executor needs of this machine (a guest's QEMU, busybox and accelerator; kexec's
+/// right to load a kernel), checked before the minutes of a build rather than after
+/// (`campaign start --tree`, `bisect start`).
+pub fn check_host_before_build(spec: &CampaignSpec) -> anyhow::Result<()> {
+    match spec.executor {
+        ExecutorKind::Vm => super::vm::checks::check_host(spec).map_err(Usage)?,
+        ExecutorKind::Kexec => super::kexec::preflight::may_kexec().map_err(Usage)?,
+        ExecutorKind::Local => {}
+    }
+    Ok(())
+}
+
 /// Plans a campaign (its first rounds: every round, or the pilot of `--until`; each box's
 /// place for a lab campaign) and stores it; a name already used is refused.
 pub fn create(store: &mut Store, spec: &CampaignSpec) -> anyhow::Result<Campaign> {
@@ -147,6 +159,9 @@ pub fn run(
     signals: &Signals,
     progress: &mut Progress,
 ) -> anyhow::Result<Summary> {
+    crate::store::interrupt_when(signals.flag());
+    // A step whose run cannot be stored is a step lost: say so before it runs.
+    store.check_writable()?;
     let owner = Owner::me().to_string();
     let mut driver = Driver {
         store,
@@ -213,6 +228,27 @@ pub fn resume(
             campaign.name, lab.boxes, campaign.name
         ));
     }
+    let campaign = if matches!(
+        campaign.state,
+        CampaignState::Running | CampaignState::Finished
+    ) {
+        // Steps whose run was removed (`patchbench rm`) are not done any more: they run again.
+        let lost = store.replan_lost_runs(campaign.id)?;
+        for s in &lost {
+            progress.line(&format!(
+                "patchbench: campaign {}: round {} {}: its run is gone from the store \
+                 (removed?); it runs again",
+                campaign.name, s.round, s.side
+            ));
+        }
+        if lost.is_empty() {
+            campaign
+        } else {
+            find(&store, name)?
+        }
+    } else {
+        campaign
+    };
     if matches!(
         campaign.state,
         CampaignState::Stopped | CampaignState::Finished
@@ -224,6 +260,17 @@ pub fn resume(
             .map(Resumed::PerBoot);
     }
     take_back_dead(&mut store, &campaign, progress)?;
+    let swept = sweep_dead_leftovers(&campaign.spec);
+    if !swept.is_empty() {
+        progress.line(&format!(
+            "patchbench: removed what killed patchbench processes left behind: {}",
+            swept
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let Runner::Here(mut executor) = runner_for(&campaign.spec, By::Starter)? else {
         return usage(format!("campaign {name} cannot be run by this process"));
     };
@@ -271,6 +318,25 @@ pub fn take_back_dead(
         ));
     }
     Ok(())
+}
+
+/// Removes what patchbench processes gone from this host (a SIGKILL) left of a campaign's
+/// steps: their private directories (in the temp dir, and in the workload's `--dir`), and
+/// their step cgroups with whatever still ran in them. Only directories patchbench made,
+/// whose process is dead; returns what it removed.
+pub fn sweep_dead_leftovers(spec: &CampaignSpec) -> Vec<std::path::PathBuf> {
+    let mut places = vec![std::env::temp_dir()];
+    if let Some(i) = spec.workload.iter().position(|w| w == "--dir") {
+        if let Some(d) = spec.workload.get(i + 1) {
+            places.push(std::path::PathBuf::from(d));
+        }
+    }
+    let mut removed: Vec<std::path::PathBuf> = places
+        .iter()
+        .flat_map(|p| crate::private_dir::sweep_dead(p))
+        .collect();
+    removed.extend(crate::proc::contain::sweep_dead());
+    removed
 }
 
 /// What `stop` did.

@@ -1,7 +1,9 @@
 //! The `local` executor: every step runs on the running kernel, as a supervised child of this
 //! process (`crate::proc::supervise`): `sh -c` runs the side's setup command and execs the
 //! workload, which writes its JSON into a private directory (mode 0700) of this campaign
-//! process. With `--scratch ext4:SIZE` each step gets a fresh ext4 made on a sparse file in
+//! process. The step owns everything its setup and workload start (`crate::proc::contain`: a
+//! cgroup of its own where the kernel offers one, this process their subreaper): it waits for
+//! the workload only, then ends what is left and names it in the step's record. With `--scratch ext4:SIZE` each step gets a fresh ext4 made on a sparse file in
 //! that directory and mounted through a loop device, given to the workload as its `--dir`
 //! (root only), unmounted after the step.
 
@@ -10,6 +12,7 @@ use super::executor::{
     StepOutcome, StepRequest, SETUP_DONE,
 };
 use crate::private_dir::PrivateDir;
+use crate::proc::contain::Contained;
 use crate::proc::signals::Signals;
 use crate::proc::supervise::{Ended, Supervised};
 use crate::record::campaign::spec::{ExecutorKind, Scratch};
@@ -74,7 +77,10 @@ impl Executor for Local {
             .env("PATCHBENCH_ROUND", req.step.round.to_string());
         let kernel = this_kernel();
         let boot = this_boot("unknown");
-        let child = match Supervised::spawn(cmd) {
+        let contained = Contained::new();
+        let (mark, value) = contained.mark();
+        cmd.env(mark, value);
+        let child = match Supervised::spawn_joining(cmd, contained.join_fd()) {
             Ok(c) => c,
             Err(e) => {
                 return StepOutcome::failed(format!("cannot start the workload: {e}"), "");
@@ -95,6 +101,9 @@ impl Executor for Local {
             },
             on_tick,
         );
+        // The workload is over: what its setup or it left running goes now.
+        let leftovers = contained.end_rest();
+        drop(contained);
         let described = scratch.as_ref().map(|s| s.describe());
         if let Some(fs) = scratch {
             if let Err(e) = fs.remove() {
@@ -133,6 +142,7 @@ impl Executor for Local {
                         guest: None,
                         boot: Some(boot),
                         scratch: described,
+                        leftovers,
                     }))
                 }
                 Err(reason) => StepOutcome::failed(reason, console),

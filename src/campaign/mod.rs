@@ -26,6 +26,7 @@
 //! harnesses.
 
 pub mod agent;
+pub mod built;
 pub mod driver;
 pub mod executor;
 pub mod flow;
@@ -41,6 +42,6 @@ mod tests;
 
 pub use driver::End;
 pub use flow::{
-    agent_may_offer, create, default_executor, find, resume, run, run_by_one_process, runner_for,
-    stop, By, Resumed, Runner, Stopped, Summary,
+    agent_may_offer, check_host_before_build, create, default_executor, find, resume, run,
+    run_by_one_process, runner_for, stop, By, Resumed, Runner, Stopped, Summary,
 };

@@ -173,6 +173,7 @@ impl Executor for Scripted {
                 guest: None,
                 boot: Some(this_boot("scripted")),
                 scratch: None,
+                leftovers: Vec::new(),
             })),
             Act::Fail { reason, .. } => StepOutcome::failed(reason, "the scripted console"),
             Act::Interrupt { .. } => {

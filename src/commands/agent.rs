@@ -50,6 +50,18 @@ pub struct AgentArgs {
     #[arg(long, value_name = "SECS", default_value = "5",
           value_parser = crate::args::parse_duration)]
     pub poll: f64,
+    /// Where this box builds the kernels of a campaign started with --tree: the git tree
+    /// (default: the path the campaign was started with). Every box builds the same key
+    /// (commit, config, compiler) and refuses a campaign whose key it cannot build.
+    #[arg(long, value_name = "DIR")]
+    pub tree: Option<PathBuf>,
+    /// This box's build cache (default: $XDG_CACHE_HOME/patchbench/builds).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// make's jobs for those builds (default: the CPUs).
+    #[arg(short = 'j', long = "jobs", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub jobs: Option<u32>,
     /// Where a finished step's run waits while the store cannot be reached (default:
     /// ~/.local/share/patchbench/spool.db).
     #[arg(long, value_name = "FILE")]
@@ -79,6 +91,11 @@ pub fn execute(a: &AgentArgs) -> anyhow::Result<i32> {
         lease_s: a.lease,
         poll_s: a.poll,
         connect_timeout: a.store.connect_timeout,
+        build: crate::campaign::built::BoxBuild {
+            tree: a.tree.clone(),
+            cache: a.cache.clone(),
+            jobs: a.jobs.map(|j| j as usize),
+        },
     };
     config.check()?;
     let signals = Signals::install()?;

@@ -225,7 +225,7 @@ fn spec_of(a: &BisectStart) -> anyhow::Result<BisectSpec> {
             template.executor.as_str()
         ));
     }
-    super::campaign_spec::check_host_before_build(&template)?;
+    crate::campaign::check_host_before_build(&template)?;
     let (good, bad, candidates) = flow::read_history(tree, &a.good, &a.bad)?;
     let tree = tree.canonicalize().unwrap_or_else(|_| tree.clone());
     if a.min_step_rounds > a.max_step_rounds || a.step_rounds.is_some_and(|n| n > a.max_step_rounds)

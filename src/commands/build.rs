@@ -56,6 +56,10 @@ pub struct BuildArgs {
     pub patches: Vec<PathBuf>,
     #[command(flatten)]
     pub opts: BuildOpts,
+    /// Resolve the config only (ours, then the fragments, `make olddefconfig`, every value
+    /// checked) and print the `.config`, without building.
+    #[arg(long)]
+    pub config_only: bool,
     /// Output format: the text, or JSON (schema patchbench.build/1).
     #[arg(long, value_enum, default_value = "text")]
     pub format: TextOrJson,
@@ -91,6 +95,25 @@ pub fn build(a: &BuildArgs) -> anyhow::Result<i32> {
         jobs: a.opts.jobs.map(|j| j as usize),
         cache_dir: a.opts.cache.clone(),
     };
+    if a.config_only {
+        let signals = Signals::install()?;
+        let mut progress = Progress::new();
+        let r = crate::build::resolve_config(&req, &progress, &signals);
+        progress.finish();
+        let r = r?;
+        let text = match a.format {
+            TextOrJson::Text => r.text.clone(),
+            TextOrJson::Json => {
+                let mut v = serde_json::to_value(&r)?;
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("schema".into(), "patchbench.build-config/1".into());
+                }
+                serde_json::to_string_pretty(&v)? + "\n"
+            }
+        };
+        crate::report::print(&text)?;
+        return Ok(0);
+    }
     let b = build_with_progress(&req)?;
     let text = match a.format {
         TextOrJson::Text => crate::report::build::build_text(&b),

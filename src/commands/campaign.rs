@@ -23,7 +23,7 @@ use crate::progress::Progress;
 use crate::record::campaign::spec::{
     CampaignSpec, ExecutorKind, LabSpec, Order, Schedule, Scratch,
 };
-use crate::record::campaign::state::CampaignState;
+use crate::record::campaign::state::{CampaignState, StepState};
 use crate::store::db::Store;
 use crate::store::{Access, Location};
 use clap::{Args, Subcommand};
@@ -119,7 +119,7 @@ pub struct StartArgs {
     /// Run until the primary metric's paired interval is within ±PCT %: a pilot of 3 rounds,
     /// then as many rounds as Stein's two-stage rule needs (decided once, from the pilot's
     /// spread, never from its difference), capped by --max-rounds and --max-time.
-    #[arg(long, value_name = "PCT", value_parser = crate::args::parse_precision)]
+    #[arg(long, value_name = "PCT", value_parser = crate::args::parse_until)]
     pub until: Option<f64>,
     /// With --until: the most rounds.
     #[arg(long, value_name = "N", default_value_t = 30, requires = "until",
@@ -303,7 +303,7 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
     if a.tree.is_some() {
         // What the executor needs of this machine first: a missing QEMU is said before the
         // minutes of a build, not after.
-        super::campaign_spec::check_host_before_build(&spec)?;
+        campaign::check_host_before_build(&spec)?;
         if let Some(name_taken) = existing_campaign(a, &spec.name)? {
             return usage(name_taken);
         }
@@ -334,7 +334,7 @@ fn start(a: &StartArgs) -> anyhow::Result<i32> {
 
 /// The message for a campaign name already in the store (checked before a build).
 fn existing_campaign(a: &StartArgs, name: &str) -> anyhow::Result<Option<String>> {
-    let Ok(store) = a.store.open_for(Access::Read) else {
+    let Ok(store) = a.store.open(false) else {
         return Ok(None);
     };
     Ok(store.campaign(name)?.map(|_| {
@@ -488,8 +488,27 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     };
     let (base, patched) = (side("base"), side("patched"));
     if base.runs.is_empty() || patched.runs.is_empty() {
+        let lost = steps
+            .iter()
+            .filter(|s| s.state == StepState::Done)
+            .filter(|s| {
+                !runs
+                    .iter()
+                    .any(|(_, r)| r.uuid.is_some() && r.uuid == s.run_uuid)
+            })
+            .count();
+        let why = if lost > 0 {
+            format!(
+                " ({lost} done step(s) lost their runs, removed from the store: `patchbench \
+                 campaign resume {}{}` runs them again)",
+                c.name,
+                store.location().hint()
+            )
+        } else {
+            String::new()
+        };
         return usage(format!(
-            "campaign {} has no stored run of {} yet; `patchbench campaign status {}` shows \
+            "campaign {} has no stored run of {}{why}; `patchbench campaign status {}` shows \
              where it is",
             c.name,
             if base.runs.is_empty() {

@@ -1,22 +1,18 @@
 //! `campaign start --tree`: both sides' kernels built (`crate::build`) before anything is
 //! stored, the config resolved once on the base side and the patched side built with the base
 //! side's resolved `.config` (a difference that the patched tree's Kconfig makes is shown and
-//! recorded); and for a lab agent, the same two kernels built on its box from what the
-//! campaign recorded (the commits, the patch bytes, the resolved config), refused when the
-//! box's build key differs (another compiler, another kbuild).
+//! recorded). A lab agent builds the same two kernels on its box: `crate::campaign::built`.
 
 use super::campaign::StartArgs;
 use crate::build::config::ConfigChoice;
 use crate::build::patches::PatchFile;
-use crate::build::{Build, BuildRequest};
-use crate::error::Usage;
+use crate::build::BuildRequest;
+use crate::campaign::built::{kernel_of, say_built};
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
-use crate::record::campaign::spec::{
-    CampaignBuild, CampaignSpec, KernelSpec, PatchSource, SideBuild,
-};
+use crate::record::campaign::spec::{CampaignBuild, CampaignSpec, PatchSource, SideBuild};
 use base64::Engine as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// `REF[:WORDS]`: the ref and the command-line words (a git ref has no `:`).
 pub fn split_ref(s: &str) -> (String, Vec<String>) {
@@ -26,18 +22,6 @@ pub fn split_ref(s: &str) -> (String, Vec<String>) {
         r.to_string(),
         words.split_whitespace().map(str::to_string).collect(),
     )
-}
-
-/// The kernel spec of a build, for a side to boot.
-fn kernel_of(b: &Build, initrd: Option<&Path>) -> anyhow::Result<KernelSpec> {
-    let info = crate::campaign::kernel_image::inspect(&b.image).map_err(Usage)?;
-    Ok(KernelSpec {
-        image: b.image.clone(),
-        sha256: info.sha256,
-        release: b.release.clone(),
-        initrd: initrd.map(Path::to_path_buf),
-        modules: b.modules.clone(),
-    })
 }
 
 fn sources(files: &[PathBuf]) -> anyhow::Result<Vec<PatchSource>> {
@@ -52,27 +36,6 @@ fn sources(files: &[PathBuf]) -> anyhow::Result<Vec<PatchSource>> {
             })
         })
         .collect()
-}
-
-fn say_built(progress: &Progress, side: &str, b: &Build) {
-    let how = if b.cached {
-        "found in the cache".to_string()
-    } else {
-        format!(
-            "built in {}{}",
-            crate::campaign::driver::human_secs(b.build_secs),
-            if b.incremental {
-                ", incrementally"
-            } else {
-                ", from scratch"
-            }
-        )
-    };
-    progress.line(&format!(
-        "patchbench: {side}: kernel {} ({how}): {}",
-        b.release,
-        b.to_ref().line()
-    ));
 }
 
 /// Builds both sides of a `--tree` campaign into `spec` (kernels, builds, the config).
@@ -102,6 +65,17 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
     let signals = Signals::install()?;
     let mut progress = Progress::new();
     let built = (|| {
+        // Both sides checked (refs, patches applied, tools) before either is built.
+        crate::build::check_request(
+            &request(&base_ref, &s.base_patches, a.build.choice()),
+            &progress,
+            &signals,
+        )?;
+        crate::build::check_request(
+            &request(&patched_ref, &s.patched_patches, a.build.choice()),
+            &progress,
+            &signals,
+        )?;
         let base = crate::build::build(
             &request(&base_ref, &s.base_patches, a.build.choice()),
             &progress,
@@ -165,101 +139,6 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
         config_diff: diff,
     });
     Ok(())
-}
-
-/// Where a lab agent builds: its tree (default: the campaign's), cache and jobs.
-#[derive(Debug, Clone, Default)]
-pub struct BoxBuild {
-    pub tree: Option<PathBuf>,
-    pub cache: Option<PathBuf>,
-    pub jobs: Option<usize>,
-}
-
-/// A lab box's copy of a built campaign's spec: each side's kernel built here from what the
-/// campaign recorded (its base commit, its patches' bytes, the base side's resolved config),
-/// with the key checked against the campaign's. A box whose key differs (another compiler, a
-/// tree without the commit) is refused in one line naming what differs.
-pub fn on_this_box(
-    spec: &CampaignSpec,
-    here: &BoxBuild,
-    progress: &Progress,
-    signals: &Signals,
-) -> anyhow::Result<CampaignSpec> {
-    let Some(cb) = &spec.build else {
-        return Ok(spec.clone());
-    };
-    let tree = here.tree.clone().unwrap_or_else(|| cb.tree.clone());
-    let private = crate::private_dir::PrivateDir::create(&std::env::temp_dir(), "patchbench-box-")
-        .map_err(|e| anyhow::anyhow!("cannot make a private directory: {e}"))?;
-    let config = private.path().join("config");
-    std::fs::write(&config, &cb.config_text)?;
-    let mut local = spec.clone();
-    for side in local.sides.iter_mut() {
-        let Some(sb) = side.build.clone() else {
-            continue;
-        };
-        let dir = private.path().join(&side.name);
-        std::fs::create_dir_all(&dir)?;
-        let mut patches = Vec::new();
-        for (i, p) in sb.patches.iter().enumerate() {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(&p.base64)
-                .map_err(|e| {
-                    anyhow::anyhow!("the campaign's patch {} is unreadable: {e}", p.name)
-                })?;
-            let file = dir.join(format!("{i:02}-{}", p.name.replace('/', "_")));
-            std::fs::write(&file, bytes)?;
-            patches.push(file);
-        }
-        let b = crate::build::build(
-            &BuildRequest {
-                tree: tree.clone(),
-                git_ref: sb.build.base_commit.clone(),
-                patches,
-                config: ConfigChoice::Resolved(config.clone()),
-                fragments: Vec::new(),
-                jobs: here.jobs,
-                cache_dir: here.cache.clone(),
-            },
-            progress,
-            signals,
-        )
-        .map_err(|e| {
-            if e.downcast_ref::<Usage>().is_some() {
-                Usage(format!(
-                    "campaign {}: this box cannot build its {} kernel: {e}",
-                    spec.name, side.name
-                ))
-                .into()
-            } else {
-                e
-            }
-        })?;
-        let want = &sb.build;
-        let differs = [
-            ("commit", &want.commit, &b.commit),
-            ("config", &want.config_sha256, &b.config.sha256),
-            ("compiler", &want.compiler, &b.compiler),
-        ]
-        .into_iter()
-        .find(|(_, w, g)| w != g);
-        if let Some((what, w, g)) = differs {
-            return Err(Usage(format!(
-                "campaign {}: this box builds another {} kernel than the campaign's (its {what} \
-                 is {g:?}, the campaign's {w:?}): every box must build the same key; it runs \
-                 no step of this campaign",
-                spec.name, side.name
-            ))
-            .into());
-        }
-        say_built(progress, &side.name, &b);
-        side.kernel = Some(kernel_of(
-            &b,
-            side.kernel.as_ref().and_then(|k| k.initrd.as_deref()),
-        )?);
-    }
-    private.close()?;
-    Ok(local)
 }
 
 #[cfg(test)]

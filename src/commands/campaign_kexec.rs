@@ -36,6 +36,8 @@ pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
             .map_or(String::new(), |k| k.return_to.image.display().to_string())
     );
     let auth = confirm(a.yes, &what)?;
+    // A built kernel's modules go where its boots look for them.
+    flow::install_built_modules(&mut spec)?;
     let mut store = a.store.open_for(Access::Create)?;
     let c = crate::campaign::create(&mut store, &spec)?;
     crate::safe_text::eprint_line(&format!(

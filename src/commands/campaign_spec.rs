@@ -419,16 +419,6 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     })
 }
 
-/// What a guest needs of this machine (QEMU, busybox, KVM or `--allow-tcg`), checked before
-/// the minutes of a build rather than after (`--tree`, `bisect start`).
-pub(super) fn check_host_before_build(spec: &CampaignSpec) -> anyhow::Result<()> {
-    let kind = spec.executor;
-    if kind == ExecutorKind::Vm {
-        crate::campaign::vm::checks::check_host(spec).map_err(Usage)?;
-    }
-    Ok(())
-}
-
 /// `0-3,6` as CPU numbers.
 fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     let mut out = Vec::new();

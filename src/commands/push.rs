@@ -59,7 +59,33 @@ pub fn execute(a: &PushArgs) -> anyhow::Result<i32> {
             "--to {to_location} is the store the runs are in; give the shared store to push to"
         ));
     }
+    if let Some(dir) = to_location
+        .file()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+    {
+        return usage(format!(
+            "--to {to_location}: the directory {} does not exist; push into an existing store \
+             (a lab's postgres://... URL, or a store file)",
+            dir.display()
+        ));
+    }
     let from = Store::open(&from_location, Access::Read, a.store.connect_timeout)?;
+    if let Some(label) = &a.label {
+        if from.ids_with_label(label)?.is_empty() {
+            let labels = from.labels()?;
+            return usage(format!(
+                "no run labelled {} in store {from_location} (labels there: {}); nothing was \
+                 pushed",
+                crate::safe_text::field(label),
+                if labels.is_empty() {
+                    "none".to_string()
+                } else {
+                    crate::safe_text::field(&labels.join(", "))
+                }
+            ));
+        }
+    }
     let mut to = Store::open(&to_location, Access::Create, a.store.connect_timeout)?;
     let options = PushOptions {
         label: a.label.clone(),

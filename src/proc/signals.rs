@@ -68,6 +68,12 @@ impl Signals {
         }
     }
 
+    /// A check, usable from anywhere, that is true once a handled signal has arrived.
+    pub fn flag(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let caught = self.caught.clone();
+        move || caught.load(Ordering::SeqCst) != 0
+    }
+
     /// `Err` once a handled signal has arrived.
     pub fn check(&self) -> Result<(), Interrupted> {
         match self.pending() {

@@ -1,9 +1,12 @@
 //! One program run under supervision, as a campaign step runs its workload or its guest: in a
 //! process group of its own, dying with this process (`PR_SET_PDEATHSIG`, so even a SIGKILL of
-//! patchbench leaves no workload or QEMU behind), its standard output and error read through
-//! one pipe and kept as the last lines (the console), stopped (SIGTERM to the group, then
-//! SIGKILL) on a deadline or when patchbench is interrupted. This process waits in one `poll`
-//! of the pipe, the signal pipe and the deadline; it never forks from more than one thread.
+//! patchbench leaves no workload or QEMU behind), optionally joining a step's cgroup before it
+//! execs (`super::contain`), its standard output and error read through one pipe and kept as
+//! the last lines (the console), stopped (SIGTERM to the group, then SIGKILL) on a deadline or
+//! when patchbench is interrupted. This process waits in one `poll` of the pipe, the program's
+//! pidfd, the signal pipe and the deadline; it never forks from more than one thread. The wait
+//! is for the program itself: once it has exited, what it left holding the pipe (a background
+//! process of a setup command) does not hold the wait, and its group is killed.
 //! [`wait_all`] waits on several programs at once in the same way (a duet's two guests),
 //! together with other descriptors the caller watches ([`Alongside`]: the duet's barrier).
 
@@ -58,6 +61,9 @@ pub struct Supervised {
     child: Child,
     pgid: i32,
     output: std::process::ChildStdout,
+    /// Readable once the program has exited (None where the kernel has no pidfd: then the
+    /// wait looks every 100 ms).
+    pidfd: Option<std::os::fd::OwnedFd>,
     partial: Vec<u8>,
     tail: VecDeque<String>,
 }
@@ -65,7 +71,13 @@ pub struct Supervised {
 impl Supervised {
     /// Starts `cmd` with its stdout and stderr on one pipe, stdin from /dev/null, in a new
     /// process group, to die with this process.
-    pub fn spawn(mut cmd: Command) -> std::io::Result<Supervised> {
+    pub fn spawn(cmd: Command) -> std::io::Result<Supervised> {
+        Supervised::spawn_joining(cmd, None)
+    }
+
+    /// [`Supervised::spawn`], the program joining the cgroup whose `cgroup.procs` is open as
+    /// `join` before it execs (so everything it starts is in it from the first fork).
+    pub fn spawn_joining(mut cmd: Command, join: Option<RawFd>) -> std::io::Result<Supervised> {
         // (Unit tests run on the test harness's threads; the program itself never does.)
         if !cfg!(test) {
             super::child::ensure_single_threaded("the campaign")
@@ -93,6 +105,12 @@ impl Supervised {
                     libc::_exit(super::child::ORPHAN_EXIT);
                 }
                 libc::setpgid(0, 0);
+                if let Some(fd) = join {
+                    // "0": the writing process itself.
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 Ok(())
             });
         }
@@ -108,10 +126,12 @@ impl Supervised {
                 return Err(e);
             }
         };
+        let pidfd = pidfd_open(pgid);
         Ok(Supervised {
             child,
             pgid,
             output,
+            pidfd,
             partial: Vec::new(),
             tail: VecDeque::new(),
         })
@@ -166,6 +186,20 @@ impl Supervised {
                 true
             }
         }
+    }
+
+    /// Reads what the pipe holds now without waiting (the program has exited; something it
+    /// left may keep the pipe open).
+    fn read_rest(&mut self, on_line: &mut dyn FnMut(&str) -> bool, stop: &mut bool) {
+        let _ = set_nonblocking(&self.output);
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = self.output.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            self.take(&buf[..n], on_line, stop);
+        }
+        self.flush_partial(on_line, stop);
     }
 
     /// Reaps the program (its pipe is closed or it was stopped) and kills what it left in its
@@ -371,9 +405,17 @@ pub fn wait_all(
                 slot.program.stop();
                 slot.ended = Some(slot.program.reap());
                 alongside.ended(i);
-            } else if !slot.open {
+            } else {
                 match slot.program.child.try_wait() {
                     Ok(Some(_)) | Err(_) => {
+                        // The program is gone: what it wrote is read, and whatever still holds
+                        // its pipe (a process it left behind) does not hold the wait.
+                        if slot.open {
+                            let mut stop = false;
+                            slot.program
+                                .read_rest(&mut |line| on_line(i, line), &mut stop);
+                            slot.open = false;
+                        }
                         slot.ended = Some(slot.program.reap());
                         alongside.ended(i);
                     }
@@ -385,10 +427,13 @@ pub fn wait_all(
             break;
         }
         let any_open = slots.iter().any(|s| s.ended.is_none() && s.open);
+        let all_pidfds = slots
+            .iter()
+            .all(|s| s.ended.is_some() || s.program.pidfd.is_some());
         let wait_ms = deadline
             .map(|d| d.saturating_duration_since(Instant::now()).as_millis())
             .unwrap_or(1000)
-            .clamp(1, if any_open { 1000 } else { 100 }) as i32;
+            .clamp(1, if any_open && all_pidfds { 1000 } else { 100 }) as i32;
         let extra = alongside.fds();
         let (sig, out, also) = {
             let mut fds = vec![PollFd::new(signals.fd(), PollFlags::POLLIN)];
@@ -399,6 +444,12 @@ pub fn wait_all(
                     watched.push(i);
                 }
             }
+            // The programs' pidfds only wake the poll; the next turn sees who exited.
+            let exits: Vec<BorrowedFd> = slots
+                .iter()
+                .filter(|s| s.ended.is_none())
+                .filter_map(|s| s.program.pidfd.as_ref().map(|f| f.as_fd()))
+                .collect();
             for &fd in &extra {
                 // SAFETY: `alongside` keeps these open until its next `&mut` call, after the
                 // poll.
@@ -406,6 +457,9 @@ pub fn wait_all(
                     unsafe { BorrowedFd::borrow_raw(fd) },
                     PollFlags::POLLIN,
                 ));
+            }
+            for fd in &exits {
+                fds.push(PollFd::new(*fd, PollFlags::POLLIN));
             }
             let _ = poll(
                 &mut fds,
@@ -460,6 +514,15 @@ fn stop_running(slots: &mut [Slot], why: impl Fn() -> Ended) {
         slots[i].program.finish_stop(grace_end);
         slots[i].ended = Some(why());
     }
+}
+
+/// A pidfd of process `pid` (Linux 5.3 and later), None where there is none.
+fn pidfd_open(pid: i32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a descriptor the call just made, owned by no one else.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
 }
 
 fn set_nonblocking(f: &impl AsFd) -> nix::Result<()> {

@@ -15,7 +15,7 @@ pub fn build_text(b: &Build) -> String {
     } else {
         format!(
             "built in {}{}",
-            crate::campaign::driver::human_secs(b.build_secs),
+            crate::clock::human_secs(b.build_secs),
             if b.incremental {
                 ", incrementally"
             } else {

@@ -3,11 +3,11 @@
 //! estimate so far, the failed steps with their reasons and console lines, and (for the
 //! report) the comparison of the two sides followed by the primary metric round by round.
 
-use crate::campaign::driver::human_secs;
 use crate::campaign::primary;
+use crate::clock::human_secs;
 use crate::compare::Comparison;
 use crate::record::campaign::spec::Schedule;
-use crate::record::campaign::state::{Campaign, Step, StepState};
+use crate::record::campaign::state::{Campaign, Owner, Step, StepState};
 use crate::record::RunRecord;
 use crate::stats::paired::PairedT;
 use serde::Serialize;
@@ -32,8 +32,13 @@ pub struct StatusView {
     pub until: Option<primary::UntilInterval>,
     /// With several boxes: the share of the primary metric's spread that is between boxes.
     pub between_boxes: Option<crate::stats::blocked::BetweenShare>,
-    /// The running steps: (round, side, owner).
+    /// The running steps whose owner lives (or is elsewhere): (round, side, owner).
     pub running: Vec<(u32, String, String)>,
+    /// The running steps whose owner is a process of this host that is gone (killed or
+    /// crashed): (round, side, owner as a message names it).
+    pub stalled: Vec<(u32, String, String)>,
+    /// The done steps whose run is no longer in the store (removed with `rm`): (round, side).
+    pub lost: Vec<(u32, String)>,
     /// The failed steps (and those whose last attempt failed, now retried).
     pub failures: Vec<Step>,
     /// The primary metric round by round: (box, round, base first?, base, patched).
@@ -131,6 +136,16 @@ impl StatusView {
         } else {
             Vec::new()
         };
+        // (round, side, owner, gone): an owner of this host whose process is gone is dead.
+        let running: Vec<(u32, String, String, bool)> = steps
+            .iter()
+            .filter(|s| s.state == StepState::Running)
+            .map(|s| {
+                let owner = s.owner.clone().unwrap_or_default();
+                let dead = Owner::parse(&owner).is_some_and(|o| o.is_dead_here());
+                (s.round, side_on_box(s), owner, dead)
+            })
+            .collect();
         StatusView {
             steps_total: steps.len(),
             steps_done: count(StepState::Done),
@@ -142,17 +157,25 @@ impl StatusView {
             estimate,
             until,
             between_boxes,
-            running: steps
+            running: running
                 .iter()
-                .filter(|s| s.state == StepState::Running)
-                .map(|s| {
-                    let side = if s.r#box.is_empty() {
-                        s.side.clone()
-                    } else {
-                        format!("{} on box {}", s.side, s.r#box)
-                    };
-                    (s.round, side, s.owner.clone().unwrap_or_default())
+                .filter(|(_, _, _, dead)| !dead)
+                .map(|(r, side, owner, _)| (*r, side.clone(), owner.clone()))
+                .collect(),
+            stalled: running
+                .iter()
+                .filter(|(_, _, _, dead)| *dead)
+                .map(|(r, side, owner, _)| (*r, side.clone(), Owner::describe(owner)))
+                .collect(),
+            lost: steps
+                .iter()
+                .filter(|s| {
+                    s.state == StepState::Done
+                        && !runs
+                            .iter()
+                            .any(|r| r.uuid.is_some() && r.uuid == s.run_uuid)
                 })
+                .map(|s| (s.round, side_on_box(s)))
                 .collect(),
             failures: steps
                 .iter()
@@ -173,6 +196,15 @@ impl StatusView {
             store_hint,
             campaign,
         }
+    }
+}
+
+/// `SIDE`, or `SIDE on box BOX` in a lab.
+fn side_on_box(s: &Step) -> String {
+    if s.r#box.is_empty() {
+        s.side.clone()
+    } else {
+        format!("{} on box {}", s.side, s.r#box)
     }
 }
 
@@ -238,7 +270,47 @@ fn status_block(out: &mut String, v: &StatusView) {
             .unwrap_or_default()
     );
     let by_one_process = crate::campaign::run_by_one_process(&c.spec);
-    if c.state.is_open() && by_one_process && v.steps_running == 0 {
+    for (round, side, owner) in &v.stalled {
+        let then = if by_one_process {
+            format!(
+                "`patchbench campaign resume {}{}` runs it again",
+                clean(&c.name),
+                clean(&v.store_hint)
+            )
+        } else {
+            "the step goes back to the queue when its lease runs out".to_string()
+        };
+        let _ = writeln!(
+            out,
+            "  stalled:   round {round} {side} was being run by {}, which is gone from this \
+             host (killed or crashed); {then}",
+            clean(owner)
+        );
+    }
+    if !v.lost.is_empty() {
+        let which: Vec<String> = v
+            .lost
+            .iter()
+            .map(|(r, s)| format!("round {r} {s}"))
+            .collect();
+        let then = if by_one_process {
+            format!(
+                "; `patchbench campaign resume {}{}` runs them again",
+                clean(&c.name),
+                clean(&v.store_hint)
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  lost:      {} done step(s) have no stored run any more (removed with `patchbench \
+             rm`?): {}{then}",
+            v.lost.len(),
+            clean(&which.join(", "))
+        );
+    }
+    if c.state.is_open() && by_one_process && v.running.is_empty() && v.stalled.is_empty() {
         let _ = writeln!(
             out,
             "  idle:      no process runs it now (interrupted?): `patchbench campaign resume \

@@ -485,6 +485,44 @@ impl Store {
         })
     }
 
+    /// Plans again the done steps of a campaign whose run is no longer in the store (removed
+    /// with `patchbench rm`), their attempts starting over, and reopens the campaign when it
+    /// had finished; returns those steps.
+    pub fn replan_lost_runs(&mut self, campaign_id: i64) -> anyhow::Result<Vec<Step>> {
+        let now = crate::clock::now_rfc3339();
+        self.writing(|db| {
+            let lost: Vec<Step> = db
+                .query(
+                    &format!(
+                        "SELECT {STEP_COLUMNS} FROM campaign_steps s
+                         WHERE campaign_id=$1 AND state='done'
+                           AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.uuid = s.run_uuid)
+                         ORDER BY round, box, slot"
+                    ),
+                    params![campaign_id],
+                )?
+                .iter()
+                .map(step_row)
+                .collect::<Result<_, _>>()?;
+            for s in &lost {
+                db.execute(
+                    "UPDATE campaign_steps SET state='planned', attempts=0, owner=NULL,
+                            lease_until=NULL, started_at=NULL, finished_at=NULL, run_uuid=NULL
+                     WHERE id=$1 AND state='done'",
+                    params![s.id],
+                )?;
+            }
+            if !lost.is_empty() {
+                db.execute(
+                    "UPDATE campaigns SET state='running', state_reason=NULL, updated_at=$2
+                     WHERE id=$1 AND state='finished'",
+                    params![campaign_id, now.as_str()],
+                )?;
+            }
+            Ok(lost)
+        })
+    }
+
     /// Adds rounds to a campaign (after the pilot of `--until`) and records the decision. The
     /// new rounds go to every box the campaign has (its boxes, or their places not yet taken).
     pub fn extend_campaign(

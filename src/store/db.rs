@@ -151,6 +151,22 @@ impl Store {
         &self.location
     }
 
+    /// Refuses (one line) a store that cannot take a write now (a file whose file system is
+    /// full, a store opened read-only), before work whose result would be lost.
+    pub fn check_writable(&self) -> anyhow::Result<()> {
+        if self.read_only {
+            return Err(Usage(format!(
+                "store {} is read-only; give a writable --store",
+                self.location
+            ))
+            .into());
+        }
+        match &self.location {
+            Location::File(p) => super::sqlite::refuse_if_full(p),
+            Location::Postgres(_) => Ok(()),
+        }
+    }
+
     /// True when the store was opened read-only (read-only media, or no write permission).
     pub fn is_read_only(&self) -> bool {
         self.read_only

@@ -29,6 +29,29 @@ use db::Store;
 pub use location::{store_location, Location};
 use std::time::Duration;
 
+/// What says a signal arrived, for store calls to wait only a moment more once it did.
+type Interrupt = std::sync::Arc<dyn Fn() -> bool + Send + Sync>;
+
+static INTERRUPT: std::sync::RwLock<Option<Interrupt>> = std::sync::RwLock::new(None);
+
+/// From now on, a store call that waits for a server waits at most a second more once `flag`
+/// says a signal arrived (`crate::proc::signals::Signals::flag`), so a process that catches
+/// SIGTERM ends within seconds even while its server does not answer.
+pub fn interrupt_when(flag: impl Fn() -> bool + Send + Sync + 'static) {
+    if let Ok(mut f) = INTERRUPT.write() {
+        *f = Some(std::sync::Arc::new(flag));
+    }
+}
+
+/// True once the flag of [`interrupt_when`] says a signal arrived.
+pub(crate) fn interrupted() -> bool {
+    INTERRUPT
+        .read()
+        .ok()
+        .and_then(|f| f.clone())
+        .is_some_and(|f| f())
+}
+
 /// How a command uses the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {

@@ -3,25 +3,97 @@
 //! connect timeout, whatever the server does (the whole start-up, not only the socket, is
 //! bounded). Statements are prepared once per connection. Every message is scrubbed of the
 //! password before it leaves this module.
+//!
+//! Every call is bounded in time, whatever the network does: the client waits at most
+//! [`call_limit`] for an answer (a connection that stopped forwarding without a reset, as a
+//! dead route or a NAT timeout leaves it, is then given up: later calls fail at once, and the
+//! caller reconnects); the server ends a statement after the same time (`statement_timeout`)
+//! and a transaction left idle by a vanished client after twice that
+//! (`idle_in_transaction_session_timeout`), so its row locks go; TCP keepalives and
+//! `TCP_USER_TIMEOUT` find a dead peer. Once a signal has arrived ([`super::interrupt_when`]),
+//! a call waits at most [`SIGNAL_GRACE`] more, so SIGTERM is honoured within seconds in every
+//! state. The client runs on a current-thread runtime driven only while a call waits: no
+//! thread is started, so the process may still fork its workloads.
 
 use super::pg_target::{PgTarget, SslMode};
 use super::sql::{Db, DbError, Dialect, Failure, Row, Value};
 use bytes::{BufMut, BytesMut};
-use postgres::error::SqlState;
-use postgres::types::{IsNull, ToSql, Type};
-use postgres::{Client, Statement};
 use std::collections::HashMap;
 use std::net::ToSocketAddrs;
 use std::time::Duration;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres::{Client, Statement};
 
 /// The connect timeout when neither the command, the URL nor `PGCONNECT_TIMEOUT` gives one.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The longest a store call waits for the server when `PATCHBENCH_STORE_TIMEOUT` says nothing.
+pub const DEFAULT_CALL_LIMIT: Duration = Duration::from_secs(30);
+
+/// How long a call may still wait once a signal has arrived.
+pub const SIGNAL_GRACE: Duration = Duration::from_secs(1);
+
+/// The longest a store call waits for the server: `PATCHBENCH_STORE_TIMEOUT` seconds (0.5 to
+/// 86400), else [`DEFAULT_CALL_LIMIT`].
+pub fn call_limit() -> Duration {
+    std::env::var("PATCHBENCH_STORE_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| (0.5..=86_400.0).contains(s))
+        .map(Duration::from_secs_f64)
+        .unwrap_or(DEFAULT_CALL_LIMIT)
+}
+
 /// A connection to a PostgreSQL store.
 pub struct PgDb {
+    runtime: tokio::runtime::Runtime,
     client: Client,
     statements: HashMap<String, Statement>,
     target: PgTarget,
+    limit: Duration,
+    /// Why the connection was given up (a call that got no answer in time).
+    given_up: Option<String>,
+}
+
+/// Why a bounded wait ended without its answer.
+enum Cut {
+    /// No answer within the limit.
+    TimedOut(Duration),
+    /// A signal arrived and the grace after it passed.
+    Interrupted,
+}
+
+/// Runs `fut` on `runtime` for at most `limit`, or [`SIGNAL_GRACE`] after a signal.
+fn bounded<F: std::future::Future>(
+    runtime: &tokio::runtime::Runtime,
+    limit: Duration,
+    fut: F,
+) -> Result<F::Output, Cut> {
+    runtime.block_on(async {
+        let mut fut = std::pin::pin!(fut);
+        let mut deadline = tokio::time::Instant::now() + limit;
+        let mut signalled = false;
+        loop {
+            let look = tokio::time::Instant::now() + Duration::from_millis(100);
+            match tokio::time::timeout_at(look.min(deadline), fut.as_mut()).await {
+                Ok(v) => return Ok(v),
+                Err(_) if tokio::time::Instant::now() >= deadline => {
+                    return Err(if signalled {
+                        Cut::Interrupted
+                    } else {
+                        Cut::TimedOut(limit)
+                    })
+                }
+                Err(_) => {
+                    if !signalled && super::interrupted() {
+                        signalled = true;
+                        deadline = deadline.min(tokio::time::Instant::now() + SIGNAL_GRACE);
+                    }
+                }
+            }
+        }
+    })
 }
 
 /// A [`Value`] bound to whatever type PostgreSQL inferred for its placeholder.
@@ -67,10 +139,10 @@ impl ToSql for Bound<'_> {
         true
     }
 
-    postgres::types::to_sql_checked!();
+    tokio_postgres::types::to_sql_checked!();
 }
 
-fn read_value(row: &postgres::Row, i: usize) -> Result<Value, postgres::Error> {
+fn read_value(row: &tokio_postgres::Row, i: usize) -> Result<Value, tokio_postgres::Error> {
     let ty = row.columns()[i].type_().clone();
     Ok(match ty {
         Type::INT8 => row
@@ -98,15 +170,49 @@ fn read_value(row: &postgres::Row, i: usize) -> Result<Value, postgres::Error> {
 }
 
 impl PgDb {
-    fn err(&self, e: postgres::Error) -> DbError {
+    fn err(&self, e: tokio_postgres::Error) -> DbError {
         classify(&e, &self.target)
+    }
+
+    /// Runs one call on the connection, bounded; a call cut short gives the connection up.
+    fn call<T>(
+        &mut self,
+        f: impl for<'c> FnOnce(
+            &'c Client,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<T, tokio_postgres::Error>> + 'c>,
+        >,
+    ) -> Result<T, DbError> {
+        if let Some(why) = &self.given_up {
+            return Err(DbError::new(Failure::Unreachable, why.clone()));
+        }
+        match bounded(&self.runtime, self.limit, f(&self.client)) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(self.err(e)),
+            Err(cut) => {
+                let shown = self.target.shown().to_string();
+                let why = match cut {
+                    Cut::TimedOut(d) => format!(
+                        "no answer from {shown} within {:.1} s (each store call is bounded: \
+                         PATCHBENCH_STORE_TIMEOUT); the connection is given up",
+                        d.as_secs_f64()
+                    ),
+                    Cut::Interrupted => {
+                        format!("interrupted while waiting for {shown}; the connection is given up")
+                    }
+                };
+                self.given_up = Some(why.clone());
+                Err(DbError::new(Failure::Unreachable, why))
+            }
+        }
     }
 
     fn statement(&mut self, sql: &str) -> Result<Statement, DbError> {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(sql).map_err(|e| self.err(e))?;
+        let text = sql.to_string();
+        let s = self.call(move |c| Box::pin(async move { c.prepare(&text).await }))?;
         if self.statements.len() >= 256 {
             self.statements.clear();
         }
@@ -122,16 +228,26 @@ impl Db for PgDb {
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let stmt = self.statement(sql)?;
-        let bound: Vec<Bound> = params.iter().map(Bound).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as _).collect();
-        self.client.execute(&stmt, &refs).map_err(|e| self.err(e))
+        let params = params.to_vec();
+        self.call(move |c| {
+            Box::pin(async move {
+                let bound: Vec<Bound> = params.iter().map(Bound).collect();
+                let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as _).collect();
+                c.execute(&stmt, &refs).await
+            })
+        })
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         let stmt = self.statement(sql)?;
-        let bound: Vec<Bound> = params.iter().map(Bound).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as _).collect();
-        let rows = self.client.query(&stmt, &refs).map_err(|e| self.err(e))?;
+        let params = params.to_vec();
+        let rows = self.call(move |c| {
+            Box::pin(async move {
+                let bound: Vec<Bound> = params.iter().map(Bound).collect();
+                let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as _).collect();
+                c.query(&stmt, &refs).await
+            })
+        })?;
         rows.iter()
             .map(|r| {
                 (0..r.len())
@@ -146,77 +262,98 @@ impl Db for PgDb {
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         // A schema change makes prepared statements stale.
         self.statements.clear();
-        self.client.batch_execute(sql).map_err(|e| self.err(e))
+        let text = sql.to_string();
+        self.call(move |c| Box::pin(async move { c.batch_execute(&text).await }))
     }
 
     fn begin(&mut self) -> Result<(), DbError> {
-        self.client.batch_execute("BEGIN").map_err(|e| self.err(e))
+        self.call(|c| Box::pin(c.batch_execute("BEGIN")))
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        self.client.batch_execute("COMMIT").map_err(|e| self.err(e))
+        self.call(|c| Box::pin(c.batch_execute("COMMIT")))
     }
 
     fn rollback(&mut self) {
-        let _ = self.client.batch_execute("ROLLBACK");
+        let _ = self.call(|c| Box::pin(c.batch_execute("ROLLBACK")));
     }
 }
 
 /// Connects to `target`, giving up after `timeout` (the command's), else the URL's or
-/// `PGCONNECT_TIMEOUT`'s, else [`DEFAULT_CONNECT_TIMEOUT`].
+/// `PGCONNECT_TIMEOUT`'s, else [`DEFAULT_CONNECT_TIMEOUT`]; then bounds the server's side of
+/// every later call (see the module's doc).
 pub fn connect(target: &PgTarget, timeout: Option<Duration>) -> Result<PgDb, DbError> {
     let limit = timeout
         .or(target.connect_timeout)
         .filter(|d| !d.is_zero())
         .unwrap_or(DEFAULT_CONNECT_TIMEOUT);
     let shown = target.shown().to_string();
-    let attempt_target = target.clone();
-    let (tx, rx) = std::sync::mpsc::channel();
-    // The start-up exchange may hang on a server that accepted the socket and says nothing;
-    // the attempt runs beside this thread, which stops waiting at the limit. (The thread ends
-    // with its attempt; the process is single-threaded again once it has.)
-    let attempt = std::thread::Builder::new()
-        .name("pg-connect".into())
-        .spawn(move || {
-            let result = connect_now(&attempt_target, limit);
-            let _ = tx.send(result);
-        })
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
         .map_err(|e| DbError::new(Failure::Other, format!("cannot start connecting: {e}")))?;
-    match rx.recv_timeout(limit) {
-        Ok(result) => {
-            let _ = attempt.join();
-            let client = result?;
-            Ok(PgDb {
-                client,
-                statements: HashMap::new(),
-                target: target.clone(),
-            })
+    let calls = call_limit();
+    let config = config_for(target, limit, calls)?;
+    // The start-up exchange may hang on a server that accepted the socket and says nothing:
+    // the whole of it is bounded.
+    let connected = match bounded(&runtime, limit, connect_now(target, &config)) {
+        Ok(r) => r?,
+        Err(Cut::TimedOut(_)) => {
+            return Err(DbError::new(
+                Failure::Unreachable,
+                format!(
+                    "no answer from {shown} within {:.0} s (the connect timeout: \
+                     --connect-timeout, connect_timeout in the URL or PGCONNECT_TIMEOUT)",
+                    limit.as_secs_f64()
+                ),
+            ))
         }
-        Err(_) => Err(DbError::new(
-            Failure::Unreachable,
-            format!(
-                "no answer from {shown} within {:.0} s (the connect timeout: --connect-timeout, \
-                 connect_timeout in the URL or PGCONNECT_TIMEOUT)",
-                limit.as_secs_f64()
-            ),
-        )),
-    }
+        Err(Cut::Interrupted) => {
+            return Err(DbError::new(
+                Failure::Unreachable,
+                format!("interrupted while connecting to {shown}"),
+            ))
+        }
+    };
+    let (client, connection) = connected;
+    // Driven whenever a call waits on this current-thread runtime; it ends with the client.
+    runtime.spawn(connection);
+    let mut db = PgDb {
+        runtime,
+        client,
+        statements: HashMap::new(),
+        target: target.clone(),
+        limit: calls,
+        given_up: None,
+    };
+    let ms = calls.as_millis();
+    db.batch(&format!(
+        "SET statement_timeout = {ms}; SET idle_in_transaction_session_timeout = {}",
+        2 * ms
+    ))?;
+    Ok(db)
 }
 
-fn connect_now(target: &PgTarget, limit: Duration) -> Result<Client, DbError> {
-    let mut config = postgres::Config::new();
+/// The client's settings for `target`: user, database, hosts, keepalives, TLS mode.
+fn config_for(
+    target: &PgTarget,
+    limit: Duration,
+    calls: Duration,
+) -> Result<tokio_postgres::Config, DbError> {
+    let mut config = tokio_postgres::Config::new();
     config
         .user(&target.user)
         .dbname(&target.dbname)
         .application_name(&target.application_name)
         .connect_timeout(limit)
         .keepalives(true)
-        .keepalives_idle(Duration::from_secs(30))
-        .tcp_user_timeout(Duration::from_secs(60));
+        .keepalives_idle(Duration::from_secs(10))
+        .keepalives_interval(Duration::from_secs(5))
+        .keepalives_retries(3)
+        .tcp_user_timeout(calls);
     if let Some(p) = target.password() {
         config.password(p);
     }
-    let only_sockets = target.hosts.iter().all(|h| h.starts_with('/'));
     let no_sockets = target.hosts.iter().all(|h| !h.starts_with('/'));
     for (host, port) in target.hosts.iter().zip(&target.ports) {
         config.port(*port);
@@ -242,23 +379,60 @@ fn connect_now(target: &PgTarget, limit: Duration) -> Result<Client, DbError> {
             config.hostaddr(addr.ip());
         }
     }
-    // libpq uses no TLS over a Unix socket, whatever sslmode says.
-    let mode = if only_sockets {
+    config.ssl_mode(match tls_mode(target) {
+        SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+        SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
+        _ => tokio_postgres::config::SslMode::Require,
+    });
+    Ok(config)
+}
+
+/// The connection's future: the client and the connection task that drives it.
+type Connected = (
+    Client,
+    std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+);
+
+async fn connect_now(
+    target: &PgTarget,
+    config: &tokio_postgres::Config,
+) -> Result<Connected, DbError> {
+    match tls_mode(target) {
+        SslMode::Disable => connect_with(config, tokio_postgres::NoTls, target).await,
+        mode => connect_with(config, tls_connector(target, mode)?, target).await,
+    }
+}
+
+/// Connects with `tls`; the client and its connection task.
+async fn connect_with<T>(
+    config: &tokio_postgres::Config,
+    tls: T,
+    target: &PgTarget,
+) -> Result<Connected, DbError>
+where
+    T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+    T::Stream: Send + 'static,
+{
+    let (client, connection) = config
+        .connect(tls)
+        .await
+        .map_err(|e| classify(&e, target))?;
+    Ok((
+        client,
+        Box::pin(async move {
+            let _ = connection.await;
+        }),
+    ))
+}
+
+/// The TLS mode a connection to `target` uses: none over Unix sockets, as with libpq,
+/// whatever sslmode says.
+fn tls_mode(target: &PgTarget) -> SslMode {
+    if target.hosts.iter().all(|h| h.starts_with('/')) {
         SslMode::Disable
     } else {
         target.sslmode
-    };
-    config.ssl_mode(match mode {
-        SslMode::Disable => postgres::config::SslMode::Disable,
-        SslMode::Prefer => postgres::config::SslMode::Prefer,
-        _ => postgres::config::SslMode::Require,
-    });
-    let result = if mode == SslMode::Disable {
-        config.connect(postgres::NoTls)
-    } else {
-        config.connect(tls_connector(target, mode)?)
-    };
-    result.map_err(|e| classify(&e, target))
+    }
 }
 
 /// The TLS settings of `sslmode`: `prefer` and `require` encrypt without checking the
@@ -301,7 +475,7 @@ fn tls_connector(
 }
 
 /// What a PostgreSQL error means, in the server's words (scrubbed of the password).
-fn classify(e: &postgres::Error, target: &PgTarget) -> DbError {
+fn classify(e: &tokio_postgres::Error, target: &PgTarget) -> DbError {
     let (failure, message) = match e.as_db_error() {
         Some(db) => {
             let code = db.code();

@@ -180,13 +180,9 @@ pub fn open(path: &Path, access: Access) -> anyhow::Result<(SqliteDb, Opened)> {
             .into());
         }
     }
-    if access != Access::Read && filesystem_full(path) {
+    if access != Access::Read {
         // Refused before any work: the first write would fail anyway.
-        return Err(Usage(format!(
-            "store {shown}: the filesystem is full (no free block); free some space there or \
-             give another --store"
-        ))
-        .into());
+        refuse_if_full(path)?;
     }
     let opened = if writable {
         Opened::ReadWrite
@@ -321,6 +317,13 @@ pub fn classify(e: &rusqlite::Error, path: &Path) -> DbError {
                 Failure::Constraint
             }
         }
+        // The shared-memory index cannot grow on a full file system either (a tmpfs).
+        Some(ErrorCode::SystemIoFailure)
+            if (extended == ffi::SQLITE_IOERR_SHMMAP || extended == ffi::SQLITE_IOERR_SHMSIZE)
+                && filesystem_full(path) =>
+        {
+            Failure::Full
+        }
         Some(ErrorCode::SystemIoFailure)
             if extended == ffi::SQLITE_IOERR_NOMEM
                 || extended == ffi::SQLITE_IOERR_SHMMAP
@@ -348,6 +351,19 @@ fn filesystem_full(path: &Path) -> bool {
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     nix::sys::statvfs::statvfs(dir).is_ok_and(|v| v.blocks_available() == 0)
+}
+
+/// Refuses (one line) a store file whose file system has no free block: a write would fail.
+pub fn refuse_if_full(path: &Path) -> anyhow::Result<()> {
+    if filesystem_full(path) {
+        return Err(Usage(format!(
+            "store {}: the filesystem is full (no free block); free some space there or give \
+             another --store",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// This user may not read the file or its directory.

@@ -46,14 +46,19 @@ pub fn prepare(
     return_initrd: Option<&Path>,
     location: &Location,
 ) -> anyhow::Result<()> {
+    let file = store_file(location)?;
     preflight::may_kexec().map_err(Usage)?;
     let lockdown = preflight::lockdown_mode();
     for side in spec.sides.iter_mut() {
+        let built = side.build.is_some();
         let Some(k) = side.kernel.as_mut() else {
             return usage(format!("the {} side names no kernel to boot", side.name));
         };
-        preflight::side_kernel(&side.name, k).map_err(Usage)?;
+        preflight::side_kernel_built(&side.name, k, built).map_err(Usage)?;
         preflight::signed_if_locked_down(&k.image, lockdown.as_deref()).map_err(Usage)?;
+        if built && k.modules.is_some() {
+            super::modules::target(Path::new(MODULES_ROOT), &k.release).map_err(Usage)?;
+        }
     }
     let here = this_kernel();
     let return_to =
@@ -61,7 +66,6 @@ pub fn prepare(
             .map_err(Usage)?;
     preflight::signed_if_locked_down(&return_to.image, lockdown.as_deref()).map_err(Usage)?;
     spec.kexec = Some(KexecOptions { return_to });
-    let file = store_file(location)?;
     preflight::store_survives(&file).map_err(Usage)?;
     if file.exists() {
         let store = Store::open(location, Access::Read, None)?;
@@ -173,4 +177,32 @@ pub fn hook_store(location: &Location) -> anyhow::Result<PathBuf> {
         .map_err(|e| anyhow::anyhow!("cannot make {} absolute: {e}", path.display()))?;
     preflight::store_survives(&path).map_err(Usage)?;
     Ok(path)
+}
+
+/// Where the boots of a kexec campaign look for a kernel's modules.
+const MODULES_ROOT: &str = "/lib/modules";
+
+/// A built kernel's modules installed where its boots look for them (`/lib/modules/RELEASE`,
+/// never over a release patchbench did not install), and the side's spec pointed there.
+pub fn install_built_modules(spec: &mut CampaignSpec) -> anyhow::Result<()> {
+    for side in spec.sides.iter_mut() {
+        let Some(b) = side.build.as_ref() else {
+            continue;
+        };
+        let id = b.build.id.clone();
+        let Some(k) = side.kernel.as_mut() else {
+            continue;
+        };
+        if let Some(from) = k.modules.clone() {
+            let at = super::modules::install(Path::new(MODULES_ROOT), &k.release, &from, &id)
+                .map_err(Usage)?;
+            crate::safe_text::eprint_line(&format!(
+                "patchbench: the {} kernel's modules are installed in {}",
+                side.name,
+                at.display()
+            ));
+            k.modules = Some(at);
+        }
+    }
+    Ok(())
 }

@@ -14,6 +14,7 @@
 //! - [`hook`]: the systemd unit that runs the hook once per boot.
 //! - [`flow`]: what the commands call: the checks before a start, the first reboot, a
 //!   `resume` by hand, a boot's part; the store a kexec campaign needs (a file).
+//! - [`modules`]: a built kernel's modules installed in `/lib/modules` (never over another's).
 //!
 //! The step itself runs exactly as the local executor runs one ([`Kexec`] wraps it); only the
 //! boot it runs in differs.
@@ -23,6 +24,7 @@ pub mod cmdline;
 pub mod flow;
 pub mod hook;
 pub mod load;
+pub mod modules;
 pub mod preflight;
 
 use super::executor::{Executor, StepOutcome, StepRequest};

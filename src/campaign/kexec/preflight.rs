@@ -75,6 +75,13 @@ pub fn signed_if_locked_down(image: &Path, mode: Option<&str>) -> Result<(), Str
 /// beside the image; `--SIDE-initrd none` for a kernel that needs none) and its modules
 /// (found by the campaign, or installed in `/lib/modules/<release>`). Fills in the initrd found.
 pub fn side_kernel(side: &str, k: &mut KernelSpec) -> Result<(), String> {
+    side_kernel_built(side, k, false)
+}
+
+/// [`side_kernel`]; for a kernel patchbench built (`built`), modules are needed only when it
+/// has them (a config without CONFIG_MODULES has none), and they are installed later
+/// (`super::modules`).
+pub fn side_kernel_built(side: &str, k: &mut KernelSpec, built: bool) -> Result<(), String> {
     match k.initrd.as_deref() {
         Some(p) if p == Path::new("none") => k.initrd = None,
         Some(_) => {}
@@ -91,6 +98,9 @@ pub fn side_kernel(side: &str, k: &mut KernelSpec) -> Result<(), String> {
                 ))
             }
         },
+    }
+    if built {
+        return Ok(());
     }
     if k.modules.is_none() {
         let installed = PathBuf::from("/lib/modules").join(&k.release);

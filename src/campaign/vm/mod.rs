@@ -236,7 +236,15 @@ impl Vm {
             },
         );
         let _ = std::fs::remove_dir_all(&prepared.result_dir);
-        outcome
+        // The image this machine booted (a lab box boots its own build of the side).
+        match (outcome, self.checked.side(&req.side.name)) {
+            (StepOutcome::Measured(mut m), Some(plan)) => {
+                m.kernel.image = Some(plan.kernel.image.display().to_string());
+                m.kernel.image_sha256 = Some(plan.kernel.sha256.clone());
+                StepOutcome::Measured(m)
+            }
+            (other, _) => other,
+        }
     }
 }
 

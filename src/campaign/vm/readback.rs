@@ -134,6 +134,7 @@ pub fn outcome(dir: &Path, qemu: Outcome, ctx: Context) -> StepOutcome {
             via: "qemu".to_string(),
         }),
         scratch: ctx.scratch,
+        leftovers: Vec::new(),
     }))
 }
 

@@ -48,6 +48,10 @@ pub struct StepInfo {
     /// Both guests of a duet round ran at once, this one on `guest.cpus`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub duet: bool,
+    /// The processes the step's setup or workload left running, which the step ended when
+    /// its workload was over (`NAME (pid N)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leftovers: Vec<String>,
     /// The build of the side's kernel, when patchbench built it (`campaign start --tree`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<BuildRef>,

@@ -179,7 +179,7 @@ impl Owner {
     }
 
     /// True when this owner is a process of this machine's current boot that no longer
-    /// exists, or a process of an earlier boot of this machine.
+    /// exists (or is only a zombie), or a process of an earlier boot of this machine.
     pub fn is_dead_here(&self) -> bool {
         let me = Owner::me();
         if self.host != me.host {
@@ -188,11 +188,7 @@ impl Owner {
         if self.boot_id != me.boot_id {
             return true;
         }
-        let pid = nix::unistd::Pid::from_raw(self.pid as i32);
-        matches!(
-            nix::sys::signal::kill(pid, None),
-            Err(nix::errno::Errno::ESRCH)
-        )
+        crate::sysinfo::process_gone(self.pid as i32)
     }
 }
 

@@ -1,0 +1,133 @@
+//! The kernels of a campaign started from a tree (`campaign start --tree`), on the box that
+//! runs its steps: a lab agent builds the same two kernels on its box from what the campaign
+//! recorded (the commits, the patch bytes, the resolved config), and is refused when the box's
+//! build key differs (another compiler, another kbuild); and the pieces `campaign start`
+//! shares with it (a build as a side's kernel, the line that says what was built).
+
+use crate::build::config::ConfigChoice;
+use crate::build::{Build, BuildRequest};
+use crate::error::Usage;
+use crate::proc::signals::Signals;
+use crate::progress::Progress;
+use crate::record::campaign::spec::{CampaignSpec, KernelSpec};
+use base64::Engine as _;
+use std::path::{Path, PathBuf};
+
+/// The kernel spec of a build, for a side to boot.
+pub fn kernel_of(b: &Build, initrd: Option<&Path>) -> anyhow::Result<KernelSpec> {
+    let info = crate::campaign::kernel_image::inspect(&b.image).map_err(Usage)?;
+    Ok(KernelSpec {
+        image: b.image.clone(),
+        sha256: info.sha256,
+        release: b.release.clone(),
+        initrd: initrd.map(Path::to_path_buf),
+        modules: b.modules.clone(),
+    })
+}
+
+/// Says what a side's kernel is and how it was had (built, incrementally, or from the cache).
+pub fn say_built(progress: &Progress, side: &str, b: &Build) {
+    let how = if b.cached {
+        "found in the cache".to_string()
+    } else {
+        format!(
+            "built in {}{}",
+            crate::clock::human_secs(b.build_secs),
+            if b.incremental {
+                ", incrementally"
+            } else {
+                ", from scratch"
+            }
+        )
+    };
+    progress.line(&format!(
+        "patchbench: {side}: kernel {} ({how}): {}",
+        b.release,
+        b.to_ref().line()
+    ));
+}
+
+/// Where a lab agent builds: its tree (default: the campaign's), cache and jobs.
+#[derive(Debug, Clone, Default)]
+pub struct BoxBuild {
+    pub tree: Option<PathBuf>,
+    pub cache: Option<PathBuf>,
+    pub jobs: Option<usize>,
+}
+
+/// A lab box's copy of a built campaign's spec: each side's kernel built here from what the
+/// campaign recorded (its base commit, its patches' bytes, the base side's resolved config),
+/// with the key checked against the campaign's. A box whose key differs (another compiler, a
+/// tree without the commit) is refused in one line naming what differs.
+pub fn on_this_box(
+    spec: &CampaignSpec,
+    here: &BoxBuild,
+    progress: &Progress,
+    signals: &Signals,
+) -> anyhow::Result<CampaignSpec> {
+    let Some(cb) = &spec.build else {
+        return Ok(spec.clone());
+    };
+    let tree = here.tree.clone().unwrap_or_else(|| cb.tree.clone());
+    let private = crate::private_dir::PrivateDir::create(&std::env::temp_dir(), "patchbench-box-")
+        .map_err(|e| anyhow::anyhow!("cannot make a private directory: {e}"))?;
+    let config = private.path().join("config");
+    std::fs::write(&config, &cb.config_text)?;
+    let mut local = spec.clone();
+    for side in local.sides.iter_mut() {
+        let Some(sb) = side.build.clone() else {
+            continue;
+        };
+        let dir = private.path().join(&side.name);
+        std::fs::create_dir_all(&dir)?;
+        let mut patches = Vec::new();
+        for (i, p) in sb.patches.iter().enumerate() {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(&p.base64)
+                .map_err(|e| {
+                    anyhow::anyhow!("the campaign's patch {} is unreadable: {e}", p.name)
+                })?;
+            let file = dir.join(format!("{i:02}-{}", p.name.replace('/', "_")));
+            std::fs::write(&file, bytes)?;
+            patches.push(file);
+        }
+        let want = crate::build::BuildKey {
+            commit: sb.build.commit.clone(),
+            config_sha256: sb.build.config_sha256.clone(),
+            compiler: sb.build.compiler.clone(),
+        };
+        let b = crate::build::build_expecting(
+            &BuildRequest {
+                tree: tree.clone(),
+                git_ref: sb.build.base_commit.clone(),
+                patches,
+                config: ConfigChoice::Resolved(config.clone()),
+                fragments: Vec::new(),
+                jobs: here.jobs,
+                cache_dir: here.cache.clone(),
+            },
+            &want,
+            progress,
+            signals,
+        )
+        .map_err(|e| {
+            if e.downcast_ref::<Usage>().is_some() {
+                Usage(format!(
+                    "campaign {}: this box does not build the campaign's {} kernel, so it runs \
+                     none of its steps: {e}",
+                    spec.name, side.name
+                ))
+                .into()
+            } else {
+                e
+            }
+        })?;
+        say_built(progress, &side.name, &b);
+        side.kernel = Some(kernel_of(
+            &b,
+            side.kernel.as_ref().and_then(|k| k.initrd.as_deref()),
+        )?);
+    }
+    private.close()?;
+    Ok(local)
+}
