@@ -91,6 +91,26 @@ impl<'s> CacheKernels<'s> {
     }
 }
 
+/// Checks the good endpoint's build without building (its commit is a Linux tree, the
+/// config and fragments, the build tools: `crate::build::check_request`), so that `bisect
+/// start` refuses in one line before anything is stored. The other commits are checked when
+/// they are built: one that does not is skipped with its reason.
+pub fn check_good(
+    spec: &BisectSpec,
+    opts: &BuildOptions,
+    progress: &Progress,
+    signals: &Signals,
+) -> anyhow::Result<()> {
+    let req = CacheKernels::request(
+        spec,
+        opts,
+        &spec.good.sha,
+        &[],
+        ConfigChoice::parse(&opts.config),
+    );
+    crate::build::check_request(&req, progress, signals).map(|_| ())
+}
+
 /// An error that ends the bisection rather than skipping a commit: an interruption, a full
 /// disk.
 fn is_fatal(e: &anyhow::Error) -> bool {

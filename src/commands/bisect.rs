@@ -265,6 +265,14 @@ fn spec_of(a: &BisectStart) -> anyhow::Result<BisectSpec> {
 
 fn start(a: &BisectStart) -> anyhow::Result<i32> {
     let spec = spec_of(a)?;
+    let signals = Signals::install()?;
+    // The good endpoint's build checked (a Linux tree at that commit, the config, the
+    // fragments, the build tools) before anything is stored: one line, exit status 2.
+    let opts: BuildOptions = serde_json::from_value(spec.build.clone())?;
+    let mut progress = Progress::new();
+    let checked = crate::bisect::kernels::check_good(&spec, &opts, &progress, &signals);
+    progress.finish();
+    checked?;
     let mut store = a.campaign.store.open_for(Access::Create)?;
     flow::create(&mut store, &spec)?;
     crate::safe_text::eprint_line(&format!(
@@ -279,7 +287,7 @@ fn start(a: &BisectStart) -> anyhow::Result<i32> {
         crate::bisect::search::Search::plain_steps(spec.candidates.len()),
         store.location()
     ));
-    run(store, &spec.name)
+    run(store, &spec.name, &signals)
 }
 
 fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
@@ -295,20 +303,19 @@ fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
         ));
         return Ok(0);
     }
-    run(store, &a.name)
+    run(store, &a.name, &Signals::install()?)
 }
 
 /// Runs the bisection in this process and says how it ended.
-fn run(mut store: crate::store::db::Store, name: &str) -> anyhow::Result<i32> {
-    let signals = Signals::install()?;
+fn run(mut store: crate::store::db::Store, name: &str, signals: &Signals) -> anyhow::Result<i32> {
     let mut progress = Progress::new();
-    let mut kernels = CacheKernels::new(&signals);
+    let mut kernels = CacheKernels::new(signals);
     let mut executors = CampaignExecutors;
     let ended = Bisector {
         store: &mut store,
         kernels: &mut kernels,
         executors: &mut executors,
-        signals: &signals,
+        signals,
         progress: &mut progress,
     }
     .run(name);
