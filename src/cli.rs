@@ -6,8 +6,8 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use patchbench::commands::{
-    agent, aim7, build, campaign, check, compare, completions, debug_writer, import, list, model,
-    push, run, scale, store,
+    agent, aim7, bisect, build, campaign, check, compare, completions, debug_writer, import, list,
+    model, push, run, scale, store,
 };
 use patchbench::report::color::{self, ColorChoice};
 
@@ -73,6 +73,10 @@ pub enum Command {
     /// booted for you, until the answer is precise enough (start, status, resume, report, stop;
     /// install-hook and remove-hook for kexec, release-box for a lab).
     Campaign(campaign::CampaignArgs),
+    /// Find the commit between a good and a bad kernel that changed a metric, with a paired
+    /// campaign of kernels built from the tree at every step (start, status, resume, report,
+    /// stop).
+    Bisect(bisect::BisectArgs),
     /// A lab box's worker: claims steps of lab campaigns (`campaign start --boxes N`) from
     /// a shared store, runs them and stores their runs, until stopped.
     Agent(agent::AgentArgs),
@@ -108,6 +112,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Build(a) => build::build(&a),
         Command::Builds(a) => build::builds(&a),
         Command::Campaign(a) => campaign::execute(&a),
+        Command::Bisect(a) => bisect::execute(&a),
         Command::Agent(a) => agent::execute(&a),
         Command::Completions(a) => completions::completions(&a, Cli::command()),
         Command::Man(a) => completions::man(&a, Cli::command()),

@@ -5,6 +5,7 @@
 //! dispatch, `cli`, is in the binary, not here):
 //! - `commands`: each command's arguments, checks and what it runs; `args`: value parsers and
 //!   path checks they share.
+//! - `bisect`: the search for the commit that changed a metric, and its step rule.
 //! - the suites: `unixbench` (catalog, workloads, runner, worker, protocol), `aim7`,
 //!   `will_it_scale`, `model`, and `counter_harness`, the shared-memory harness that
 //!   will-it-scale and the models run on.
@@ -29,6 +30,7 @@
 
 pub mod aim7;
 pub mod args;
+pub mod bisect;
 pub mod build;
 pub mod campaign;
 pub mod clock;

@@ -41,59 +41,15 @@ use patchbench::record::campaign::StepInfo;
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
 use std::collections::BTreeMap;
 
+#[path = "common/synthetic.rs"]
+mod synthetic;
+use synthetic::{drift, Rng};
+
 const CVS: [f64; 4] = [0.005, 0.01, 0.02, 0.05];
 const ROUNDS: [usize; 3] = [3, 5, 10];
 const TEST_ROWS: usize = 12;
 const COPY_COUNTS: usize = 2;
 const ROWS: usize = COPY_COUNTS * (TEST_ROWS + 1);
-
-/// SplitMix64 with Box–Muller normals (as tests/calibration.rs): fast in debug builds.
-struct Rng {
-    state: u64,
-    spare: Option<f64>,
-}
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng {
-            state: seed,
-            spare: None,
-        }
-    }
-
-    fn uniform(&mut self) -> f64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        if let Some(z) = self.spare.take() {
-            return z;
-        }
-        let (u1, u2) = (self.uniform(), self.uniform());
-        let r = (-2.0 * u1.ln()).sqrt();
-        let a = 2.0 * std::f64::consts::PI * u2;
-        self.spare = Some(r * a.sin());
-        r * a.cos()
-    }
-}
-
-/// The shared slow drift at each of the campaign's 2·R moments: a trend of 2-6 CV in all,
-/// either way, and a random walk of CV/3 a step.
-fn drift(rng: &mut Rng, moments: usize, cv: f64) -> Vec<f64> {
-    let total = cv * (2.0 + 4.0 * rng.uniform()) * if rng.uniform() < 0.5 { -1.0 } else { 1.0 };
-    let mut walk = 0.0;
-    (0..moments)
-        .map(|t| {
-            walk += cv / 3.0 * rng.normal();
-            total * t as f64 / (moments - 1).max(1) as f64 + walk
-        })
-        .collect()
-}
 
 /// One campaign of one metric: per round (box, round, base first?, base, patched).
 struct Campaign {

@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod aim7;
+pub mod bisect;
 pub mod build;
 pub mod campaign;
 pub mod campaign_build;

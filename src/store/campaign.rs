@@ -654,7 +654,11 @@ fn steps_of(db: &mut dyn Db, campaign_id: i64) -> Result<Vec<Step>, DbError> {
     .collect()
 }
 
-fn insert_steps(db: &mut dyn Db, campaign_id: i64, steps: &[PlannedStep]) -> Result<(), DbError> {
+pub(super) fn insert_steps(
+    db: &mut dyn Db,
+    campaign_id: i64,
+    steps: &[PlannedStep],
+) -> Result<(), DbError> {
     for s in steps {
         db.execute(
             "INSERT INTO campaign_steps (campaign_id, round, slot, side, box, state)

@@ -4,10 +4,11 @@
 //! command means to use it ([`Access`]) and the [`StoreSink`] the measuring commands save
 //! through (one transaction per finished unit). `db` holds the store's queries, written once
 //! over the connection interface of `sql`, which `sqlite` and `postgres` implement; `schema`
-//! the migrations; `campaign` the campaign tables; `push` copies runs between stores; `locks`
+//! the migrations; `campaign` the campaign tables; `bisect` the bisection tables; `push` copies runs between stores; `locks`
 //! finds who holds a lock on a SQLite file; `pg_target` and `pgpass` resolve a PostgreSQL
 //! address and its credentials as libpq does.
 
+pub mod bisect;
 pub mod campaign;
 pub mod db;
 pub mod lab;

@@ -17,7 +17,7 @@ use super::sql::{params, Db, DbError, Dialect};
 use crate::error::Usage;
 
 /// The schema version this build reads and writes.
-pub const CURRENT: i64 = 6;
+pub const CURRENT: i64 = 7;
 
 /// `PRAGMA application_id` of a patchbench store ("PBch"), and the `application` of the
 /// PostgreSQL version table.
@@ -312,6 +312,36 @@ CREATE TABLE holds (
     owner       TEXT NOT NULL,
     lease_until {real} NOT NULL,
     what        TEXT NOT NULL DEFAULT ''
+);
+"#,
+    // Version 7: bisections (`patchbench bisect`): a bisection's spec and state, and its path,
+    // one row per step (the endpoints, each candidate, the confirmations), each naming the
+    // campaign that measured it (`crate::store::bisect`). Self-contained: one step, two new
+    // tables, nothing else changed.
+    r#"
+CREATE TABLE bisects (
+    id           {id},
+    name         TEXT NOT NULL UNIQUE,
+    spec_json    TEXT NOT NULL,
+    state        TEXT NOT NULL CHECK (state IN ('running', 'stopping', 'finished', 'stopped',
+                                                'failed')),
+    state_reason TEXT,
+    answer_json  TEXT,
+    owner        TEXT,
+    created_at   TEXT NOT NULL,
+    updated_at   TEXT NOT NULL
+);
+CREATE TABLE bisect_steps (
+    bisect_id   BIGINT NOT NULL REFERENCES bisects(id) ON DELETE CASCADE,
+    seq         BIGINT NOT NULL CHECK (seq >= 1),
+    role        TEXT NOT NULL CHECK (role IN ('endpoints', 'step', 'parent', 'revert')),
+    commit_id   TEXT NOT NULL,
+    campaign    TEXT,
+    state       TEXT NOT NULL CHECK (state IN ('building', 'running', 'done', 'skipped',
+                                                'failed')),
+    detail_json TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (bisect_id, seq)
 );
 "#,
 ];

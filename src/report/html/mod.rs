@@ -21,7 +21,7 @@ mod curves;
 mod dots;
 mod fingerprint;
 mod forest;
-mod page;
+pub mod page;
 mod rounds;
 pub mod svg;
 mod table;
