@@ -207,7 +207,14 @@ fn a_slower_getppid_is_found_in_the_plain_steps_confirmed_and_reported() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.db");
     let t = Instant::now();
-    let (code, out, err) = run(&mut start(&store, &kt, "slow", &kt.head, "bisect-slow", &[]));
+    let (code, out, err) = run(&mut start(
+        &store,
+        &kt,
+        "slow",
+        &kt.head,
+        "bisect-slow",
+        &[],
+    ));
     let secs = t.elapsed().as_secs_f64();
     eprintln!("{err}\n{out}\nbisect slow: {secs:.0} s");
     assert_eq!(code, Some(0), "{err}");
