@@ -501,3 +501,18 @@ mod tests {
         assert!(parse_duration("soon").unwrap_err().contains("not a number"));
     }
 }
+
+/// `--why N|all`: how many rows of the second table ("what changed with it") to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WhyRows(pub Option<usize>);
+
+/// Parses `--why`: a whole number of rows (0 shows none), or `all`.
+pub fn parse_why(s: &str) -> Result<WhyRows, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("all") {
+        return Ok(WhyRows(None));
+    }
+    t.parse::<usize>().map(|n| WhyRows(Some(n))).map_err(|_| {
+        format!("{t:?} is not a number of rows; give a whole number (e.g. 20) or `all`")
+    })
+}

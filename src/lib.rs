@@ -19,7 +19,8 @@
 //!   formats: the one sanitising layer); `emergency`, `out_of_memory` and `remove_tree` (the exit path that
 //!   cleans up without allocating, the allocator that takes it when memory runs out, and the
 //!   tree removal it uses); and `noise` (the noise sources `check` reports and every measuring
-//!   command stores in its fingerprint, and the per-pass monitor).
+//!   command stores in its fingerprint, and the per-pass monitor); `monitor` (the counters every
+//!   measuring command records around each measured unit).
 
 // Everything written to stdout goes through `report::print`, which turns a closed pipe into an
 // error instead of a panic.
@@ -42,6 +43,7 @@ pub mod error;
 pub mod fsinfo;
 pub mod import;
 pub mod model;
+pub mod monitor;
 pub mod noise;
 pub mod out_of_memory;
 pub mod private_dir;

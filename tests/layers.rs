@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
         "emergency",
         "error",
         "fsinfo",
+        "monitor",
         "noise",
         "out_of_memory",
         "private_dir",

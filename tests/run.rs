@@ -70,7 +70,20 @@ fn full_index_prints_the_report_and_keeps_every_sample() {
         assert!(t["score"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(record["indexes"][0]["full"], true);
-    assert_eq!(record["metrics"].as_array().unwrap().len(), index + 1);
+    let metrics = record["metrics"].as_array().unwrap();
+    let named = |n: &str| metrics.iter().filter(|m| m["name"] == n).count();
+    assert_eq!(
+        named("unixbench.score") + named("unixbench.index"),
+        index + 1
+    );
+    // Every test's monitors, and its score per CPU-second where the count is a count.
+    assert_eq!(named("time.user_time"), index);
+    assert_eq!(record["monitors"].as_array().unwrap().len(), index);
+    assert!(
+        named("unixbench.score-per-cpu-s") >= index - 3,
+        "{}",
+        named("unixbench.score-per-cpu-s")
+    );
     assert!(record["system"]["kernel_release"]
         .as_str()
         .is_some_and(|s| !s.is_empty()));

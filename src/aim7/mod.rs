@@ -97,6 +97,9 @@ pub struct Plan {
     pub log: bool,
     /// Stop a series of loads after the first point whose jobs/min/task is at most 1.0.
     pub until_crossover: bool,
+    /// Read the monitors around every run of a load point (`crate::monitor`); off with
+    /// `--no-monitors`.
+    pub monitors: bool,
 }
 
 impl Plan {
@@ -358,7 +361,50 @@ pub fn update_metrics(record: &mut RunRecord) {
         .filter(|p| !p.runs.is_empty())
         .flat_map(point_metrics)
         .collect();
+    // Each load point's jobs per CPU-second of its tasks, then the monitor rows.
+    let per_cpu: Vec<Metric> = record
+        .monitors
+        .iter()
+        .filter_map(|u| {
+            let title = format!("{} jobs", u.title);
+            crate::record::monitors::per_cpu_second("aim7.jobs-per-cpu-s", u, &title, "jobs")
+        })
+        .collect();
+    record.metrics.extend(per_cpu);
+    record
+        .metrics
+        .extend(crate::record::monitors::metrics(&record.monitors));
     record.finished_at = crate::clock::now_rfc3339();
+}
+
+/// Adds one run's monitor window to its load point's unit (`test`, `load`): the window is
+/// the driver's, from the tasks' start to their reaping; its operations are the jobs done,
+/// `load` tasks × the mix's jobs per task.
+fn add_monitors(
+    record: &mut RunRecord,
+    test: &str,
+    load: u32,
+    jobs_per_task: u32,
+    sample: crate::monitor::Sample,
+) {
+    let params: std::collections::BTreeMap<String, String> = [
+        ("test".to_string(), test.to_string()),
+        ("load".to_string(), load.to_string()),
+    ]
+    .into();
+    let jobs = f64::from(load) * f64::from(jobs_per_task);
+    match record.monitors.iter_mut().find(|u| u.params == params) {
+        Some(u) => {
+            u.sample.add(&sample);
+            u.ops = Some(u.ops.unwrap_or(0.0) + jobs);
+        }
+        None => record.monitors.push(crate::record::monitors::Unit {
+            params,
+            title: format!("{test} load {load}"),
+            ops: Some(jobs),
+            sample,
+        }),
+    }
 }
 
 fn stop_error(stop: Stop, mix: &Mix, load: u32, dirs: &[PathBuf]) -> anyhow::Error {
@@ -497,6 +543,12 @@ pub fn run(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     let program = task_program::locate()?;
+    // Said once, after the checks that refuse a run, before anything is measured.
+    if plan.monitors {
+        for line in crate::monitor::unavailable_lines() {
+            progress.line(&line);
+        }
+    }
     // Also writes num_fcns.c's tables, which AIM fills in the parent, for the tasks to map.
     let suite = suite::Suite::create(plan.log)?;
     let mut private: Vec<crate::private_dir::PrivateDir> = Vec::with_capacity(plan.dirs.len());
@@ -573,11 +625,15 @@ fn run_points(
                 let logged = suite.log_lines();
                 // What else used the CPUs during the point, watched from outside the driver.
                 let watch = crate::noise::activity::Watch::start();
+                let window = plan.monitors.then(crate::monitor::Snapshot::take);
                 let result = match signals.pending().map(|i| i.signal) {
                     Some(sig) => Err(Stop::Interrupted(sig)),
                     None => driver::run(&tasks, load, plan.start_delay, signals, &say, ipc),
                 };
                 let mut outcome = result.map_err(|stop| stop_error(stop, mix, load, &plan.dirs))?;
+                if let Some(w) = window {
+                    add_monitors(record, &mix.name, load, jobs_per_task, w.end());
+                }
                 let noise = watch.finish();
                 for w in noise.warnings() {
                     say(&format!("noise: {w}"));

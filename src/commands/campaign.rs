@@ -262,6 +262,11 @@ pub struct ReportArgs {
     /// Noise band of the verdicts, as in `compare`.
     #[arg(long, value_name = "PCT", default_value = "1", value_parser = crate::args::parse_pct)]
     pub noise: f64,
+    /// Rows of the second table, "what changed with it" (the monitor rows that changed,
+    /// largest change first, each with its interval and a q-value over the monitor rows
+    /// alone): a number, or `all`.
+    #[arg(long, value_name = "N|all", default_value = "20", value_parser = crate::args::parse_why)]
+    pub why: crate::args::WhyRows,
     #[command(flatten)]
     pub store: StoreArg,
 }
@@ -527,6 +532,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         noise_pct: a.noise,
         plan_pct: vec![1.0, 2.0],
         sensitivity: true,
+        why_rows: a.why.0,
     };
     let comparison = crate::compare::compare(&base, &patched, &settings)?;
     let records: Vec<_> = runs.iter().map(|(_, r)| r.clone()).collect();

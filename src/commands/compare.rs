@@ -54,6 +54,11 @@ pub struct CompareArgs {
     /// fewer than 3 runs.
     #[arg(long)]
     pub no_profile: bool,
+    /// Rows of the second table, "what changed with it" (the monitor rows that changed,
+    /// largest change first, each with its interval and a q-value over the monitor rows
+    /// alone): a number, or `all`.
+    #[arg(long, value_name = "N|all", default_value = "20", value_parser = crate::args::parse_why)]
+    pub why: crate::args::WhyRows,
     /// Test name for AIM7 and will-it-scale files given as a side (default: file stem).
     #[arg(long, value_name = "NAME")]
     pub test: Option<String>,
@@ -238,6 +243,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         noise_pct: a.noise,
         plan_pct: a.plan.clone(),
         sensitivity: true,
+        why_rows: a.why.0,
     };
     let mut c = compare::compare(&base, &patched, &settings)?;
     c.notes.extend(campaign_note);

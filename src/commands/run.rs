@@ -149,6 +149,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         precision: args.precision,
         max_time: args.max_time,
         skipped,
+        monitors: !args.output.no_monitors,
     })
 }
 

@@ -35,6 +35,12 @@ pub struct OutputOpts {
     /// Write the run's report as one self-contained HTML page to FILE (when the run ends).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Record no monitors: by default the workload's CPU time, faults and context switches
+    /// and the machine's /proc/vmstat, /proc/stat, interrupts, softirqs, schedstat and cgroup
+    /// throttling are read around every measured unit (outside the timed windows) and
+    /// stored, for `compare`'s "what changed with it" table.
+    #[arg(long)]
+    pub no_monitors: bool,
 }
 
 impl OutputOpts {
@@ -354,5 +360,13 @@ impl ModeChoice {
             ModeChoice::Thread => vec![Mode::Thread],
             ModeChoice::Both => vec![Mode::Process, Mode::Thread],
         }
+    }
+}
+
+/// Says once, before a measuring command starts, which monitors this kernel does not offer
+/// and why (the run goes on without them; each run records what was missing).
+pub fn say_unavailable_monitors(progress: &mut crate::progress::Progress) {
+    for line in crate::monitor::unavailable_lines() {
+        progress.line(&line);
     }
 }

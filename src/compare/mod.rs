@@ -191,6 +191,11 @@ pub struct Comparison {
     /// Notes about how the verdicts were reached (runs left out, profiles used, one run a side).
     pub notes: Vec<String>,
     pub family: Family,
+    /// The second table's family (the monitor rows), corrected on its own.
+    pub why_family: Family,
+    /// The monitor rows that vary, changed ones first by the size of their change
+    /// ([`why_table`]).
+    pub why: Vec<Row>,
     /// The campaign behind a paired comparison (null: unpaired).
     pub design: Option<paired::Design>,
     pub rows: Vec<Row>,
@@ -294,7 +299,14 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             pairs: pairs.as_ref(),
         })
         .collect();
-    let judgements = verdict::judge_table(&inputs, settings);
+    // Two families, each with its own table correction: the scores, and the monitor rows
+    // (the second table, "what changed with it"), so hundreds of counters neither drown the
+    // scores' q-values nor borrow from them.
+    let is_why: Vec<bool> = pending
+        .iter()
+        .map(|r| crate::record::monitors::is_monitor(&r.first.name))
+        .collect();
+    let judgements = judge_families(&inputs, &is_why, settings);
     let mut rows = Vec::new();
     for ((r, input), judgement) in pending.iter().zip(&inputs).zip(judgements) {
         let (bs, ps) = (SideStats::of(&r.base), SideStats::of(&r.new));
@@ -312,7 +324,7 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             };
             paired::paired_row(p, est, unpaired, settings.confidence, settings.band())
         });
-        let sensitivity = match (&paired_row, settings.sensitivity) {
+        let sensitivity = match (&paired_row, settings.sensitivity && !is_why[rows.len()]) {
             (_, false) => None,
             (Some(pr), true) if pr_is_paired(&judgement) => pr.sd_pct.map(|sd| {
                 plan::paired_sensitivity(
@@ -343,7 +355,18 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             paired: paired_row,
         });
     }
+    let (mut why, mut scores) = (Vec::new(), Vec::new());
+    for (r, w) in rows.into_iter().zip(&is_why) {
+        if *w {
+            why.push(r);
+        } else {
+            scores.push(r);
+        }
+    }
+    let rows = scores;
+    let why = why_table(why);
     let family = family(&rows, base, patched, settings);
+    let why_family = family_of(&why, settings);
     Ok(Comparison {
         base: base.name.clone(),
         patched: patched.name.clone(),
@@ -357,14 +380,131 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             (base.name.as_str(), base.runs.as_slice()),
             (patched.name.as_str(), patched.runs.as_slice()),
         ]),
-        notes: notes(base, patched, &rows, &detected),
+        notes: {
+            let mut n = notes(base, patched, &rows, &detected);
+            n.extend(cpu_share_note(&why));
+            n
+        },
         family,
+        why_family,
+        why,
         design: match detected {
             paired::Detected::Paired(p) => Some(p.0),
             _ => None,
         },
         rows,
     })
+}
+
+/// Judges the rows of each family (scores: `is_why` false; monitors: true) with its own
+/// table correction, and returns the judgements in the rows' order.
+fn judge_families(inputs: &[RowInput], is_why: &[bool], s: &Settings) -> Vec<Judgement> {
+    let mut out: Vec<Option<Judgement>> = vec![None; inputs.len()];
+    for family in [false, true] {
+        let idx: Vec<usize> = (0..inputs.len()).filter(|&i| is_why[i] == family).collect();
+        let subset: Vec<RowInput> = idx.iter().map(|&i| inputs[i].clone()).collect();
+        for (i, j) in idx.into_iter().zip(verdict::judge_table(&subset, s)) {
+            out[i] = Some(j);
+        }
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// The second table's rows: those on both sides (runs without monitors, of `--no-monitors`
+/// or an earlier build, compare as before) whose values vary at all (a counter that is the
+/// same in every run, such as an interrupt line that never fired, says nothing), the changed
+/// ones first, each group by the size of its change.
+///
+/// A count that stays below [`COUNT_FLOOR`] in every run is left out with its per-operation
+/// row: a rise from 0 to 2 rescheduling interrupts is a "certain" change to a test of ratios
+/// and means nothing (LKP's thresholds drop such rows too: `interrupts.*` need 100).
+pub fn why_table(rows: Vec<Row>) -> Vec<Row> {
+    let max_of = |r: &Row| {
+        r.base
+            .iter()
+            .chain(&r.patched)
+            .map(|s| s.max)
+            .fold(0.0f64, f64::max)
+    };
+    let too_small: std::collections::BTreeSet<(String, BTreeMap<String, String>)> = rows
+        .iter()
+        .filter(|r| r.unit == "count" && max_of(r) < COUNT_FLOOR)
+        .map(|r| (r.name.clone(), r.params.clone()))
+        .collect();
+    let small = |r: &Row| {
+        let raw = r.name.strip_suffix(".per-op").unwrap_or(&r.name);
+        too_small.contains(&(raw.to_string(), r.params.clone()))
+    };
+    let mut rows: Vec<Row> = rows
+        .into_iter()
+        .filter(|r| r.base.is_some() && r.patched.is_some() && !small(r))
+        .filter(|r| {
+            let vals = r
+                .base
+                .iter()
+                .chain(&r.patched)
+                .flat_map(|s| s.values.iter());
+            let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(*v), hi.max(*v))
+            });
+            lo < hi
+        })
+        .collect();
+    let size = |r: &Row| -> f64 {
+        r.judgement
+            .estimate
+            .as_ref()
+            .map(|e| (e.point_pct / 100.0).ln_1p().abs())
+            .filter(|v| v.is_finite())
+            .unwrap_or(f64::INFINITY)
+    };
+    rows.sort_by(|a, b| {
+        let flag = |r: &Row| !r.judgement.verdict.is_flag();
+        flag(a)
+            .cmp(&flag(b))
+            .then(size(b).total_cmp(&size(a)))
+            .then(a.key.cmp(&b.key))
+    });
+    rows
+}
+
+/// The smallest count a monitor row must reach in some run to be judged.
+pub const COUNT_FLOOR: f64 = 100.0;
+
+/// A family without the lkp rule's table rate (the second table's).
+fn family_of(rows: &[Row], s: &Settings) -> Family {
+    let flagged = rows
+        .iter()
+        .filter(|r| r.judgement.verdict.is_flag())
+        .count();
+    Family {
+        rows: rows
+            .iter()
+            .filter(|r| r.judgement.estimate.is_some())
+            .count(),
+        flagged,
+        alpha: s.alpha(),
+        expected_false: s.alpha() * flagged as f64,
+        lkp: None,
+    }
+}
+
+/// The warning when the workload's CPU time per wall second changed between the sides: the
+/// score per CPU-second then says something else than the score (a change that makes tasks
+/// wait looks cheaper per CPU-second).
+fn cpu_share_note(why: &[Row]) -> Vec<String> {
+    why.iter()
+        .filter(|r| r.name == "time.percent_of_cpu_this_job_got" && r.judgement.verdict.is_flag())
+        .map(|r| {
+            let m = |s: &Option<SideStats>| s.as_ref().map_or(f64::NAN, |s| s.mean);
+            format!(
+                "{}: the workload's CPU time per wall second differs between the sides                  ({:.0} % vs {:.0} % of a CPU); its score per CPU-second is not the same                  question as its score (waiting, blocking or throttling moves the two apart)",
+                r.display_name(),
+                m(&r.base),
+                m(&r.patched)
+            )
+        })
+        .collect()
 }
 
 /// True when the row's verdict rests on the paired estimate.

@@ -78,6 +78,10 @@ pub struct Settings {
     /// Compute the minimum detectable effect and the plan (off in the calibration loops).
     #[serde(skip)]
     pub sensitivity: bool,
+    /// How many rows of the second table ("what changed with it": the monitor rows) the
+    /// human formats show; None for all of them (`--why all`).
+    #[serde(default)]
+    pub why_rows: Option<usize>,
 }
 
 impl Default for Settings {
@@ -88,6 +92,7 @@ impl Default for Settings {
             noise_pct: 1.0,
             plan_pct: vec![1.0, 2.0],
             sensitivity: true,
+            why_rows: Some(20),
         }
     }
 }

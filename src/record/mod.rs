@@ -17,6 +17,7 @@ pub mod aim7;
 pub mod campaign;
 pub mod domain;
 pub mod model;
+pub mod monitors;
 pub mod output_file;
 pub mod sink;
 pub mod unixbench;
@@ -105,6 +106,10 @@ pub struct RunRecord {
     /// Model points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<model::ModelDetails>,
+    /// What the monitors saw around each measured unit (`monitors`; empty with
+    /// `--no-monitors` and in runs of earlier builds). Their rows are in `metrics` too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub monitors: Vec<monitors::Unit>,
     /// Flat, kind-independent metrics: what `compare` works on.
     pub metrics: Vec<Metric>,
     /// Why the run stopped early, when it did.
@@ -228,6 +233,7 @@ impl RunRecord {
             aim7: None,
             will_it_scale: None,
             model: None,
+            monitors: Vec::new(),
             metrics: Vec::new(),
             error: None,
             extra: BTreeMap::new(),

@@ -13,6 +13,7 @@ use crate::counter_harness::placement::Placement;
 use crate::counter_harness::session::{Plan, Session};
 use crate::counter_harness::{Mode, Outcome};
 use crate::progress::Progress;
+use crate::record::monitors::Unit;
 use crate::record::sink::Sinks;
 use crate::record::will_it_scale::{ScaleDetails, ScalePoint};
 use crate::record::{Direction, Metric, RunRecord};
@@ -52,6 +53,8 @@ pub struct Request<'a> {
     pub plan: Plan,
     pub placement: &'a Placement,
     pub counters: bool,
+    /// Read the monitors around every point (`crate::monitor`); off with `--no-monitors`.
+    pub monitors: bool,
 }
 
 /// Runs every point, adding each to `record` and handing it to `sinks` as it finishes.
@@ -67,6 +70,7 @@ pub fn run(
             for &mode in req.modes {
                 progress.show(&format!("{} · {n} {}", test.name, mode.plural()));
                 let spec = req.plan.spec(n, mode, req.placement, req.counters);
+                let window = req.monitors.then(crate::monitor::Snapshot::take);
                 let outcome = session.run(*test, &spec).map_err(|e| {
                     // Name the point that failed (a signal is not the point's fault).
                     if e.downcast_ref::<crate::error::Interrupted>().is_some() {
@@ -81,6 +85,23 @@ pub fn run(
                     progress.line(&format!("  noise: {w}"));
                 }
                 record.metrics.extend(point_metrics(&p));
+                if let Some(w) = window {
+                    let unit = monitor_unit(&p, &outcome, w.end());
+                    record
+                        .metrics
+                        .extend(crate::record::monitors::per_cpu_second(
+                            "will-it-scale.ops-per-cpu-s",
+                            &unit,
+                            &format!("{} {} {}", p.test, p.tasks, p.mode),
+                            "ops",
+                        ));
+                    record
+                        .metrics
+                        .extend(crate::record::monitors::metrics(std::slice::from_ref(
+                            &unit,
+                        )));
+                    record.monitors.push(unit);
+                }
                 record
                     .will_it_scale
                     .get_or_insert_with(ScaleDetails::default)
@@ -127,6 +148,29 @@ pub fn point(test: &Testcase, mode: Mode, tasks: usize, outcome: &Outcome) -> Sc
             .map(|c| c.per_op(totals.iter().sum()).into_iter().collect()),
         per_task_ops: totals,
         noise: outcome.noise.clone(),
+    }
+}
+
+/// A point's monitors as the unit `test`, `tasks`, `mode`. The window is the whole point
+/// (set-up, warm-up, measured samples, clean-up: the tasks are reaped at its end), so its
+/// operations are those of the warm-up and measured samples.
+fn monitor_unit(p: &ScalePoint, outcome: &Outcome, sample: crate::monitor::Sample) -> Unit {
+    let ops: u64 = outcome
+        .warmup
+        .iter()
+        .chain(&outcome.measured)
+        .flat_map(|s| s.per_task.iter())
+        .sum();
+    Unit {
+        params: [
+            ("test".to_string(), p.test.clone()),
+            ("tasks".to_string(), p.tasks.to_string()),
+            ("mode".to_string(), p.mode.clone()),
+        ]
+        .into(),
+        title: p.test.clone(),
+        ops: Some(ops as f64),
+        sample,
     }
 }
 

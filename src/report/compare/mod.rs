@@ -26,6 +26,7 @@ mod lkp;
 pub mod paired;
 mod plain;
 mod unixbench;
+pub mod why;
 
 use crate::compare::model::Level;
 use crate::compare::shape::Shape;
@@ -91,7 +92,7 @@ pub fn for_text(c: &Comparison) -> Comparison {
         n.side = field(&n.side);
         n.line = n.line.as_deref().map(line);
     }
-    for r in &mut t.rows {
+    for r in t.rows.iter_mut().chain(t.why.iter_mut()) {
         r.key = field(&r.key);
         r.name = field(&r.name);
         r.title = field(&r.title);
@@ -195,6 +196,7 @@ fn summary(c: &Comparison, markdown: bool) -> String {
     s += &row_notes(c);
     s += &paired::section(c, markdown);
     s += &sensitivity_table(c, markdown);
+    s += &why::text(c, markdown);
     s
 }
 

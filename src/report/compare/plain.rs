@@ -159,7 +159,8 @@ pub fn csv(c: &Comparison) -> anyhow::Result<String> {
             f(s.as_ref().and_then(|x| x.stddev_pct)),
         )
     };
-    for r in &c.rows {
+    // The score rows, then every monitor row (the second table's, unlimited).
+    for r in c.rows.iter().chain(&c.why) {
         let (bn, bm, bs) = side(&r.base);
         let (pn, pm, ps) = side(&r.patched);
         let e = r.judgement.estimate.as_ref();

@@ -4,7 +4,8 @@
 //!
 //! A comparison's page: the warnings (what is not comparable, the noise-check warnings each
 //! side ran with), the table with the labels and each row's runs as dots, a forest plot of
-//! every row's change with its interval over the noise band, for a campaign's paired
+//! every row's change with its interval over the noise band, the monitor rows that changed
+//! with it (`why`), for a campaign's paired
 //! comparison the paired and unpaired estimates with a per-round chart of the paired ratio
 //! of every row, the will-it-scale and AIM7
 //! curves where the runs have them, the spread and sensitivity table, and the system
@@ -25,6 +26,7 @@ pub mod page;
 mod rounds;
 pub mod svg;
 mod table;
+mod why;
 
 use crate::compare::{self, comparability, Comparison, Side};
 use crate::record::RunRecord;
@@ -75,6 +77,7 @@ pub fn comparison(c: &Comparison) -> String {
     }
     page.section("comparison", "Comparison", &summary);
     page.section("forest", "Change per row", &forest::plot(c));
+    page.section("why", "What changed with it", &why::section(c));
     page.section(
         "paired",
         "Paired design: round by round",

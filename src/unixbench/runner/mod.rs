@@ -42,6 +42,8 @@ pub struct Plan {
     pub max_time: Option<f64>,
     /// Selected tests left out because a program they need is missing (see `tools`).
     pub skipped: Vec<Skipped>,
+    /// Read the monitors around every pass (`crate::monitor`); off with `--no-monitors`.
+    pub monitors: bool,
 }
 
 /// A selected test that does not run, and why.
@@ -88,6 +90,12 @@ pub fn run(
         if !installed.iter().any(|i| std::ptr::fn_addr_eq(*i, install)) {
             install(workdir.path()).map_err(|e| cannot("install the tests' files", e))?;
             installed.push(install);
+        }
+    }
+    // Said once, after the checks that refuse a run, before anything is measured.
+    if plan.monitors {
+        for line in crate::monitor::unavailable_lines() {
+            progress.line(&line);
         }
     }
     let outcome = run_all(
@@ -139,6 +147,9 @@ fn run_all(
             let mut results: Vec<PassResult> = Vec::with_capacity(fixed as usize);
             let mut stderr = None;
             let test_started = std::time::Instant::now();
+            // The monitors' windows: each pass from before its workers start to after they
+            // are reaped (the settle pause left out), added up over the test's passes.
+            let mut monitored: Option<crate::monitor::Sample> = None;
             for pass in 1..=passes {
                 if plan.settle {
                     settle(signals)?;
@@ -155,6 +166,7 @@ fn run_all(
                 };
                 // What else used the CPUs during the pass, watched from outside it.
                 let watch = Watch::start();
+                let window = plan.monitors.then(crate::monitor::Snapshot::take);
                 let outcome = run_pass(&p, signals, &mut |elapsed| {
                     progress.show(&format!(
                         "{} · {} cop{} · pass {}/{} · {}",
@@ -170,6 +182,9 @@ fn run_all(
                         }
                     ))
                 })?;
+                if let Some(w) = window {
+                    monitored.get_or_insert_with(Default::default).add(&w.end());
+                }
                 let noise = watch.finish();
                 for w in noise.warnings() {
                     progress.line(&format!("{} pass {pass}: noise: {w}", spec.name));
@@ -201,6 +216,9 @@ fn run_all(
                     spec.name,
                     if copies == 1 { "y" } else { "ies" }
                 ));
+            }
+            if let Some(sample) = monitored {
+                record::add_monitors(record, &result, sample);
             }
             record::add_test(record, result);
             sinks.progress(record);

@@ -3,6 +3,7 @@
 
 use super::{scoring, Plan, Skipped};
 use crate::clock::now_rfc3339;
+use crate::record::monitors;
 use crate::record::{Block, Direction, Kind, Metric, RunRecord, TestResult};
 use crate::sysinfo::SystemInfo;
 use crate::unixbench::catalog::SYSTEM_CATEGORY;
@@ -67,6 +68,22 @@ pub fn end_block(record: &mut RunRecord, copies: u32) {
     }
 }
 
+/// Keeps what the monitors saw over a test's passes, as the unit `test`, `copies`; its
+/// operations are the passes' counts (for tests whose count is not a rate).
+pub fn add_monitors(record: &mut RunRecord, t: &TestResult, sample: crate::monitor::Sample) {
+    let ops = (t.timebase > 0).then(|| t.passes.iter().map(|p| p.count).sum::<f64>());
+    record.monitors.push(monitors::Unit {
+        params: [
+            ("test".to_string(), t.test.clone()),
+            ("copies".to_string(), t.copies.to_string()),
+        ]
+        .into(),
+        title: t.name.clone(),
+        ops,
+        sample,
+    });
+}
+
 /// Appends a finished test and recomputes the index scores and metrics.
 pub fn add_test(record: &mut RunRecord, result: TestResult) {
     record.tests.push(result);
@@ -123,5 +140,30 @@ pub fn metrics(record: &RunRecord) -> Vec<Metric> {
             Vec::new(),
         ));
     }
+    // Each test's score per CPU-second of its copies, then the monitor rows.
+    for u in &record.monitors {
+        let test = record.tests.iter().find(|t| {
+            Some(&t.test) == u.params.get("test")
+                && Some(&t.copies.to_string()) == u.params.get("copies")
+        });
+        if let Some(t) = test {
+            out.extend(monitors::per_cpu_second(
+                "unixbench.score-per-cpu-s",
+                u,
+                &t.name,
+                &count_unit(&t.unit),
+            ));
+        }
+    }
+    out.extend(monitors::metrics(&record.monitors));
     out
+}
+
+/// What a test counts, from its rate's unit (`lps` counts loops, `lpm` loops, `KBps` KB).
+fn count_unit(rate_unit: &str) -> String {
+    match rate_unit {
+        "lps" | "lpm" => "loops".to_string(),
+        "KBps" => "KB".to_string(),
+        other => other.to_string(),
+    }
 }

@@ -1,0 +1,338 @@
+//! "What changed with it", for real: A/B comparisons on this machine whose mechanism is known,
+//! each read back from `compare --format json`'s second table (issue #24).
+//!
+//! - Transparent huge pages `always` against `never` under will-it-scale's page_fault1: the
+//!   faults per operation drop by about 512 (one 2 MiB fault instead of 512 4 KiB ones) and
+//!   `thp_fault_alloc` rises from zero.
+//! - A cgroup CPU quota of 0.8 CPU on one side, `run syscall` at one copy: throttling rises
+//!   from zero, the CPU time per wall second falls by about the quota's 20 %, and the score
+//!   per CPU-second does not (it moves less than half as much as the plain score).
+//! - An A/A (the same command on both sides, alternating) flags nothing in the second table.
+//!
+//! They change system-wide settings (the THP mode, a cgroup), so they run one at a time and
+//! put back what they changed; they need root, and fail saying so without it.
+
+mod common;
+
+use common::std_patchbench;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// One system-changing test at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn root_or_fail(what: &str) {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    assert_eq!(
+        uid, 0,
+        "{what} needs root (run the tests as root, as CI does)"
+    );
+}
+
+/// Runs patchbench with `args` (plus the store) and fails with its stderr if it fails.
+fn pb(store: &Path, args: &[&str]) {
+    let out = std_patchbench()
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "patchbench {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `compare BASE PATCHED --format json --why all` as JSON.
+fn compare(store: &Path, base: &str, patched: &str) -> serde_json::Value {
+    let out = std_patchbench()
+        .args(["compare", base, patched, "--format", "json", "--why", "all"])
+        .arg("--store")
+        .arg(store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The row of `table` (`rows` or `why`) with this key.
+fn row<'a>(c: &'a serde_json::Value, table: &str, key: &str) -> &'a serde_json::Value {
+    c[table]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["key"] == key)
+        .unwrap_or_else(|| panic!("no {table} row {key}"))
+}
+
+fn flagged(r: &serde_json::Value) -> bool {
+    matches!(r["verdict"].as_str(), Some("improved" | "regressed"))
+}
+
+fn mean(r: &serde_json::Value, side: &str) -> f64 {
+    r[side]["mean"].as_f64().unwrap()
+}
+
+/// Puts a sysfs or cgroup file's old content back when dropped.
+struct Restore(&'static str, String);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = std::fs::write(self.0, &self.1);
+    }
+}
+
+const THP: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+
+#[test]
+fn huge_pages_always_against_never_show_as_fewer_faults_per_operation() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    root_or_fail("switching transparent huge pages");
+    let old = std::fs::read_to_string(THP)
+        .unwrap_or_else(|e| panic!("{THP}: {e} (a kernel without CONFIG_TRANSPARENT_HUGEPAGE)"));
+    let current = old
+        .split_whitespace()
+        .find(|w| w.starts_with('['))
+        .map(|w| w.trim_matches(|c| c == '[' || c == ']').to_string())
+        .unwrap();
+    let _restore = Restore(THP, current);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    for _ in 0..3 {
+        for mode in ["never", "always"] {
+            std::fs::write(THP, mode).unwrap();
+            pb(
+                &store,
+                &[
+                    "scale",
+                    "page_fault1",
+                    "-t",
+                    "1",
+                    "-m",
+                    "process",
+                    "-d",
+                    "0.5",
+                    "--warmup",
+                    "0",
+                    "--sample-interval",
+                    "0.25",
+                    "--label",
+                    mode,
+                ],
+            );
+        }
+    }
+    let c = compare(&store, "never", "always");
+    let key = "time.minor_page_faults.per-op[mode=processes,tasks=1,test=page_fault1]";
+    let faults = row(&c, "why", key);
+    assert!(flagged(faults), "{faults}");
+    let (never, always) = (mean(faults, "base"), mean(faults, "patched"));
+    // A 4 KiB fault per operation (page_fault1 touches each page once) against one 2 MiB
+    // fault per 512 pages: more than a hundredfold, under tenfold short of 512.
+    assert!(never > 0.9 && never < 1.5, "{faults}");
+    assert!(never / always > 100.0, "{faults}");
+    let thp = row(
+        &c,
+        "why",
+        "proc-vmstat.thp_fault_alloc[mode=processes,tasks=1,test=page_fault1]",
+    );
+    assert!(
+        flagged(thp) && mean(thp, "base") == 0.0 && mean(thp, "patched") > 0.0,
+        "{thp}"
+    );
+    // The changed rows come first, the largest change first.
+    assert!(
+        c["why_family"]["flagged"].as_u64().unwrap() >= 4,
+        "{}",
+        c["why_family"]
+    );
+}
+
+/// A cgroup for this test with a CPU quota, v1 or v2; removed when dropped.
+struct QuotaGroup {
+    dir: std::path::PathBuf,
+    procs: std::path::PathBuf,
+}
+
+impl QuotaGroup {
+    fn new(cpus: f64) -> QuotaGroup {
+        let name = format!("patchbench-why-{}", std::process::id());
+        let quota = (cpus * 100_000.0) as u64;
+        let v1 = Path::new("/sys/fs/cgroup/cpu");
+        if v1.join("cpu.cfs_quota_us").exists() {
+            let dir = v1.join(&name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("cpu.cfs_period_us"), "100000").unwrap();
+            std::fs::write(dir.join("cpu.cfs_quota_us"), quota.to_string()).unwrap();
+            return QuotaGroup {
+                procs: dir.join("cgroup.procs"),
+                dir,
+            };
+        }
+        let v2 = Path::new("/sys/fs/cgroup");
+        let controllers =
+            std::fs::read_to_string(v2.join("cgroup.subtree_control")).unwrap_or_default();
+        assert!(
+            controllers.split_whitespace().any(|c| c == "cpu"),
+            "no cgroup with a CPU controller to put a quota on (cgroup v1's cpu hierarchy, or \
+             v2 with +cpu in /sys/fs/cgroup/cgroup.subtree_control)"
+        );
+        let dir = v2.join(&name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("cpu.max"), format!("{quota} 100000")).unwrap();
+        QuotaGroup {
+            procs: dir.join("cgroup.procs"),
+            dir,
+        }
+    }
+}
+
+impl Drop for QuotaGroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_cpu_quota_shows_as_throttling_and_leaves_the_score_per_cpu_second() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    root_or_fail("making a cgroup with a CPU quota");
+    let group = QuotaGroup::new(0.8);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    let exe = env!("CARGO_BIN_EXE_patchbench");
+    let args = "run syscall -c 1 -i 1 -d 1 --no-settle";
+    for _ in 0..4 {
+        pb(
+            &store,
+            &[args, "--label", "free"]
+                .join(" ")
+                .split(' ')
+                .collect::<Vec<_>>(),
+        );
+        // The quota side: the shell moves itself into the group, then becomes patchbench.
+        let script = format!(
+            "echo $$ > {} && exec {exe} {args} --label quota --store {}",
+            group.procs.display(),
+            store.display()
+        );
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let c = compare(&store, "free", "quota");
+    let unit = "[copies=1,test=syscall]";
+    let throttled = row(&c, "why", &format!("cgroup.cpu.throttled_time{unit}"));
+    assert!(
+        flagged(throttled) && mean(throttled, "base") == 0.0,
+        "{throttled}"
+    );
+    // 0.2 of a CPU-second is held back per second of a one-copy run.
+    assert!(mean(throttled, "patched") > 50.0, "{throttled}");
+    let share = row(
+        &c,
+        "why",
+        &format!("time.percent_of_cpu_this_job_got{unit}"),
+    );
+    assert!(flagged(share), "{share}");
+    let (free, quota) = (mean(share, "base"), mean(share, "patched"));
+    assert!(quota < 0.9 * free && quota > 0.6 * free, "{share}");
+    let score = row(&c, "rows", &format!("unixbench.score{unit}"));
+    let per_cpu = row(&c, "rows", &format!("unixbench.score-per-cpu-s{unit}"));
+    let change = |r: &serde_json::Value| r["change_pct"].as_f64().unwrap();
+    assert!(change(score) < -10.0, "{score}");
+    assert!(
+        change(per_cpu).abs() < change(score).abs() / 2.0,
+        "per CPU-second {} against the score's {}",
+        change(per_cpu),
+        change(score)
+    );
+    // The report says that CPU time per wall second differs between the sides.
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("CPU time per wall second differs"),
+        "{notes}"
+    );
+}
+
+#[test]
+fn an_a_a_comparison_flags_nothing_in_the_second_table() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    for _ in 0..4 {
+        for label in ["a", "b"] {
+            pb(
+                &store,
+                &[
+                    "run",
+                    "syscall",
+                    "-c",
+                    "1",
+                    "-i",
+                    "1",
+                    "-d",
+                    "0.5",
+                    "--no-settle",
+                    "--label",
+                    label,
+                ],
+            );
+        }
+    }
+    let c = compare(&store, "a", "b");
+    assert!(
+        c["why"].as_array().unwrap().len() > 10,
+        "few monitor rows: {}",
+        c["why_family"]
+    );
+    let changed: Vec<&serde_json::Value> = c["why"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| flagged(r))
+        .collect();
+    assert!(
+        changed.is_empty(),
+        "A/A flags {:?}",
+        changed.iter().map(|r| &r["key"]).collect::<Vec<_>>()
+    );
+    // --no-monitors runs carry no monitor rows, and compare as before.
+    pb(
+        &store,
+        &[
+            "run",
+            "syscall",
+            "-c",
+            "1",
+            "-i",
+            "1",
+            "-d",
+            "0.5",
+            "--no-settle",
+            "--no-monitors",
+            "--label",
+            "bare",
+        ],
+    );
+    let c = compare(&store, "a", "bare");
+    assert!(
+        c["why"].as_array().unwrap().is_empty(),
+        "{}",
+        c["why_family"]
+    );
+    assert!(!c["rows"].as_array().unwrap().is_empty());
+}
