@@ -18,7 +18,7 @@ const RIGHT: f64 = 16.0;
 const TOP: f64 = 34.0;
 const BOTTOM: f64 = 40.0;
 /// Longest title drawn in full (about 6.5 px a character at 13 px bold in 440 px).
-const MAX_TITLE: usize = 52;
+const MAX_TITLE: usize = 44;
 
 /// The section (empty for an unpaired comparison).
 pub fn section(c: &Comparison) -> String {
