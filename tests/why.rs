@@ -273,24 +273,26 @@ fn an_a_a_comparison_flags_nothing_in_the_second_table() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.db");
+    // One pass of 0.5 s of System Call Overhead at one copy.
+    let run = |label: &str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "syscall",
+            "-c",
+            "1",
+            "-i",
+            "1",
+            "-d",
+            "0.5",
+            "--no-settle",
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--label", label]);
+        pb(&store, &args);
+    };
     for _ in 0..4 {
         for label in ["a", "b"] {
-            pb(
-                &store,
-                &[
-                    "run",
-                    "syscall",
-                    "-c",
-                    "1",
-                    "-i",
-                    "1",
-                    "-d",
-                    "0.5",
-                    "--no-settle",
-                    "--label",
-                    label,
-                ],
-            );
+            run(label, &[]);
         }
     }
     let c = compare(&store, "a", "b");
@@ -311,23 +313,7 @@ fn an_a_a_comparison_flags_nothing_in_the_second_table() {
         changed.iter().map(|r| &r["key"]).collect::<Vec<_>>()
     );
     // --no-monitors runs carry no monitor rows, and compare as before.
-    pb(
-        &store,
-        &[
-            "run",
-            "syscall",
-            "-c",
-            "1",
-            "-i",
-            "1",
-            "-d",
-            "0.5",
-            "--no-settle",
-            "--no-monitors",
-            "--label",
-            "bare",
-        ],
-    );
+    run("bare", &["--no-monitors"]);
     let c = compare(&store, "a", "bare");
     assert!(
         c["why"].as_array().unwrap().is_empty(),

@@ -13,29 +13,9 @@ use patchbench::compare::verdict::{judge_table, RowInput, Settings};
 use patchbench::compare::{compare, Side};
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
 
-/// SplitMix64 with Box–Muller normals (seeded: the same tables every time).
-struct Rng(u64, Option<f64>);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        if let Some(z) = self.1.take() {
-            return z;
-        }
-        let (u1, u2) = (self.uniform(), self.uniform());
-        let r = (-2.0 * u1.ln()).sqrt();
-        let a = 2.0 * std::f64::consts::PI * u2;
-        self.1 = Some(r * a.sin());
-        r * a.cos()
-    }
-}
+#[path = "common/synthetic.rs"]
+mod synthetic;
+use synthetic::Rng;
 
 /// Monitor rows per table.
 const ROWS: usize = 300;
@@ -94,7 +74,7 @@ fn a_a_tables_of_hundreds_of_correlated_monitor_rows_flag_at_most_5_percent() {
     for (i, &n) in [3usize, 5, 10].iter().enumerate() {
         // CV scale 1: rows from 0.5 to 5 %; 0.2: rows from 0.1 to 1 % (a quiet counter).
         for (j, &scale) in [1.0, 0.2].iter().enumerate() {
-            let mut rng = Rng(0x5eed + (i * 10 + j) as u64, None);
+            let mut rng = Rng::new(0x5eed + (i * 10 + j) as u64);
             let flagged = (0..TABLES)
                 .filter(|_| {
                     let (b, p) = (side(&mut rng, n, scale, 0.0), side(&mut rng, n, scale, 0.0));
@@ -111,7 +91,7 @@ fn a_a_tables_of_hundreds_of_correlated_monitor_rows_flag_at_most_5_percent() {
 
 #[test]
 fn a_real_shift_is_found_in_most_rows() {
-    let mut rng = Rng(7, None);
+    let mut rng = Rng::new(7);
     let (b, p) = (side(&mut rng, 5, 1.0, 0.0), side(&mut rng, 5, 1.0, 0.3));
     let found = flags(&b, &p);
     assert!(found > ROWS / 2, "{found} of {ROWS}");
@@ -138,7 +118,7 @@ fn record(score: f64, monitors: &[(&str, f64)]) -> RunRecord {
 
 #[test]
 fn scores_and_monitors_are_corrected_apart() {
-    let mut rng = Rng(11, None);
+    let mut rng = Rng::new(11);
     let mut sides = Vec::new();
     for shift in [0.0, 0.05] {
         let runs: Vec<(String, RunRecord)> = (0..5)
