@@ -18,6 +18,7 @@
 # - the UnixBench tests: /bin/sh and the shell pipeline's utilities (coreutils, grep), gcc and dc
 #   for the looper tests, python3 for will-it-scale's own way of reading our CSV;
 # - the HTML report's browser test: Debian's chromium;
+# - the profile test (tests/why.rs, run --profile): Debian's linux-perf;
 # - the store tests: a real PostgreSQL server (postgresql: initdb, pg_ctl) and openssl for a
 #   test certificate;
 # - the vm and kexec tests: QEMU (TCG), a static busybox for the guest's initramfs, mkfs.ext4
@@ -55,6 +56,8 @@ for tool in sort od grep tee wc rm; do
 done
 # gcc: the C test's compiler, and the build's and the overhead benchmark's cc.
 has gcc || packages+=(gcc)
+# perf: the profiles' test (run --profile).
+has perf || packages+=(linux-perf)
 has dc || packages+=(dc)
 has python3 || packages+=(python3)
 has chromium || has chromium-browser || [ -n "${PATCHBENCH_CHROMIUM:-}" ] || packages+=(chromium)

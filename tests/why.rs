@@ -322,3 +322,86 @@ fn an_a_a_comparison_flags_nothing_in_the_second_table() {
     );
     assert!(!c["rows"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn a_profile_of_run_syscall_names_the_kernels_system_call_path() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    root_or_fail("a machine-wide perf record");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let args = [
+        "run",
+        "syscall",
+        "-c",
+        "1",
+        "-i",
+        "2",
+        "-d",
+        "1",
+        "--no-settle",
+        "--profile",
+    ];
+    let out = std_patchbench()
+        .args(args)
+        .args(["--no-store", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = common::read_json(&json);
+    let rows: Vec<(String, f64)> = doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["name"].as_str().unwrap().starts_with("perf-profile."))
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().to_string(),
+                m["value"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(!rows.is_empty(), "no profile rows: {}", doc["monitors"]);
+    // The kernel's symbols, from the running kernel: the syscall loop is mostly kernel time.
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").unwrap();
+    let kernel: std::collections::BTreeSet<&str> = kallsyms
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    let kernel_self: f64 = rows
+        .iter()
+        .filter(|(n, _)| n.starts_with("perf-profile.self."))
+        .filter(|(n, _)| n.splitn(4, '.').nth(3).is_some_and(|s| kernel.contains(s)))
+        .map(|(_, v)| v)
+        .sum();
+    assert!(
+        kernel_self > 10.0,
+        "kernel self share {kernel_self}: {rows:?}"
+    );
+    let entry = rows
+        .iter()
+        .find(|(n, _)| n.starts_with("perf-profile.children.") && n.ends_with(".do_syscall_64"));
+    assert!(entry.is_some_and(|(_, v)| *v > 10.0), "{rows:?}");
+
+    // No perf on PATH: the run goes on, says why once and records it.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = std_patchbench()
+        .args(args)
+        .args(["--no-store", "--json"])
+        .arg(&json)
+        .env("PATH", &empty)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("perf cannot be started").count(), 1, "{err}");
+    let doc = common::read_json(&json);
+    assert!(doc["monitors"][0]["sample"]["missing"]
+        .to_string()
+        .contains("linux-perf"));
+}

@@ -15,6 +15,7 @@
 //! pass (the bench `monitor_overhead` measures what that costs `run syscall`).
 
 pub mod procfs;
+pub mod profile;
 pub mod rusage;
 
 use crate::noise::cgroup;
@@ -42,6 +43,16 @@ pub struct Sample {
     /// The monitors this kernel does not offer, one line each with the reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// With `--profile`: each symbol's share of the samples (`perf-profile.self.<event>.<sym>`,
+    /// `perf-profile.children.…`, in %), summed over `profile_windows` windows.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub profile: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub profile_windows: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Sample {
@@ -56,6 +67,10 @@ impl Sample {
         for (k, v) in &other.gauges {
             self.gauges.insert(k.clone(), *v);
         }
+        for (k, v) in &other.profile {
+            *self.profile.entry(k.clone()).or_insert(0.0) += v;
+        }
+        self.profile_windows += other.profile_windows;
         for m in &other.missing {
             if !self.missing.contains(m) {
                 self.missing.push(m.clone());
@@ -114,6 +129,7 @@ impl Snapshot {
             counters,
             gauges,
             missing,
+            ..Sample::default()
         }
     }
 }

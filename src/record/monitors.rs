@@ -13,6 +13,8 @@
 //!   the windows; `schedstat.run_delay` (ms summed over CPUs) and `schedstat.timeslices`;
 //!   the cgroup's `cgroup.cpu.nr_throttled` and `cgroup.cpu.throttled_time` (ms);
 //!   `meminfo.*` gauges (KiB) at the end;
+//! - with `--profile`, `perf-profile.{self,children}.<event>.<symbol>` (% of the samples, the
+//!   mean over the passes);
 //! - counters that grow with the work again per operation of the unit, as `<name>.per-op`
 //!   (a faster kernel does more operations, so more faults in total).
 //!
@@ -157,6 +159,13 @@ fn unit_metrics(u: &Unit) -> Vec<Metric> {
     }
     for (k, v) in &s.gauges {
         put(k, "KiB", *v);
+    }
+    // A profile's shares: the mean over the windows that had one (a symbol below perf
+    // report's limit in a window counts as 0 there).
+    if s.profile_windows > 0 {
+        for (k, v) in &s.profile {
+            put(k, "%", v / f64::from(s.profile_windows));
+        }
     }
     out
 }

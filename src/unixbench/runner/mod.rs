@@ -44,6 +44,8 @@ pub struct Plan {
     pub skipped: Vec<Skipped>,
     /// Read the monitors around every pass (`crate::monitor`); off with `--no-monitors`.
     pub monitors: bool,
+    /// `--profile`: a `perf record` of the machine around every pass (`crate::monitor::profile`).
+    pub profiling: bool,
 }
 
 /// A selected test that does not run, and why.
@@ -126,6 +128,7 @@ fn run_all(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    let profile_said = &mut false;
     for &copies in &plan.copies {
         record::begin_block(record, copies);
         for &spec in &plan.tests {
@@ -166,6 +169,10 @@ fn run_all(
                 };
                 // What else used the CPUs during the pass, watched from outside it.
                 let watch = Watch::start();
+                let recording = plan.profiling.then(|| {
+                    let data = workdir.join(format!("perf-{}-{copies}-{pass}.data", spec.id));
+                    crate::monitor::profile::Recording::start(&data)
+                });
                 let window = plan.monitors.then(crate::monitor::Snapshot::take);
                 let outcome = run_pass(&p, signals, &mut |elapsed| {
                     progress.show(&format!(
@@ -183,7 +190,23 @@ fn run_all(
                     ))
                 })?;
                 if let Some(w) = window {
-                    monitored.get_or_insert_with(Default::default).add(&w.end());
+                    let mut sample = w.end();
+                    // perf is reaped after the window, so its CPU time is in no unit's.
+                    match recording.map(|r| r.and_then(|r| r.finish())) {
+                        Some(Ok(shares)) => {
+                            sample.profile = shares;
+                            sample.profile_windows = 1;
+                        }
+                        Some(Err(why)) if !sample.missing.contains(&why) => {
+                            if !*profile_said {
+                                progress.line(&format!("patchbench: {why}"));
+                                *profile_said = true;
+                            }
+                            sample.missing.push(why);
+                        }
+                        Some(Err(_)) | None => {}
+                    }
+                    monitored.get_or_insert_with(Default::default).add(&sample);
                 }
                 let noise = watch.finish();
                 for w in noise.warnings() {

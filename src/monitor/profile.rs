@@ -1,0 +1,193 @@
+//! Sampling profiles of the timed window (`--profile`): `perf record -a -g` of the whole
+//! machine, kernel and user, on the hardware `cycles` event where the kernel has one, else
+//! `cpu-clock` (which a VM without a PMU has), at 999 Hz (odd, so sampling is not in step with
+//! the timer tick), folded by `perf report` into each symbol's self and children share of the
+//! samples: `perf-profile.self.<event>.<symbol>` and `perf-profile.children.<event>.<symbol>`
+//! in %, as LKP names them (`monitors.md` §1, §3).
+//!
+//! A harness starts a [`Recording`] before a window and calls [`Recording::finish`] after
+//! it; perf is a child of this process, started before and reaped after the monitors'
+//! window, so its own CPU time is in no unit's rusage. Symbols are resolved by perf against
+//! the running kernel's /proc/kallsyms (which needs `kptr_restrict` 0, or root) and the
+//! programs' own symbol tables; `.isra.N`, `.constprop.N` and `.part.N` suffixes are
+//! dropped so that two builds of one kernel name a function alike. Shares below 0.5 % are
+//! left out. A profile that cannot be taken (no perf, `perf_event_paranoid` too high) never
+//! stops the run: the reason is returned for the unit's `missing`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Shares below this (in %) are not kept.
+const LIMIT_PCT: &str = "0.5";
+
+/// A running `perf record`.
+pub struct Recording {
+    child: Child,
+    data: PathBuf,
+    event: &'static str,
+}
+
+/// The event sampled here: `cycles` where the kernel counts it, else `cpu-clock`.
+pub fn event() -> &'static str {
+    static EVENT: OnceLock<&'static str> = OnceLock::new();
+    EVENT.get_or_init(|| {
+        let ok = Command::new("perf")
+            .args(["stat", "-e", "cycles", "-x,", "--", "true"])
+            .stdout(Stdio::null())
+            .output()
+            .map(|o| o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("<not"))
+            .unwrap_or(false);
+        if ok {
+            "cycles"
+        } else {
+            "cpu-clock"
+        }
+    })
+}
+
+impl Recording {
+    /// Starts `perf record` into `data`, and waits the moment perf takes to start sampling
+    /// (outside any timed window). Err: why no profile can be taken, with the fix.
+    pub fn start(data: &Path) -> Result<Recording, String> {
+        let event = event();
+        let mut child = Command::new("perf")
+            .args(["record", "-a", "-g", "-F", "999", "-e", event, "-q", "-o"])
+            .arg(data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                format!("profile: perf cannot be started ({e}); install it (Debian: apt-get install linux-perf)")
+            })?;
+        std::thread::sleep(Duration::from_millis(300));
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            return Err(format!(
+                "profile: perf record stopped at once ({status}: {}); as root, or with \
+                 /proc/sys/kernel/perf_event_paranoid at -1, it can sample the whole machine",
+                first.trim()
+            ));
+        }
+        Ok(Recording {
+            child,
+            data: data.to_path_buf(),
+            event,
+        })
+    }
+
+    /// Stops perf (SIGINT, as Ctrl-C does: it writes its data and exits), reaps it and folds
+    /// its samples into shares; the data file is removed. Err: why the profile is missing.
+    pub fn finish(mut self) -> Result<BTreeMap<String, f64>, String> {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        let _ = self.child.wait();
+        let out = fold(&self.data, self.event);
+        let _ = std::fs::remove_file(&self.data);
+        out
+    }
+}
+
+/// The self and children shares of every symbol above [`LIMIT_PCT`] in a perf data file.
+fn fold(data: &Path, event: &str) -> Result<BTreeMap<String, f64>, String> {
+    let mut shares = BTreeMap::new();
+    for (kind, flag) in [("self", "--no-children"), ("children", "--children")] {
+        let out = Command::new("perf")
+            .args(["report", "--stdio", flag, "--sort", "symbol", "-g", "none"])
+            .args(["--percent-limit", LIMIT_PCT, "-i"])
+            .arg(data)
+            .stderr(Stdio::null())
+            .output()
+            .map_err(|e| format!("profile: perf report cannot be run ({e})"))?;
+        if !out.status.success() {
+            return Err(format!("profile: perf report failed ({})", out.status));
+        }
+        for (sym, pct) in parse_report(&String::from_utf8_lossy(&out.stdout), kind == "children") {
+            let key = format!("perf-profile.{kind}.{}.{sym}", event.replace(':', "-"));
+            *shares.entry(key).or_insert(0.0) += pct;
+        }
+    }
+    Ok(shares)
+}
+
+/// `perf report --stdio` lines (`  12.34%  [k] sym`, or with children
+/// `  45.00%  12.00%  [k] sym`): (symbol, share in %), suffixes normalised; the children
+/// column when `children`.
+pub fn parse_report(text: &str, children: bool) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with('#') || t.is_empty() {
+            continue;
+        }
+        let mut f = t.split_whitespace();
+        let Some(first) = f.next().and_then(pct) else {
+            continue;
+        };
+        let mut next = f.next();
+        if children {
+            // The second column is the self share.
+            if next.and_then(pct).is_none() {
+                continue;
+            }
+            next = f.next();
+        }
+        if !matches!(next, Some("[k]" | "[.]" | "[g]" | "[u]")) {
+            continue;
+        }
+        let Some(sym) = f.next() else { continue };
+        // An address perf could not name says nothing across runs.
+        if sym.starts_with("0x") {
+            continue;
+        }
+        out.push((normalise(sym), first));
+    }
+    out
+}
+
+fn pct(s: &str) -> Option<f64> {
+    s.strip_suffix('%')?.parse().ok()
+}
+
+/// Drops the compiler's clone suffixes (`.isra.0`, `.constprop.3`, `.part.1`, `.cold`).
+fn normalise(sym: &str) -> String {
+    let mut s = sym;
+    for marker in [".isra.", ".constprop.", ".part.", ".cold"] {
+        if let Some(i) = s.find(marker) {
+            s = &s[..i];
+        }
+    }
+    s.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // perf 6.1's layout.
+    const SELF: &str = "# Samples: 1K of event 'cpu-clock'\n#\n# Overhead  Symbol\n\
+                        # ........  ......\n#\n    61.20%  [k] clear_page_erms\n\
+                        \x20    9.10%  [.] main\n     2.00%  [k] do_anonymous_page.isra.0\n";
+    const CHILDREN: &str = "# Children      Self  Symbol\n\
+                            \x20   76.00%     0.00%  [.] 0x0000000000841f0f\n\
+                            \x20   99.80%     0.10%  [k] entry_SYSCALL_64_after_hwframe\n\
+                            \x20   61.20%    61.20%  [k] clear_page_erms\n";
+
+    #[test]
+    fn reports_fold_into_symbol_shares() {
+        let s = parse_report(SELF, false);
+        assert_eq!(s[0], ("clear_page_erms".to_string(), 61.2));
+        assert_eq!(s[1], ("main".to_string(), 9.1));
+        assert_eq!(s[2], ("do_anonymous_page".to_string(), 2.0));
+        let c = parse_report(CHILDREN, true);
+        assert_eq!(c[0], ("entry_SYSCALL_64_after_hwframe".to_string(), 99.8));
+        assert_eq!(c.len(), 2);
+    }
+}
