@@ -30,35 +30,41 @@ fn root_or_fail(what: &str) {
     );
 }
 
-/// Runs patchbench with `args` (plus the store) and fails with its stderr if it fails.
-fn pb(store: &Path, args: &[&str]) {
-    let out = std_patchbench()
-        .args(args)
-        .arg("--store")
-        .arg(store)
-        .output()
-        .unwrap();
+/// Runs `cmd` and fails with its stderr unless it succeeds; its output.
+fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
-        "patchbench {args:?}: {}",
+        "{cmd:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+/// Runs patchbench with `args` on `store`; its standard output.
+fn pb(store: &Path, args: &[&str]) -> Vec<u8> {
+    succeed(common::patchbench_with_store(store).args(args)).stdout
+}
+
+/// One pass of System Call Overhead at one copy (`-d` seconds), no settle pause.
+fn syscall_run(secs: &'static str) -> Vec<&'static str> {
+    vec![
+        "run",
+        "syscall",
+        "-c",
+        "1",
+        "-i",
+        "1",
+        "-d",
+        secs,
+        "--no-settle",
+    ]
 }
 
 /// `compare BASE PATCHED --format json --why all` as JSON.
 fn compare(store: &Path, base: &str, patched: &str) -> serde_json::Value {
-    let out = std_patchbench()
-        .args(["compare", base, patched, "--format", "json", "--why", "all"])
-        .arg("--store")
-        .arg(store)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let args = ["compare", base, patched, "--format", "json", "--why", "all"];
+    serde_json::from_slice(&pb(store, &args)).unwrap()
 }
 
 /// The row of `table` (`rows` or `why`) with this key.
@@ -206,32 +212,22 @@ fn a_cpu_quota_shows_as_throttling_and_leaves_the_score_per_cpu_second() {
     let group = QuotaGroup::new(0.8);
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.db");
-    let exe = env!("CARGO_BIN_EXE_patchbench");
-    let args = "run syscall -c 1 -i 1 -d 1 --no-settle";
+    let run = syscall_run("1");
     for _ in 0..4 {
-        pb(
-            &store,
-            &[args, "--label", "free"]
-                .join(" ")
-                .split(' ')
-                .collect::<Vec<_>>(),
-        );
+        pb(&store, &[&run[..], &["--label", "free"]].concat());
         // The quota side: the shell moves itself into the group, then becomes patchbench.
-        let script = format!(
-            "echo $$ > {} && exec {exe} {args} --label quota --store {}",
-            group.procs.display(),
-            store.display()
-        );
-        let out = std::process::Command::new("sh")
+        let mut quota = std::process::Command::new("sh");
+        quota
             .arg("-c")
-            .arg(&script)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .arg(format!(
+                "echo $$ > {} && exec \"$0\" \"$@\"",
+                group.procs.display()
+            ))
+            .arg(env!("CARGO_BIN_EXE_patchbench"))
+            .args(&run)
+            .args(["--label", "quota", "--store"])
+            .arg(&store);
+        succeed(&mut quota);
     }
     let c = compare(&store, "free", "quota");
     let unit = "[copies=1,test=syscall]";
@@ -273,22 +269,11 @@ fn an_a_a_comparison_flags_nothing_in_the_second_table() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.db");
-    // One pass of 0.5 s of System Call Overhead at one copy.
     let run = |label: &str, extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "syscall",
-            "-c",
-            "1",
-            "-i",
-            "1",
-            "-d",
-            "0.5",
-            "--no-settle",
-        ];
-        args.extend_from_slice(extra);
-        args.extend(["--label", label]);
-        pb(&store, &args);
+        pb(
+            &store,
+            &[&syscall_run("0.5")[..], extra, &["--label", label]].concat(),
+        );
     };
     for _ in 0..4 {
         for label in ["a", "b"] {
@@ -341,16 +326,11 @@ fn a_profile_of_run_syscall_names_the_kernels_system_call_path() {
         "--no-settle",
         "--profile",
     ];
-    let out = std_patchbench()
-        .args(args)
-        .args(["--no-store", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        std_patchbench()
+            .args(args)
+            .args(["--no-store", "--json"])
+            .arg(&json),
     );
     let doc = common::read_json(&json);
     let rows: Vec<(String, f64)> = doc["metrics"]
@@ -390,15 +370,14 @@ fn a_profile_of_run_syscall_names_the_kernels_system_call_path() {
     // No perf on PATH: the run goes on, says why once and records it.
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
-    let out = std_patchbench()
-        .args(args)
-        .args(["--no-store", "--json"])
-        .arg(&json)
-        .env("PATH", &empty)
-        .output()
-        .unwrap();
+    let out = succeed(
+        std_patchbench()
+            .args(args)
+            .args(["--no-store", "--json"])
+            .arg(&json)
+            .env("PATH", &empty),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
     assert_eq!(err.matches("perf cannot be started").count(), 1, "{err}");
     let doc = common::read_json(&json);
     assert!(doc["monitors"][0]["sample"]["missing"]

@@ -387,23 +387,19 @@ fn add_monitors(
     jobs_per_task: u32,
     sample: crate::monitor::Sample,
 ) {
-    let params: std::collections::BTreeMap<String, String> = [
-        ("test".to_string(), test.to_string()),
-        ("load".to_string(), load.to_string()),
-    ]
-    .into();
     let jobs = f64::from(load) * f64::from(jobs_per_task);
-    match record.monitors.iter_mut().find(|u| u.params == params) {
+    let unit = crate::record::monitors::Unit::new(
+        &[("test", test.to_string()), ("load", load.to_string())],
+        format!("{test} load {load}"),
+        Some(jobs),
+        sample,
+    );
+    match record.monitors.iter_mut().find(|u| u.params == unit.params) {
         Some(u) => {
-            u.sample.add(&sample);
+            u.sample.add(&unit.sample);
             u.ops = Some(u.ops.unwrap_or(0.0) + jobs);
         }
-        None => record.monitors.push(crate::record::monitors::Unit {
-            params,
-            title: format!("{test} load {load}"),
-            ops: Some(jobs),
-            sample,
-        }),
+        None => record.monitors.push(unit),
     }
 }
 
@@ -545,9 +541,7 @@ pub fn run(
     let program = task_program::locate()?;
     // Said once, after the checks that refuse a run, before anything is measured.
     if plan.monitors {
-        for line in crate::monitor::unavailable_lines() {
-            progress.line(&line);
-        }
+        crate::record::monitors::say_unavailable(progress);
     }
     // Also writes num_fcns.c's tables, which AIM fills in the parent, for the tasks to map.
     let suite = suite::Suite::create(plan.log)?;

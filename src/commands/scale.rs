@@ -134,9 +134,6 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         monitors: !args.opts.output.no_monitors,
     };
     let mut progress = Progress::new();
-    if req.monitors {
-        shared::say_unavailable_monitors(&mut progress);
-    }
     let outcome = will_it_scale::run(&req, &session, &mut record, &mut sinks, &mut progress);
     progress.finish();
     let outcome = outcome.and(session.finish());

@@ -362,11 +362,3 @@ impl ModeChoice {
         }
     }
 }
-
-/// Says once, before a measuring command starts, which monitors this kernel does not offer
-/// and why (the run goes on without them; each run records what was missing).
-pub fn say_unavailable_monitors(progress: &mut crate::progress::Progress) {
-    for line in crate::monitor::unavailable_lines() {
-        progress.line(&line);
-    }
-}

@@ -140,14 +140,6 @@ pub fn unavailable() -> Vec<String> {
     read_counters(&Root::system()).2
 }
 
-/// [`unavailable`] as the lines a command prints.
-pub fn unavailable_lines() -> Vec<String> {
-    unavailable()
-        .into_iter()
-        .map(|l| format!("patchbench: monitor unavailable: {l}"))
-        .collect()
-}
-
 /// A counter file's parser (`procfs`).
 type Parser = fn(&str) -> Vec<(String, f64)>;
 

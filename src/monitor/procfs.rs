@@ -18,19 +18,21 @@ pub fn vmstat(text: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// The states of `/proc/stat`'s `cpu` line, in its order (guest time is inside user).
+pub const CPU_STATES: [&str; 8] = [
+    "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
+];
+
 /// The machine's CPU time by state from the `cpu` line of `/proc/stat`, in USER_HZ ticks,
 /// as `proc-stat.ticks.<state>`, and the `ctxt` and `intr` totals as `proc-stat.ctxt` and
 /// `proc-stat.intr`.
 pub fn stat(text: &str) -> Vec<(String, f64)> {
-    const STATES: [&str; 8] = [
-        "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
-    ];
     let mut out = Vec::new();
     for line in text.lines() {
         let mut f = line.split_whitespace();
         match f.next() {
             Some("cpu") => {
-                for (state, v) in STATES.iter().zip(f) {
+                for (state, v) in CPU_STATES.iter().zip(f) {
                     if let Ok(v) = v.parse::<f64>() {
                         out.push((format!("proc-stat.ticks.{state}"), v));
                     }

@@ -23,9 +23,11 @@ use std::time::Duration;
 /// Shares below this (in %) are not kept.
 const LIMIT_PCT: &str = "0.5";
 
-/// A running `perf record`.
+/// A running `perf record`. Dropped unfinished (a pass that failed or was interrupted), it
+/// ends and reaps perf, so no perf outlives the run.
 pub struct Recording {
-    child: Child,
+    /// None once finished.
+    child: Option<Child>,
     data: PathBuf,
     event: &'static str,
 }
@@ -77,7 +79,7 @@ impl Recording {
             ));
         }
         Ok(Recording {
-            child,
+            child: Some(child),
             data: data.to_path_buf(),
             event,
         })
@@ -86,13 +88,28 @@ impl Recording {
     /// Stops perf (SIGINT, as Ctrl-C does: it writes its data and exits), reaps it and folds
     /// its samples into shares; the data file is removed. Err: why the profile is missing.
     pub fn finish(mut self) -> Result<BTreeMap<String, f64>, String> {
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
-        let _ = self.child.wait();
+        if let Some(child) = self.child.take() {
+            stop(child, nix::sys::signal::Signal::SIGINT);
+        }
         let out = fold(&self.data, self.event);
         let _ = std::fs::remove_file(&self.data);
         out
     }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.take() {
+            stop(child, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+/// Sends perf `signal` and reaps it.
+fn stop(mut child: Child, signal: nix::sys::signal::Signal) {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::kill(pid, signal);
+    let _ = child.wait();
 }
 
 /// The self and children shares of every symbol above [`LIMIT_PCT`] in a perf data file.

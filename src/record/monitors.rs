@@ -40,6 +40,29 @@ pub struct Unit {
     pub sample: Sample,
 }
 
+impl Unit {
+    /// A unit with `params` as (name, value) pairs, as `Metric::new` takes them.
+    pub fn new(params: &[(&str, String)], title: String, ops: Option<f64>, sample: Sample) -> Unit {
+        Unit {
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            title,
+            ops,
+            sample,
+        }
+    }
+
+    /// The params as `Metric::new` takes them.
+    fn param_pairs(&self) -> Vec<(&str, String)> {
+        self.params
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect()
+    }
+}
+
 /// Name prefixes of monitor rows (everything else is a score row).
 const MONITOR_PREFIXES: &[&str] = &[
     "time.",
@@ -65,6 +88,14 @@ pub fn is_share(name: &str, unit: &str) -> bool {
     unit == "%" || name.starts_with("perf-profile.")
 }
 
+/// Says once, before a harness measures, which monitors this kernel lacks and why (the run
+/// goes on without them; each unit records them in its `missing`).
+pub fn say_unavailable(progress: &mut crate::progress::Progress) {
+    for line in crate::monitor::unavailable() {
+        progress.line(&format!("patchbench: monitor unavailable: {line}"));
+    }
+}
+
 /// The monitor rows of every unit.
 pub fn metrics(units: &[Unit]) -> Vec<Metric> {
     units.iter().flat_map(unit_metrics).collect()
@@ -72,11 +103,7 @@ pub fn metrics(units: &[Unit]) -> Vec<Metric> {
 
 fn unit_metrics(u: &Unit) -> Vec<Metric> {
     let s = &u.sample;
-    let params: Vec<(&str, String)> = u
-        .params
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.clone()))
-        .collect();
+    let params = u.param_pairs();
     let mut out = Vec::new();
     let mut put = |name: &str, unit: &str, value: f64| {
         if value.is_finite() && value >= 0.0 {
@@ -108,10 +135,7 @@ fn unit_metrics(u: &Unit) -> Vec<Metric> {
         );
     }
     let c = |k: &str| s.counters.get(k).copied().unwrap_or(0.0);
-    let ticks = [
-        "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
-    ];
-    let total: f64 = ticks
+    let total: f64 = crate::monitor::procfs::CPU_STATES
         .iter()
         .map(|t| c(&format!("proc-stat.ticks.{t}")))
         .sum();
@@ -176,14 +200,9 @@ pub fn per_cpu_second(name: &str, u: &Unit, title: &str, unit: &str) -> Option<M
     let ops = u.ops?;
     let cpu = u.sample.cpu_s();
     (ops > 0.0 && cpu > 0.0).then(|| {
-        let params: Vec<(&str, String)> = u
-            .params
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect();
         Metric::new(
             name,
-            &params,
+            &u.param_pairs(),
             format!("{title} per CPU-second"),
             format!("{unit} per CPU-s"),
             Direction::HigherIsBetter,

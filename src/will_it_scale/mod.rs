@@ -65,6 +65,9 @@ pub fn run(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    if req.monitors {
+        crate::record::monitors::say_unavailable(progress);
+    }
     for test in req.tests {
         for &n in req.tasks {
             for &mode in req.modes {
@@ -161,17 +164,16 @@ fn monitor_unit(p: &ScalePoint, outcome: &Outcome, sample: crate::monitor::Sampl
         .chain(&outcome.measured)
         .flat_map(|s| s.per_task.iter())
         .sum();
-    Unit {
-        params: [
-            ("test".to_string(), p.test.clone()),
-            ("tasks".to_string(), p.tasks.to_string()),
-            ("mode".to_string(), p.mode.clone()),
-        ]
-        .into(),
-        title: p.test.clone(),
-        ops: Some(ops as f64),
+    Unit::new(
+        &[
+            ("test", p.test.clone()),
+            ("tasks", p.tasks.to_string()),
+            ("mode", p.mode.clone()),
+        ],
+        p.test.clone(),
+        Some(ops as f64),
         sample,
-    }
+    )
 }
 
 /// The line a finished point prints on stderr, ops/s as the integers will-it-scale prints.

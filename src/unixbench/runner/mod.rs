@@ -96,9 +96,7 @@ pub fn run(
     }
     // Said once, after the checks that refuse a run, before anything is measured.
     if plan.monitors {
-        for line in crate::monitor::unavailable_lines() {
-            progress.line(&line);
-        }
+        crate::record::monitors::say_unavailable(progress);
     }
     let outcome = run_all(
         plan,
@@ -128,7 +126,7 @@ fn run_all(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    let profile_said = &mut false;
+    let mut profile_said = false;
     for &copies in &plan.copies {
         record::begin_block(record, copies);
         for &spec in &plan.tests {
@@ -198,9 +196,9 @@ fn run_all(
                             sample.profile_windows = 1;
                         }
                         Some(Err(why)) if !sample.missing.contains(&why) => {
-                            if !*profile_said {
+                            if !profile_said {
                                 progress.line(&format!("patchbench: {why}"));
-                                *profile_said = true;
+                                profile_said = true;
                             }
                             sample.missing.push(why);
                         }

@@ -72,16 +72,12 @@ pub fn end_block(record: &mut RunRecord, copies: u32) {
 /// operations are the passes' counts (for tests whose count is not a rate).
 pub fn add_monitors(record: &mut RunRecord, t: &TestResult, sample: crate::monitor::Sample) {
     let ops = (t.timebase > 0).then(|| t.passes.iter().map(|p| p.count).sum::<f64>());
-    record.monitors.push(monitors::Unit {
-        params: [
-            ("test".to_string(), t.test.clone()),
-            ("copies".to_string(), t.copies.to_string()),
-        ]
-        .into(),
-        title: t.name.clone(),
+    record.monitors.push(monitors::Unit::new(
+        &[("test", t.test.clone()), ("copies", t.copies.to_string())],
+        t.name.clone(),
         ops,
         sample,
-    });
+    ));
 }
 
 /// Appends a finished test and recomputes the index scores and metrics.
