@@ -235,6 +235,70 @@ fn two_rounds_of_pti_off_against_pti_on_record_what_the_guests_ran() {
 }
 
 #[test]
+fn a_profile_in_a_vm_step_is_taken_in_the_guest_of_the_guests_kernel() {
+    let k = debian_kernel();
+    let map = std::fs::read_to_string(&k.system_map)
+        .unwrap_or_else(|e| panic!("{}: {e}", k.system_map.display()));
+    let guest_symbols: BTreeSet<&str> = map
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    // Two seconds a pass: perf starts slowly in a TCG guest.
+    let mut work = SHORT.to_vec();
+    work[3] = "2";
+    work.push("--profile");
+    let err = run_ok(&mut start(
+        &store,
+        "prof",
+        &[
+            "--allow-tcg",
+            "--base",
+            &side(&k, ""),
+            "--patched",
+            &side(&k, "mitigations=off"),
+            "--rounds",
+            "1",
+        ],
+        &work,
+    ));
+    let runs = runs(&store, "prof");
+    assert_eq!(runs.len(), 2, "{err}");
+    for r in &runs {
+        assert_eq!(r.campaign.as_ref().unwrap().kernel.release, k.release);
+        let rows: Vec<(&str, f64)> = r
+            .metrics
+            .iter()
+            .filter(|m| m.name.starts_with("perf-profile."))
+            .map(|m| (m.name.as_str(), m.value))
+            .collect();
+        assert!(!rows.is_empty(), "no profile rows: {:?}", r.monitors);
+        let symbol = |n: &str| n.splitn(4, '.').nth(3).unwrap_or("").to_string();
+        // The system call loop is mostly kernel time, named from the guest's kernel.
+        let guest_self: f64 = rows
+            .iter()
+            .filter(|(n, _)| n.starts_with("perf-profile.self."))
+            .filter(|(n, _)| guest_symbols.contains(symbol(n).as_str()))
+            .map(|(_, v)| v)
+            .sum();
+        assert!(
+            guest_self > 10.0,
+            "guest kernel self share {guest_self}: {rows:?}"
+        );
+        let entry = rows.iter().find(|(n, _)| {
+            n.starts_with("perf-profile.children.") && n.ends_with(".do_syscall_64")
+        });
+        assert!(entry.is_some_and(|(_, v)| *v > 10.0), "{rows:?}");
+        eprintln!(
+            "{}: guest kernel symbols hold {guest_self:.1} % of the samples; do_syscall_64 {:.1} % with children",
+            r.campaign.as_ref().unwrap().side,
+            entry.map_or(0.0, |e| e.1)
+        );
+    }
+}
+
+#[test]
 fn a_guest_that_never_reaches_the_workload_fails_its_step_and_scratch_is_ext4() {
     let k = debian_kernel();
     let d = tempfile::tempdir().unwrap();

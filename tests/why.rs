@@ -3,7 +3,8 @@
 //!
 //! - Transparent huge pages `always` against `never` under will-it-scale's page_fault1: the
 //!   faults per operation drop by about 512 (one 2 MiB fault instead of 512 4 KiB ones) and
-//!   `thp_fault_alloc` rises from zero.
+//!   `thp_fault_alloc` rises from zero; in the profiles the huge-page fault path appears and
+//!   the page-clearing symbols' share grows by a large factor.
 //! - A cgroup CPU quota of 0.8 CPU on one side, `run syscall` at one copy: throttling rises
 //!   from zero, the CPU time per wall second falls by about the quota's 20 %, and the score
 //!   per CPU-second does not (it moves less than half as much as the plain score).
@@ -128,6 +129,7 @@ fn huge_pages_always_against_never_show_as_fewer_faults_per_operation() {
                     "0",
                     "--sample-interval",
                     "0.25",
+                    "--profile",
                     "--label",
                     mode,
                 ],
@@ -152,6 +154,36 @@ fn huge_pages_always_against_never_show_as_fewer_faults_per_operation() {
         flagged(thp) && mean(thp, "base") == 0.0 && mean(thp, "patched") > 0.0,
         "{thp}"
     );
+    // The profiles: the huge-page fault path is absent (0 %) with `never` and a large share
+    // with `always`, where clearing a 2 MiB page at each fault is most of the work; the
+    // page-clearing symbols' share grows by a large factor.
+    let why = c["why"].as_array().unwrap();
+    let profile = |kind: &str, symbol: &dyn Fn(&str) -> bool| -> (f64, f64, bool) {
+        let rows: Vec<&serde_json::Value> = why
+            .iter()
+            .filter(|r| {
+                let name = r["name"].as_str().unwrap();
+                name.starts_with(&format!("perf-profile.{kind}."))
+                    && name.splitn(4, '.').nth(3).is_some_and(symbol)
+            })
+            .collect();
+        assert!(
+            !rows.is_empty(),
+            "no {kind} profile row: {}",
+            c["why_family"]
+        );
+        let sum = |side: &str| rows.iter().map(|r| mean(r, side)).sum::<f64>();
+        (sum("base"), sum("patched"), rows.iter().all(|r| flagged(r)))
+    };
+    let (never, always, changed) = profile("children", &|s| s == "do_huge_pmd_anonymous_page");
+    assert!(
+        changed && never < 0.5 && always > 10.0,
+        "{never} -> {always}"
+    );
+    eprintln!("huge-page fault path, children share: {never:.1} % -> {always:.1} %");
+    let (never, always, changed) = profile("self", &|s| s.starts_with("clear_page"));
+    assert!(changed && always > 2.0 * never, "{never} -> {always}");
+    eprintln!("page clearing, self share: {never:.1} % -> {always:.1} %");
     // The changed rows come first, the largest change first.
     assert!(
         c["why_family"]["flagged"].as_u64().unwrap() >= 4,

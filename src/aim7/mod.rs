@@ -27,6 +27,7 @@ pub mod task_program;
 pub mod workfile;
 
 use crate::error::{usage, RunFailed, Usage};
+use crate::monitor::monitoring::Monitoring;
 use crate::progress::Progress;
 use crate::record::aim7::{Aim7Details, Aim7Point, Aim7Run, Aim7TestCounts};
 use crate::record::sink::Sinks;
@@ -97,9 +98,8 @@ pub struct Plan {
     pub log: bool,
     /// Stop a series of loads after the first point whose jobs/min/task is at most 1.0.
     pub until_crossover: bool,
-    /// Read the monitors around every run of a load point (`crate::monitor`); off with
-    /// `--no-monitors`.
-    pub monitors: bool,
+    /// What to record around every run of a load point (`crate::monitor::monitoring`).
+    pub monitoring: crate::monitor::monitoring::Plan,
 }
 
 impl Plan {
@@ -540,9 +540,9 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let program = task_program::locate()?;
     // Said once, after the checks that refuse a run, before anything is measured.
-    if plan.monitors {
-        crate::record::monitors::say_unavailable(progress);
-    }
+    let run_id = record.uuid.clone().unwrap_or_default();
+    let first_dir = plan.dirs.first().map_or(Path::new("."), |d| d.as_path());
+    let mut monitoring = Monitoring::start(&plan.monitoring, first_dir, &run_id, progress)?;
     // Also writes num_fcns.c's tables, which AIM fills in the parent, for the tasks to map.
     let suite = suite::Suite::create(plan.log)?;
     let mut private: Vec<crate::private_dir::PrivateDir> = Vec::with_capacity(plan.dirs.len());
@@ -558,7 +558,15 @@ pub fn run(
     }
     if outcome.is_ok() {
         outcome = run_points(
-            plan, &program, &suite, &private, signals, record, sinks, progress,
+            plan,
+            &program,
+            &suite,
+            &private,
+            signals,
+            &mut monitoring,
+            record,
+            sinks,
+            progress,
         );
     }
     // The directories go whatever happened, and one left behind is said, not hidden (the
@@ -567,6 +575,7 @@ pub fn run(
         .into_iter()
         .map(|p| p.close())
         .chain(std::iter::once(suite.close()))
+        .chain(std::iter::once(monitoring.finish()))
         .collect();
     for left in removed.into_iter().filter_map(Result::err) {
         progress.line(&format!("patchbench: warning: {left:#}"));
@@ -582,6 +591,7 @@ fn run_points(
     suite: &suite::Suite,
     private: &[crate::private_dir::PrivateDir],
     signals: &Signals,
+    monitoring: &mut Monitoring,
     record: &mut RunRecord,
     sinks: &mut Sinks,
     progress: &mut Progress,
@@ -619,14 +629,15 @@ fn run_points(
                 let logged = suite.log_lines();
                 // What else used the CPUs during the point, watched from outside the driver.
                 let watch = crate::noise::activity::Watch::start();
-                let window = plan.monitors.then(crate::monitor::Snapshot::take);
+                let window = monitoring.open(&format!("{}-{load}", mix.name));
                 let result = match signals.pending().map(|i| i.signal) {
                     Some(sig) => Err(Stop::Interrupted(sig)),
                     None => driver::run(&tasks, load, plan.start_delay, signals, &say, ipc),
                 };
                 let mut outcome = result.map_err(|stop| stop_error(stop, mix, load, &plan.dirs))?;
                 if let Some(w) = window {
-                    add_monitors(record, &mix.name, load, jobs_per_task, w.end());
+                    let sample = monitoring.close(w, progress);
+                    add_monitors(record, &mix.name, load, jobs_per_task, sample);
                 }
                 let noise = watch.finish();
                 for w in noise.warnings() {

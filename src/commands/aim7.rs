@@ -131,7 +131,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         poolsize_kib: poolsize.unwrap_or(aim7::DEFAULT_POOLSIZE_KIB),
         log: !args.no_log,
         until_crossover: args.until_crossover,
-        monitors: !args.output.no_monitors,
+        monitoring: args.output.monitoring()?,
     };
     let all_jobs = plan.all_jobs();
     let max_load = plan.loads.iter().copied().max().unwrap_or(1);

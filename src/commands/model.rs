@@ -65,6 +65,7 @@ fn start(
     crate::record::sink::Sinks,
     RunRecord,
     crate::counter_harness::session::Session,
+    std::path::PathBuf,
 )> {
     let dir = args.opts.check(needed, &[])?;
     let terminal = TerminalSink::new(None, Some(Box::new(crate::report::model::table)));
@@ -81,7 +82,7 @@ fn start(
     };
     sinks.started(&record)?;
     let session = crate::counter_harness::session::Session::start(&dir)?;
-    Ok((sinks, record, session))
+    Ok((sinks, record, session, dir))
 }
 
 fn run_setbit(args: &ModelArgs) -> Result<i32> {
@@ -103,7 +104,7 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
         variants: variants.iter().map(|v| v.name()).collect(),
     };
     let needed = tasks.iter().max().copied().unwrap_or(1) + 1;
-    let (mut sinks, mut record, session) = start(args, needed, &config)?;
+    let (mut sinks, mut record, session, dir) = start(args, needed, &config)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench model-setbit: tasks {tasks:?}, {}, read mix {}; {}",
         crate::counter_harness::Mode::join(&modes),
@@ -122,6 +123,8 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
         plan,
         placement: &placement,
         counters: args.opts.counters,
+        monitoring: args.opts.output.monitoring()?,
+        dir: &dir,
     };
     let mut progress = Progress::new();
     let outcome = setbit::run(
@@ -162,7 +165,7 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
         variants: variants.iter().map(|v| v.name()).collect(),
     };
     let needed = readers.iter().max().copied().unwrap_or(1) + 2;
-    let (mut sinks, mut record, session) = start(args, needed, &config)?;
+    let (mut sinks, mut record, session, dir) = start(args, needed, &config)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench model-isize: 1 writer + readers {readers:?}, {}; at least {} × {:.3} s \
          samples and {} reads after {} warm-up samples",
@@ -184,6 +187,8 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
         plan,
         placement: &placement,
         counters: args.opts.counters,
+        monitoring: args.opts.output.monitoring()?,
+        dir: &dir,
     };
     let mut progress = Progress::new();
     let outcome = isize::run(

@@ -54,13 +54,6 @@ pub struct RunArgs {
     /// passes take: 10 or 3 passes of the test's duration).
     #[arg(long, value_name = "SECS", value_parser = parse_duration, requires = "precision")]
     pub max_time: Option<f64>,
-    /// A sampling profile of every pass, kernel and user, with call chains: `perf record -a
-    /// -g` (Debian's linux-perf) on `cycles` where the kernel has it, else `cpu-clock`,
-    /// folded into each symbol's self and children share (`perf-profile.self.<event>.<sym>`),
-    /// stored with the monitors and compared in their table. Needs root (or
-    /// perf_event_paranoid -1); without it the run goes on and says why.
-    #[arg(long)]
-    pub profile: bool,
     #[command(flatten)]
     pub dir: WorkDirOpt,
     #[command(flatten)]
@@ -138,9 +131,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
     if profile == "unixbench" && (passes.is_some() || duration.is_some() || !settle) {
         profile = "custom";
     }
-    if args.profile && args.output.no_monitors {
-        return usage("--profile is kept with the monitors; drop --no-monitors");
-    }
+    let monitoring = args.output.monitoring()?;
     if args.precision.is_some() {
         if args.passes.is_some() {
             return usage("--precision chooses the number of passes itself; drop --passes");
@@ -159,8 +150,7 @@ pub fn plan(args: &RunArgs) -> anyhow::Result<Plan> {
         precision: args.precision,
         max_time: args.max_time,
         skipped,
-        monitors: !args.output.no_monitors,
-        profiling: args.profile,
+        monitoring,
     })
 }
 

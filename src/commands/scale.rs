@@ -131,7 +131,8 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         plan,
         placement: &placement,
         counters: args.opts.counters,
-        monitors: !args.opts.output.no_monitors,
+        monitoring: args.opts.output.monitoring()?,
+        dir: &dir,
     };
     let mut progress = Progress::new();
     let outcome = will_it_scale::run(&req, &session, &mut record, &mut sinks, &mut progress);

@@ -41,6 +41,17 @@ pub struct OutputOpts {
     /// stored, for `compare`'s "what changed with it" table.
     #[arg(long)]
     pub no_monitors: bool,
+    /// A sampling profile of every measured unit, kernel and user, with call chains: `perf
+    /// record -a -g` (Debian's linux-perf) on `cycles` where the kernel has it, else
+    /// `cpu-clock`, folded into each symbol's self and children share
+    /// (`perf-profile.self.<event>.<sym>`), stored with the monitors and compared in their
+    /// table. Needs root (or perf_event_paranoid -1); without it the run goes on and says why.
+    #[arg(long)]
+    pub profile: bool,
+    /// With --profile: keep each unit's perf data in DIR (made if missing; nothing there is
+    /// replaced), as `<run>-<unit>-<n>.perf.data`, for `perf report -i FILE`.
+    #[arg(long, value_name = "DIR", requires = "profile")]
+    pub profile_data: Option<PathBuf>,
 }
 
 impl OutputOpts {
@@ -53,6 +64,26 @@ impl OutputOpts {
             crate::args::check_output("--html", h)?;
         }
         Ok(())
+    }
+
+    /// What to record around each unit; `--profile` without the monitors is refused.
+    pub fn monitoring(&self) -> anyhow::Result<crate::monitor::monitoring::Plan> {
+        if self.profile && self.no_monitors {
+            return crate::error::usage("--profile is kept with the monitors; drop --no-monitors");
+        }
+        if let Some(d) = &self.profile_data {
+            if d.exists() && !d.is_dir() {
+                return crate::error::usage(format!(
+                    "--profile-data {} is not a directory; give a directory (it is made if missing)",
+                    d.display()
+                ));
+            }
+        }
+        Ok(crate::monitor::monitoring::Plan {
+            monitors: !self.no_monitors,
+            profile: self.profile,
+            profile_data: self.profile_data.clone(),
+        })
     }
 
     /// The sinks of `--html` (the `--json` one is `sinks`'s).

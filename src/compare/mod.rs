@@ -16,6 +16,7 @@
 //! row; partial indexes of different test sets neither. The full System Benchmarks Index
 //! Score is the primary row of a UnixBench comparison; the test rows explain it.
 
+pub mod absent_shares;
 pub mod comparability;
 pub mod curves;
 pub mod meaning;
@@ -238,6 +239,11 @@ impl Comparison {
 /// Compares two sides metric by metric. A value that is not finite or is negative is an error
 /// naming the metric and the run.
 pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Result<Comparison> {
+    let filled = absent_shares::fill(base, patched);
+    let (base, patched) = match &filled {
+        Some((b, p)) => (b, p),
+        None => (base, patched),
+    };
     let detected = paired::detect(base, patched);
     let index = match &detected {
         paired::Detected::Paired(p) => Some(&p.1),

@@ -330,6 +330,16 @@ impl Outcome {
             .collect()
     }
 
+    /// Every task's operations in the warm-up and measured samples together (what a
+    /// monitors' window around the whole point saw done).
+    pub fn all_ops(&self) -> u64 {
+        self.warmup
+            .iter()
+            .chain(&self.measured)
+            .flat_map(|s| s.per_task.iter())
+            .sum()
+    }
+
     /// Seconds in the measured window.
     pub fn seconds(&self) -> f64 {
         self.measured.iter().map(|s| s.seconds).sum()

@@ -16,6 +16,7 @@ use super::{counter_line, details, Request};
 use crate::counter_harness::session::Session;
 use crate::counter_harness::{Mode, Outcome, TaskCtx, Workload};
 use crate::error::RunFailed;
+use crate::monitor::monitoring::Monitoring;
 use crate::progress::Progress;
 use crate::record::model::ModelPoint;
 use crate::record::sink::Sinks;
@@ -211,6 +212,28 @@ pub fn run(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> Result<Vec<String>> {
+    let mut monitoring = req.monitoring(record, progress)?;
+    let out = run_points(
+        req,
+        min_reads,
+        session,
+        &mut monitoring,
+        record,
+        sinks,
+        progress,
+    );
+    monitoring.finish().and(out)
+}
+
+fn run_points(
+    req: &Request<'_, Variant>,
+    min_reads: u64,
+    session: &Session,
+    monitoring: &mut Monitoring,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> Result<Vec<String>> {
     let enough = move |t: &[u64]| t[1..].iter().sum::<u64>() >= min_reads;
     let mut bad = Vec::new();
     for &mode in req.modes {
@@ -224,7 +247,12 @@ pub fn run(
                 let mut spec = req.plan.spec(r + 1, mode, req.placement, req.counters);
                 spec.until = Some(&enough);
                 spec.max_extra = (120.0 / req.plan.interval.as_secs_f64()).ceil() as usize;
+                let window = monitoring.open(&format!("{}-{r}-{}", variant.name(), mode.plural()));
                 let outcome = session.run(&ISize { variant }, &spec)?;
+                if let Some(w) = window {
+                    let sample = monitoring.close(w, progress);
+                    super::add_monitors(record, variant.name(), r, mode, &outcome, sample);
+                }
                 let s = summarise(&outcome, r + 1);
                 let note = if variant == Variant::PublishFirst {
                     "  (planted bug: size published before the data)"

@@ -15,7 +15,10 @@ use crate::counter_harness::placement::Placement;
 use crate::counter_harness::session::Plan;
 use crate::counter_harness::{Mode, Outcome};
 use crate::error::usage;
+use crate::monitor::monitoring::Monitoring;
+use crate::progress::Progress;
 use crate::record::model::ModelDetails;
+use crate::record::monitors::Unit;
 use crate::record::RunRecord;
 
 /// Default measured seconds per point: the models show their effect in seconds.
@@ -30,6 +33,47 @@ pub struct Request<'a, V> {
     pub plan: Plan,
     pub placement: &'a Placement,
     pub counters: bool,
+    /// What to record around every point (`crate::monitor::monitoring`).
+    pub monitoring: crate::monitor::monitoring::Plan,
+    /// The command's working directory (a profile's data is written in a private directory
+    /// made there).
+    pub dir: &'a std::path::Path,
+}
+
+impl<V> Request<'_, V> {
+    /// The run's monitoring (says which monitors this machine lacks, once).
+    fn monitoring(&self, record: &RunRecord, progress: &Progress) -> anyhow::Result<Monitoring> {
+        let run_id = record.uuid.clone().unwrap_or_default();
+        Monitoring::start(&self.monitoring, self.dir, &run_id, progress)
+    }
+}
+
+/// Adds a point's monitors window as the unit `variant`, `tasks`, `mode` (the window is the
+/// whole point, warm-up included, so its operations are every sample's), with its rows.
+fn add_monitors(
+    record: &mut RunRecord,
+    variant: &str,
+    tasks: usize,
+    mode: Mode,
+    outcome: &Outcome,
+    sample: crate::monitor::Sample,
+) {
+    let unit = Unit::new(
+        &[
+            ("variant", variant.to_string()),
+            ("tasks", tasks.to_string()),
+            ("mode", mode.plural().to_string()),
+        ],
+        format!("{variant} {tasks} {}", mode.plural()),
+        Some(outcome.all_ops() as f64),
+        sample,
+    );
+    record
+        .metrics
+        .extend(crate::record::monitors::metrics(std::slice::from_ref(
+            &unit,
+        )));
+    record.monitors.push(unit);
 }
 
 /// The variants asked for (checked against `known`), or `default`.

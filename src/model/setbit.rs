@@ -12,6 +12,7 @@
 use super::{counter_line, details, Request};
 use crate::counter_harness::session::Session;
 use crate::counter_harness::{Mode, TaskCtx, Workload};
+use crate::monitor::monitoring::Monitoring;
 use crate::progress::Progress;
 use crate::record::model::ModelPoint;
 use crate::record::sink::Sinks;
@@ -122,6 +123,28 @@ pub fn run(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> Result<()> {
+    let mut monitoring = req.monitoring(record, progress)?;
+    let out = run_points(
+        req,
+        read_mix,
+        session,
+        &mut monitoring,
+        record,
+        sinks,
+        progress,
+    );
+    out.and(monitoring.finish())
+}
+
+fn run_points(
+    req: &Request<'_, Variant>,
+    read_mix: bool,
+    session: &Session,
+    monitoring: &mut Monitoring,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> Result<()> {
     for &mode in req.modes {
         for &n in req.tasks {
             let mut per_task = BTreeMap::new();
@@ -132,8 +155,13 @@ pub fn run(
                     mode.plural()
                 ));
                 let work = SetBit { variant, read_mix };
+                let window = monitoring.open(&format!("{}-{n}-{}", variant.name(), mode.plural()));
                 let outcome =
                     session.run(&work, &req.plan.spec(n, mode, req.placement, req.counters))?;
+                if let Some(w) = window {
+                    let sample = monitoring.close(w, progress);
+                    super::add_monitors(record, variant.name(), n, mode, &outcome, sample);
+                }
                 let rates: Vec<f64> = outcome.total_rates().iter().map(|r| r / n as f64).collect();
                 let value = outcome.average() / n as f64;
                 progress.line(&format!(

@@ -5,15 +5,16 @@
 //! `/proc/softirqs`, `/proc/schedstat`, the cgroup's `cpu.stat`, a few `/proc/meminfo`
 //! gauges). See `../shared/spec/monitors.md` for what LKP and mmtests collect.
 //!
-//! A harness takes a [`Snapshot`] at the start of a window and calls [`Snapshot::end`] at its
-//! end, outside the timed region (before the workers are released and after they are
-//! reaped), and adds the windows of a unit with [`Sample::add`]. What the numbers are named
+//! A harness opens a window (`monitoring::Monitoring::open`: a [`Snapshot`], and with
+//! `--profile` a perf recording) at the start of a unit and closes it at its end, outside
+//! the timed region (before the workers are released and after they are reaped), and adds the windows of a unit with [`Sample::add`]. What the numbers are named
 //! and how they become comparable metrics (shares, rates, per operation) is
 //! `crate::record::monitors`; this module only reads.
 //!
 //! A snapshot reads seven small files: about 0.2 ms on this project's 2-CPU VM, twice per
 //! pass (the bench `monitor_overhead` measures what that costs `run syscall`).
 
+pub mod monitoring;
 pub mod procfs;
 pub mod profile;
 pub mod rusage;
@@ -49,6 +50,9 @@ pub struct Sample {
     pub profile: BTreeMap<String, f64>,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub profile_windows: u32,
+    /// With `--profile-data DIR`: the perf data files kept there, one per window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile_data: Vec<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -71,6 +75,7 @@ impl Sample {
             *self.profile.entry(k.clone()).or_insert(0.0) += v;
         }
         self.profile_windows += other.profile_windows;
+        self.profile_data.extend(other.profile_data.iter().cloned());
         for m in &other.missing {
             if !self.missing.contains(m) {
                 self.missing.push(m.clone());

@@ -5,11 +5,14 @@
 //! samples: `perf-profile.self.<event>.<symbol>` and `perf-profile.children.<event>.<symbol>`
 //! in %, as LKP names them (`monitors.md` §1, §3).
 //!
-//! A harness starts a [`Recording`] before a window and calls [`Recording::finish`] after
-//! it; perf is a child of this process, started before and reaped after the monitors'
-//! window, so its own CPU time is in no unit's rusage. Symbols are resolved by perf against
-//! the running kernel's /proc/kallsyms (which needs `kptr_restrict` 0, or root) and the
-//! programs' own symbol tables; `.isra.N`, `.constprop.N` and `.part.N` suffixes are
+//! `super::monitoring` starts a [`Recording`] before a window and [stops](Recording::stop)
+//! and [folds](Stopped::fold) it after; perf is a child of this process, started before and
+//! reaped after the monitors' window, so its own CPU time is in no unit's rusage. The data
+//! is folded at once, on the kernel that was profiled, so symbols are resolved by perf
+//! against the running kernel's /proc/kallsyms (which needs `kptr_restrict` 0, or root: see
+//! [`kernel_symbols_hidden`]) and the programs' own symbol tables; in a `vm` step the guest
+//! records and folds, so a profile names the guest kernel's symbols. (A build's `vmlinux` or
+//! `System.map` would match a running kernel only under `nokaslr`, so they are not used.) `.isra.N`, `.constprop.N` and `.part.N` suffixes are
 //! dropped so that two builds of one kernel name a function alike. Shares below 0.5 % are
 //! left out. A profile that cannot be taken (no perf, `perf_event_paranoid` too high) never
 //! stops the run: the reason is returned for the unit's `missing`.
@@ -85,15 +88,33 @@ impl Recording {
         })
     }
 
-    /// Stops perf (SIGINT, as Ctrl-C does: it writes its data and exits), reaps it and folds
-    /// its samples into shares; the data file is removed. Err: why the profile is missing.
-    pub fn finish(mut self) -> Result<BTreeMap<String, f64>, String> {
+    /// Stops perf (SIGINT, as Ctrl-C does: it writes its data and exits) and reaps it.
+    /// Err: why there is no profile (perf ended early, or wrote nothing).
+    pub fn stop(mut self) -> Result<Stopped, String> {
         if let Some(child) = self.child.take() {
             stop(child, nix::sys::signal::Signal::SIGINT);
         }
-        let out = fold(&self.data, self.event);
-        let _ = std::fs::remove_file(&self.data);
-        out
+        let written = std::fs::metadata(&self.data).map(|m| m.len()).unwrap_or(0);
+        if written == 0 {
+            return Err("profile: perf record wrote no data".into());
+        }
+        Ok(Stopped {
+            data: self.data.clone(),
+            event: self.event,
+        })
+    }
+}
+
+/// The data of a finished recording (the file stays where it was written).
+pub struct Stopped {
+    data: PathBuf,
+    event: &'static str,
+}
+
+impl Stopped {
+    /// Folds the samples into each symbol's self and children share. Err: why not.
+    pub fn fold(&self) -> Result<BTreeMap<String, f64>, String> {
+        fold(&self.data, self.event)
     }
 }
 
@@ -103,6 +124,27 @@ impl Drop for Recording {
             stop(child, nix::sys::signal::Signal::SIGKILL);
         }
     }
+}
+
+/// Why kernel samples cannot be named here, with the fix, or None: `/proc/kallsyms` (under
+/// `proc`) shows every address as zero when `kptr_restrict` hides them from this user; perf
+/// then shows kernel samples as bare addresses, which are left out of the profile.
+pub fn kernel_symbols_hidden(proc: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(proc.join("kallsyms")).ok()?;
+    let mut first = String::new();
+    std::io::BufReader::new(file).read_line(&mut first).ok()?;
+    let addr = first.split_whitespace().next()?;
+    if !addr.bytes().all(|b| b == b'0') {
+        return None;
+    }
+    let restrict = std::fs::read_to_string(proc.join("sys/kernel/kptr_restrict"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "?".into());
+    Some(format!(
+        "profile: kernel symbols are hidden (kptr_restrict {restrict}): kernel samples are \
+         left out of the profile; run as root, or set kernel.kptr_restrict=0 (sysctl)"
+    ))
 }
 
 /// Sends perf `signal` and reaps it.
@@ -187,6 +229,25 @@ fn normalise(sym: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hidden_kernel_symbols_are_said_with_the_fix() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("sys/kernel")).unwrap();
+        std::fs::write(d.path().join("sys/kernel/kptr_restrict"), "1\n").unwrap();
+        std::fs::write(
+            d.path().join("kallsyms"),
+            "0000000000000000 A fixed_percpu_data\n",
+        )
+        .unwrap();
+        let why = kernel_symbols_hidden(d.path()).unwrap();
+        assert!(
+            why.contains("kptr_restrict 1") && why.contains("sysctl"),
+            "{why}"
+        );
+        std::fs::write(d.path().join("kallsyms"), "ffffffff81000000 T _stext\n").unwrap();
+        assert_eq!(kernel_symbols_hidden(d.path()), None);
+    }
 
     // perf 6.1's layout.
     const SELF: &str = "# Samples: 1K of event 'cpu-clock'\n#\n# Overhead  Symbol\n\

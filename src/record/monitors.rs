@@ -88,14 +88,6 @@ pub fn is_share(name: &str, unit: &str) -> bool {
     unit == "%" || name.starts_with("perf-profile.")
 }
 
-/// Says once, before a harness measures, which monitors this kernel lacks and why (the run
-/// goes on without them; each unit records them in its `missing`).
-pub fn say_unavailable(progress: &mut crate::progress::Progress) {
-    for line in crate::monitor::unavailable() {
-        progress.line(&format!("patchbench: monitor unavailable: {line}"));
-    }
-}
-
 /// The monitor rows of every unit.
 pub fn metrics(units: &[Unit]) -> Vec<Metric> {
     units.iter().flat_map(unit_metrics).collect()

@@ -12,6 +12,7 @@ use crate::counter_harness::aslr::Aslr;
 use crate::counter_harness::placement::Placement;
 use crate::counter_harness::session::{Plan, Session};
 use crate::counter_harness::{Mode, Outcome};
+use crate::monitor::monitoring::Monitoring;
 use crate::progress::Progress;
 use crate::record::monitors::Unit;
 use crate::record::sink::Sinks;
@@ -53,8 +54,11 @@ pub struct Request<'a> {
     pub plan: Plan,
     pub placement: &'a Placement,
     pub counters: bool,
-    /// Read the monitors around every point (`crate::monitor`); off with `--no-monitors`.
-    pub monitors: bool,
+    /// What to record around every point (`crate::monitor::monitoring`).
+    pub monitoring: crate::monitor::monitoring::Plan,
+    /// The command's working directory (a profile's data is written in a private directory
+    /// made there).
+    pub dir: &'a std::path::Path,
 }
 
 /// Runs every point, adding each to `record` and handing it to `sinks` as it finishes.
@@ -65,15 +69,26 @@ pub fn run(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    if req.monitors {
-        crate::record::monitors::say_unavailable(progress);
-    }
+    let run_id = record.uuid.clone().unwrap_or_default();
+    let mut monitoring = Monitoring::start(&req.monitoring, req.dir, &run_id, progress)?;
+    let out = run_points(req, session, &mut monitoring, record, sinks, progress);
+    out.and(monitoring.finish())
+}
+
+fn run_points(
+    req: &Request,
+    session: &Session,
+    monitoring: &mut Monitoring,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
     for test in req.tests {
         for &n in req.tasks {
             for &mode in req.modes {
                 progress.show(&format!("{} · {n} {}", test.name, mode.plural()));
                 let spec = req.plan.spec(n, mode, req.placement, req.counters);
-                let window = req.monitors.then(crate::monitor::Snapshot::take);
+                let window = monitoring.open(&format!("{}-{n}-{}", test.name, mode.plural()));
                 let outcome = session.run(*test, &spec).map_err(|e| {
                     // Name the point that failed (a signal is not the point's fault).
                     if e.downcast_ref::<crate::error::Interrupted>().is_some() {
@@ -89,7 +104,7 @@ pub fn run(
                 }
                 record.metrics.extend(point_metrics(&p));
                 if let Some(w) = window {
-                    let unit = monitor_unit(&p, &outcome, w.end());
+                    let unit = monitor_unit(&p, &outcome, monitoring.close(w, progress));
                     record
                         .metrics
                         .extend(crate::record::monitors::per_cpu_second(
@@ -158,12 +173,7 @@ pub fn point(test: &Testcase, mode: Mode, tasks: usize, outcome: &Outcome) -> Sc
 /// (set-up, warm-up, measured samples, clean-up: the tasks are reaped at its end), so its
 /// operations are those of the warm-up and measured samples.
 fn monitor_unit(p: &ScalePoint, outcome: &Outcome, sample: crate::monitor::Sample) -> Unit {
-    let ops: u64 = outcome
-        .warmup
-        .iter()
-        .chain(&outcome.measured)
-        .flat_map(|s| s.per_task.iter())
-        .sum();
+    let ops = outcome.all_ops();
     Unit::new(
         &[
             ("test", p.test.clone()),

@@ -14,6 +14,8 @@ pub struct TestKernel {
     /// `.../lib/modules/RELEASE`.
     pub modules: PathBuf,
     pub release: String,
+    /// `.../boot/System.map-RELEASE`: the kernel's symbols.
+    pub system_map: PathBuf,
 }
 
 fn run(cmd: &mut Command, what: &str) -> String {
@@ -90,6 +92,7 @@ pub fn debian_kernel() -> TestKernel {
     TestKernel {
         image: root.join("boot").join(format!("vmlinuz-{release}")),
         modules: root.join("lib/modules").join(&release),
+        system_map: root.join("boot").join(format!("System.map-{release}")),
         release,
     }
 }

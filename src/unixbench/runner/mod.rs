@@ -13,6 +13,7 @@ pub mod scoring;
 pub mod tools;
 
 use crate::error::{usage, Interrupted};
+use crate::monitor::monitoring::Monitoring;
 use crate::noise::activity::Watch;
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
@@ -42,10 +43,9 @@ pub struct Plan {
     pub max_time: Option<f64>,
     /// Selected tests left out because a program they need is missing (see `tools`).
     pub skipped: Vec<Skipped>,
-    /// Read the monitors around every pass (`crate::monitor`); off with `--no-monitors`.
-    pub monitors: bool,
-    /// `--profile`: a `perf record` of the machine around every pass (`crate::monitor::profile`).
-    pub profiling: bool,
+    /// What to record around every pass (`crate::monitor::monitoring`): the monitors (off
+    /// with `--no-monitors`), `--profile`, `--profile-data`.
+    pub monitoring: crate::monitor::monitoring::Plan,
 }
 
 /// A selected test that does not run, and why.
@@ -95,18 +95,21 @@ pub fn run(
         }
     }
     // Said once, after the checks that refuse a run, before anything is measured.
-    if plan.monitors {
-        crate::record::monitors::say_unavailable(progress);
-    }
-    let outcome = run_all(
-        plan,
-        worker,
-        workdir.path(),
-        signals,
-        record,
-        sinks,
-        progress,
-    );
+    let run_id = record.uuid.clone().unwrap_or_default();
+    let outcome =
+        Monitoring::start(&plan.monitoring, &plan.dir, &run_id, progress).and_then(|mut m| {
+            let out = run_all(
+                plan,
+                worker,
+                workdir.path(),
+                signals,
+                &mut m,
+                record,
+                sinks,
+                progress,
+            );
+            out.and(m.finish())
+        });
     // The private directory goes whatever happened; one left behind is said, not hidden
     // (the results stand).
     if let Err(left) = workdir.close() {
@@ -117,16 +120,17 @@ pub fn run(
     outcome
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_all(
     plan: &Plan,
     worker: &Path,
     workdir: &Path,
     signals: &Signals,
+    monitoring: &mut Monitoring,
     record: &mut RunRecord,
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    let mut profile_said = false;
     for &copies in &plan.copies {
         record::begin_block(record, copies);
         for &spec in &plan.tests {
@@ -167,11 +171,7 @@ fn run_all(
                 };
                 // What else used the CPUs during the pass, watched from outside it.
                 let watch = Watch::start();
-                let recording = plan.profiling.then(|| {
-                    let data = workdir.join(format!("perf-{}-{copies}-{pass}.data", spec.id));
-                    crate::monitor::profile::Recording::start(&data)
-                });
-                let window = plan.monitors.then(crate::monitor::Snapshot::take);
+                let window = monitoring.open(&format!("{}-{copies}", spec.id));
                 let outcome = run_pass(&p, signals, &mut |elapsed| {
                     progress.show(&format!(
                         "{} · {} cop{} · pass {}/{} · {}",
@@ -188,22 +188,7 @@ fn run_all(
                     ))
                 })?;
                 if let Some(w) = window {
-                    let mut sample = w.end();
-                    // perf is reaped after the window, so its CPU time is in no unit's.
-                    match recording.map(|r| r.and_then(|r| r.finish())) {
-                        Some(Ok(shares)) => {
-                            sample.profile = shares;
-                            sample.profile_windows = 1;
-                        }
-                        Some(Err(why)) if !sample.missing.contains(&why) => {
-                            if !profile_said {
-                                progress.line(&format!("patchbench: {why}"));
-                                profile_said = true;
-                            }
-                            sample.missing.push(why);
-                        }
-                        Some(Err(_)) | None => {}
-                    }
+                    let sample = monitoring.close(w, progress);
                     monitored.get_or_insert_with(Default::default).add(&sample);
                 }
                 let noise = watch.finish();
