@@ -234,15 +234,17 @@ fn two_rounds_of_pti_off_against_pti_on_record_what_the_guests_ran() {
     }
 }
 
+/// This host's kernel release.
+fn host_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
 #[test]
 fn a_profile_in_a_vm_step_is_taken_in_the_guest_of_the_guests_kernel() {
     let k = debian_kernel();
-    let map = std::fs::read_to_string(&k.system_map)
-        .unwrap_or_else(|e| panic!("{}: {e}", k.system_map.display()));
-    let guest_symbols: BTreeSet<&str> = map
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(2))
-        .collect();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
     // Two seconds a pass: perf starts slowly in a TCG guest.
@@ -266,7 +268,13 @@ fn a_profile_in_a_vm_step_is_taken_in_the_guest_of_the_guests_kernel() {
     let runs = runs(&store, "prof");
     assert_eq!(runs.len(), 2, "{err}");
     for r in &runs {
+        // The run was measured and profiled in the guest, on the guest's kernel.
         assert_eq!(r.campaign.as_ref().unwrap().kernel.release, k.release);
+        assert!(
+            r.system.kernel_release == k.release,
+            "{}",
+            r.system.kernel_release
+        );
         let rows: Vec<(&str, f64)> = r
             .metrics
             .iter()
@@ -274,25 +282,24 @@ fn a_profile_in_a_vm_step_is_taken_in_the_guest_of_the_guests_kernel() {
             .map(|m| (m.name.as_str(), m.value))
             .collect();
         assert!(!rows.is_empty(), "no profile rows: {:?}", r.monitors);
-        let symbol = |n: &str| n.splitn(4, '.').nth(3).unwrap_or("").to_string();
-        // The system call loop is mostly kernel time, named from the guest's kernel.
-        let guest_self: f64 = rows
+        // Folded inside the guest, from the guest kernel's /proc/kallsyms (Debian's
+        // System.map is a stub, so the names cannot be checked against the image): the
+        // system call path, and the calls syscall's loop makes (dup, close, getpid, getuid,
+        // umask), named as kernel functions.
+        let sys_calls = rows
             .iter()
-            .filter(|(n, _)| n.starts_with("perf-profile.self."))
-            .filter(|(n, _)| guest_symbols.contains(symbol(n).as_str()))
-            .map(|(_, v)| v)
-            .sum();
-        assert!(
-            guest_self > 10.0,
-            "guest kernel self share {guest_self}: {rows:?}"
-        );
+            .filter(|(n, _)| n.starts_with("perf-profile.self.") && n.contains(".__x64_sys_"))
+            .count();
+        assert!(sys_calls >= 2, "{rows:?}");
         let entry = rows.iter().find(|(n, _)| {
             n.starts_with("perf-profile.children.") && n.ends_with(".do_syscall_64")
         });
         assert!(entry.is_some_and(|(_, v)| *v > 10.0), "{rows:?}");
         eprintln!(
-            "{}: guest kernel symbols hold {guest_self:.1} % of the samples; do_syscall_64 {:.1} % with children",
+            "{}: kernel {} (this host's: {}): {sys_calls} __x64_sys_ symbols; do_syscall_64 {:.1} % with children",
             r.campaign.as_ref().unwrap().side,
+            r.system.kernel_release,
+            host_release(),
             entry.map_or(0.0, |e| e.1)
         );
     }

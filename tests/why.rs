@@ -184,6 +184,17 @@ fn huge_pages_always_against_never_show_as_fewer_faults_per_operation() {
     let (never, always, changed) = profile("self", &|s| s.starts_with("clear_page"));
     assert!(changed && always > 2.0 * never, "{never} -> {always}");
     eprintln!("page clearing, self share: {never:.1} % -> {always:.1} %");
+    // The HTML page shows the two profiles side by side, the path only `always` takes marked.
+    let page = pb(&store, &["compare", "never", "always", "--format", "html"]);
+    let page = String::from_utf8(page).unwrap();
+    let at = page
+        .find("The two profiles side by side")
+        .unwrap_or_else(|| panic!("no profiles section"));
+    assert!(
+        page[at..].contains("<b>do_huge_pmd_anonymous_page</b>"),
+        "{}",
+        &page[at..(at + 3000).min(page.len())]
+    );
     // The changed rows come first, the largest change first.
     assert!(
         c["why_family"]["flagged"].as_u64().unwrap() >= 4,

@@ -14,8 +14,6 @@ pub struct TestKernel {
     /// `.../lib/modules/RELEASE`.
     pub modules: PathBuf,
     pub release: String,
-    /// `.../boot/System.map-RELEASE`: the kernel's symbols.
-    pub system_map: PathBuf,
 }
 
 fn run(cmd: &mut Command, what: &str) -> String {
@@ -92,7 +90,6 @@ pub fn debian_kernel() -> TestKernel {
     TestKernel {
         image: root.join("boot").join(format!("vmlinuz-{release}")),
         modules: root.join("lib/modules").join(&release),
-        system_map: root.join("boot").join(format!("System.map-{release}")),
         release,
     }
 }

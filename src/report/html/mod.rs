@@ -23,6 +23,7 @@ mod dots;
 mod fingerprint;
 mod forest;
 pub mod page;
+mod profiles;
 mod rounds;
 pub mod svg;
 mod table;
@@ -78,6 +79,9 @@ pub fn comparison(c: &Comparison) -> String {
     page.section("comparison", "Comparison", &summary);
     page.section("forest", "Change per row", &forest::plot(c));
     page.section("why", "What changed with it", &why::section(c));
+    if let Some(p) = profiles::section(c) {
+        page.section("profiles", "The two profiles side by side", &p);
+    }
     page.section(
         "paired",
         "Paired design: round by round",
