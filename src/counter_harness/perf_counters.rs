@@ -18,6 +18,8 @@ const PERF_FORMAT_TOTAL_TIME_ENABLED: u64 = 1;
 const PERF_FORMAT_TOTAL_TIME_RUNNING: u64 = 2;
 /// `exclude_hv` in the attribute's flag bits.
 const EXCLUDE_HV: u64 = 1 << 6;
+/// `inherit`.
+const INHERIT: u64 = 1 << 1;
 /// `exclude_kernel`.
 const EXCLUDE_KERNEL: u64 = 1 << 5;
 /// `PERF_FLAG_FD_CLOEXEC`.
@@ -88,32 +90,60 @@ impl CounterValues {
 }
 
 fn open_one(tid: i32, type_: u32, config: u64) -> Option<File> {
-    for flags in [EXCLUDE_HV, EXCLUDE_HV | EXCLUDE_KERNEL] {
-        let attr = PerfEventAttr {
-            type_,
-            size: std::mem::size_of::<PerfEventAttr>() as u32,
-            config,
-            read_format: PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
-            flags,
-            ..Default::default()
-        };
-        // SAFETY: a valid attribute of the size it declares; the result is a new fd or -1.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                &attr as *const PerfEventAttr,
-                tid,
-                -1i32,
-                -1i32,
-                PERF_FLAG_FD_CLOEXEC,
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: the kernel just returned this descriptor to us.
-            return Some(unsafe { File::from_raw_fd(fd as i32) });
-        }
+    [EXCLUDE_HV, EXCLUDE_HV | EXCLUDE_KERNEL]
+        .into_iter()
+        .find_map(|flags| open_with(tid, type_, config, flags).ok())
+}
+
+/// `perf_event_open` of one counting event on `tid` (0: the calling thread) on any CPU.
+fn open_with(tid: i32, type_: u32, config: u64, flags: u64) -> std::io::Result<File> {
+    let attr = PerfEventAttr {
+        type_,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config,
+        read_format: PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+        flags,
+        ..Default::default()
+    };
+    // SAFETY: a valid attribute of the size it declares; the result is a new fd or -1.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttr,
+            tid,
+            -1i32,
+            -1i32,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
     }
-    None
+    // SAFETY: the kernel just returned this descriptor to us.
+    Ok(unsafe { File::from_raw_fd(fd as i32) })
+}
+
+/// A hardware event (`PERF_TYPE_HARDWARE`) or a software one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    Hardware,
+    Software,
+}
+
+/// Opens one event, user and kernel, on the calling thread and, inherited, on every thread
+/// and process it makes from now on; their counts join this counter as each of them exits
+/// (so a window that reaps its workers reads their totals).
+pub fn open_inherited(kind: Kind, config: u64) -> std::io::Result<File> {
+    let type_ = match kind {
+        Kind::Hardware => PERF_TYPE_HARDWARE,
+        Kind::Software => PERF_TYPE_SOFTWARE,
+    };
+    open_with(0, type_, config, EXCLUDE_HV | INHERIT)
+}
+
+/// A counter's value, scaled by its enabled over running time (multiplexing).
+pub fn read_value(f: &mut File) -> f64 {
+    read_scaled(f)
 }
 
 /// Opens every event the kernel allows on every task; None (after saying so once) when none

@@ -13,6 +13,9 @@
 //!   the windows; `schedstat.run_delay` (ms summed over CPUs) and `schedstat.timeslices`;
 //!   the cgroup's `cgroup.cpu.nr_throttled` and `cgroup.cpu.throttled_time` (ms);
 //!   `meminfo.*` gauges (KiB) at the end;
+//! - the workload's own perf events, `perf-stat.{task-clock,context-switches,cpu-migrations,
+//!   page-faults}` and where the kernel has a PMU `perf-stat.{cycles,instructions,
+//!   cache-misses,branch-misses,ipc}` (task-clock in ms);
 //! - with `--profile`, `perf-profile.{self,children}.<event>.<symbol>` (% of the samples, the
 //!   mean over the passes);
 //! - counters that grow with the work again per operation of the unit, as `<name>.per-op`
@@ -162,6 +165,13 @@ fn unit_metrics(u: &Unit) -> Vec<Metric> {
                 }
             }
             "schedstat.run_delay" | "cgroup.cpu.throttled_time" => put(k, "ms", v / 1e6),
+            "perf-stat.task-clock" => {
+                put(k, "ms", v / 1e6);
+                if let Some(p) = per_op(*v) {
+                    put(&format!("{k}.per-op"), "ns per op", p);
+                }
+            }
+            "perf-stat.ipc" => put(k, "per cycle", *v),
             "schedstat.timeslices" | "cgroup.cpu.nr_throttled" | "cgroup.cpu.nr_periods" => {
                 put(k, "count", *v)
             }

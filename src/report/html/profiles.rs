@@ -19,10 +19,12 @@ const NAME_CHARS: usize = 48;
 /// One list: (symbol, share in %), largest first.
 type Ranked<'a> = Vec<(&'a str, f64)>;
 
+/// (unit title, kind, event) -> its rows as (symbol, row).
+type Groups<'a> = BTreeMap<(String, &'a str, &'a str), Vec<(&'a str, &'a Row)>>;
+
 /// The section's HTML, or None when neither side has a profile.
 pub fn section(c: &Comparison) -> Option<String> {
-    // (unit title, kind, event) -> its rows.
-    let mut groups: BTreeMap<(String, &str, &str), Vec<(&str, &Row)>> = BTreeMap::new();
+    let mut groups: Groups = BTreeMap::new();
     for r in &c.why {
         let Some(rest) = r.name.strip_prefix("perf-profile.") else {
             continue;
