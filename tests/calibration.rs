@@ -14,52 +14,18 @@
 //! with `cargo test --release --test calibration -- --ignored --nocapture`) prints every
 //! figure, with an uncorrected per-row t-test and the lkp rule beside it.
 
-use patchbench::compare::model::{from_values, RunValue};
-use patchbench::compare::verdict::{judge_table, Judgement, RowInput, Rule, Settings, Verdict};
+use patchbench::compare::verdict::{Judgement, Rule, Settings, Verdict};
 use patchbench::record::Direction;
+
+#[path = "common/synthetic.rs"]
+mod synthetic;
+use synthetic::Rng;
 
 const TEST_ROWS: usize = 12;
 const COPY_COUNTS: usize = 2;
 const ROWS: usize = COPY_COUNTS * (TEST_ROWS + 1);
 const CVS: [f64; 4] = [0.005, 0.01, 0.02, 0.05];
 const NS: [usize; 3] = [3, 5, 10];
-
-/// A small seeded generator (SplitMix64) with Box–Muller normals: fast in debug builds,
-/// where ChaCha took a quarter of the test's time; the same seed gives the same tables.
-struct Rng {
-    state: u64,
-    spare: Option<f64>,
-}
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng {
-            state: seed,
-            spare: None,
-        }
-    }
-
-    fn uniform(&mut self) -> f64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        // 53 random bits in (0, 1].
-        ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    }
-
-    fn normal(&mut self) -> f64 {
-        if let Some(z) = self.spare.take() {
-            return z;
-        }
-        let (u1, u2) = (self.uniform(), self.uniform());
-        let r = (-2.0 * u1.ln()).sqrt();
-        let a = 2.0 * std::f64::consts::PI * u2;
-        self.spare = Some(r * a.sin());
-        r * a.cos()
-    }
-}
 
 /// One side of a table: per row, the run values (rows 0..12 and 13..25 are tests, 12 and 25
 /// the index rows).
@@ -84,26 +50,7 @@ fn side(rng: &mut Rng, n: usize, cv: f64, shift: f64) -> Vec<Vec<f64>> {
 
 /// Judges one table; returns the judgements per row.
 fn judge(base: &[Vec<f64>], new: &[Vec<f64>], s: &Settings) -> Vec<Judgement> {
-    let n = base[0].len();
-    let values: Vec<(Vec<RunValue>, Vec<RunValue>)> = base
-        .iter()
-        .zip(new)
-        .map(|(b, p)| (from_values(b, 0), from_values(p, n)))
-        .collect();
-    let rows: Vec<RowInput> = values
-        .iter()
-        .map(|(b, p)| RowInput {
-            base: b,
-            new: p,
-            direction: Direction::HigherIsBetter,
-            base_profile: None,
-            new_profile: None,
-            names: ("base", "patched"),
-            cause: None,
-            pairs: None,
-        })
-        .collect();
-    judge_table(&rows, s)
+    synthetic::judge(base, new, Direction::HigherIsBetter, s)
 }
 
 /// What a setting gives over `tables` seeded tables.

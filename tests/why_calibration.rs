@@ -8,8 +8,7 @@
 //! monitors did not flags the scores and no monitor row, through `compare::compare` itself
 //! (the two families are corrected apart).
 
-use patchbench::compare::model::from_values;
-use patchbench::compare::verdict::{judge_table, RowInput, Settings};
+use patchbench::compare::verdict::Settings;
 use patchbench::compare::{compare, Side};
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
 
@@ -39,30 +38,11 @@ fn side(rng: &mut Rng, n: usize, cv_scale: f64, shift: f64) -> Vec<Vec<f64>> {
 }
 
 fn flags(base: &[Vec<f64>], new: &[Vec<f64>]) -> usize {
-    let n = base[0].len();
-    let values: Vec<_> = base
-        .iter()
-        .zip(new)
-        .map(|(b, p)| (from_values(b, 0), from_values(p, n)))
-        .collect();
-    let rows: Vec<RowInput> = values
-        .iter()
-        .map(|(b, p)| RowInput {
-            base: b,
-            new: p,
-            direction: Direction::LowerIsBetter,
-            base_profile: None,
-            new_profile: None,
-            names: ("base", "patched"),
-            cause: None,
-            pairs: None,
-        })
-        .collect();
     let s = Settings {
         sensitivity: false,
         ..Settings::default()
     };
-    judge_table(&rows, &s)
+    synthetic::judge(base, new, Direction::LowerIsBetter, &s)
         .iter()
         .filter(|j| j.verdict.is_flag())
         .count()

@@ -1,9 +1,14 @@
-//! The synthetic noise of the paired calibration (tests/calibration_paired.rs) and the bisect
-//! simulation (tests/bisect_simulation.rs): a seeded SplitMix64 generator with Box–Muller
-//! normals (fast in debug builds, as tests/calibration.rs), and the slow drift every run at a
-//! moment shares: a straight trend of 2-6 CV over the span, either way, with a random walk of
-//! CV/3 a moment on top. Included with `#[path]` by the tests that use it.
+//! The synthetic noise of the calibrations (tests/calibration.rs, tests/calibration_paired.rs,
+//! tests/why_calibration.rs) and the bisect simulation (tests/bisect_simulation.rs): a seeded
+//! SplitMix64 generator with Box–Muller normals (fast in debug builds, where ChaCha took a
+//! quarter of a calibration's time), the slow drift every run at a moment shares (a straight
+//! trend of 2-6 CV over the span, either way, with a random walk of CV/3 a moment on top), and
+//! one table judged as `compare` judges it. Included with `#[path]` by the tests that use it.
 #![allow(dead_code)]
+
+use patchbench::compare::model::{from_values, RunValue};
+use patchbench::compare::verdict::{judge_table, Judgement, RowInput, Settings};
+use patchbench::record::Direction;
 
 /// SplitMix64 with Box–Muller normals.
 pub struct Rng {
@@ -57,4 +62,34 @@ pub fn drift(rng: &mut Rng, moments: usize, cv: f64) -> Vec<f64> {
             total * t as f64 / (moments - 1).max(1) as f64 + walk
         })
         .collect()
+}
+
+/// One table judged as `compare` judges an unpaired table (`verdict::judge_table`, the
+/// correction across its rows): per row the base and the new side's run values.
+pub fn judge(
+    base: &[Vec<f64>],
+    new: &[Vec<f64>],
+    direction: Direction,
+    s: &Settings,
+) -> Vec<Judgement> {
+    let n = base[0].len();
+    let values: Vec<(Vec<RunValue>, Vec<RunValue>)> = base
+        .iter()
+        .zip(new)
+        .map(|(b, p)| (from_values(b, 0), from_values(p, n)))
+        .collect();
+    let rows: Vec<RowInput> = values
+        .iter()
+        .map(|(b, p)| RowInput {
+            base: b,
+            new: p,
+            direction,
+            base_profile: None,
+            new_profile: None,
+            names: ("base", "patched"),
+            cause: None,
+            pairs: None,
+        })
+        .collect();
+    judge_table(&rows, s)
 }
