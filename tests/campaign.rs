@@ -602,6 +602,15 @@ fn bad_input_is_refused_before_anything_is_stored() {
             "unexpected argument",
         ),
         (vec!["--scratch", "xfs:1G"], work.clone(), "ext4"),
+        (
+            vec!["--base", ":pti=on", "--executor", "vm"],
+            [
+                work.clone(),
+                vec!["--profile".into(), "--profile-data".into(), "pd".into()],
+            ]
+            .concat(),
+            "inside each vm guest",
+        ),
     ];
     for (opts, w, why) in cases {
         let out = start(&store, "bad", &opts, &w).output().unwrap();

@@ -92,8 +92,9 @@ enum MeasuringCommand {
 }
 
 /// Checks the workload: a measuring command with valid arguments, none of the options the
-/// campaign sets itself, and no `--dir` together with `--scratch`.
-fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<()> {
+/// campaign sets itself, and no `--dir` together with `--scratch`. Returns whether it keeps
+/// perf data (`--profile-data`), which only a step on this machine or a kexec box can keep.
+fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
     const MEASURING: [&str; 4] = ["run", "aim7", "scale", "model"];
     let first = words.first().map(String::as_str).unwrap_or("");
     if !MEASURING.contains(&first) {
@@ -181,7 +182,7 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<()> {
             "the workload's --dir and --scratch both say where the workload works; drop one",
         );
     }
-    Ok(())
+    Ok(sets.output.profile_data.is_some())
 }
 
 /// `IMAGE[:WORDS]` or `:WORDS`: the image (None: the running kernel's) and the words.
@@ -310,13 +311,20 @@ fn check_setup(name: &str, setup: Option<&str>) -> anyhow::Result<()> {
 /// Builds the spec from the arguments, checking everything that can be checked here.
 pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     check_name(&a.name)?;
-    check_workload(&a.workload, a.scratch.is_some())?;
+    let keeps_perf_data = check_workload(&a.workload, a.scratch.is_some())?;
     let s = &a.sides;
     let tree = a.tree.is_some();
     let boots = s.base.is_some() || s.patched.is_some() || tree;
     let executor = a
         .executor
         .unwrap_or_else(|| crate::campaign::default_executor(boots));
+    if keeps_perf_data && executor == ExecutorKind::Vm {
+        return usage(
+            "the workload's --profile-data would write inside each vm guest, whose root is the \
+             host's, read-only, and is gone with the guest; drop --profile-data (--profile's \
+             shares are still recorded per step), or use --executor kexec",
+        );
+    }
     if tree && executor == ExecutorKind::Local {
         return usage(
             "--tree builds kernels to boot: the local executor measures the running kernel; use \
