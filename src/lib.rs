@@ -46,6 +46,7 @@ pub mod model;
 pub mod monitor;
 pub mod noise;
 pub mod out_of_memory;
+pub mod perf_events;
 pub mod private_dir;
 pub mod proc;
 pub mod progress;

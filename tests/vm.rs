@@ -247,7 +247,8 @@ fn a_profile_in_a_vm_step_is_taken_in_the_guest_of_the_guests_kernel() {
     let k = debian_kernel();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
-    // Two seconds a pass: perf starts slowly in a TCG guest.
+    // Two seconds a pass: enough samples at 999 Hz in a TCG guest (perf, slow to start there,
+    // is enabled only once ready, so the window is covered whole).
     let mut work = SHORT.to_vec();
     work[3] = "2";
     work.push("--profile");

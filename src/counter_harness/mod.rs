@@ -15,17 +15,16 @@
 //! driver kills and reaps all tasks when a run ends, fails or is interrupted.
 
 pub mod aslr;
-pub mod perf_counters;
 pub mod placement;
 pub mod session;
 
 use crate::error::RunFailed;
+use crate::perf_events::{self as counters, CounterSet, CounterValues};
 use crate::proc::gate::Gate;
 use crate::proc::signals::Signals;
 use crate::proc::TaskGroup;
 use anyhow::{Context, Result};
 use nix::unistd::{fork, ForkResult, Pid};
-use perf_counters::{self as counters, CounterSet, CounterValues};
 use placement::{Binder, Placement};
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};

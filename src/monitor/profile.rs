@@ -18,6 +18,8 @@
 //! stops the run: the reason is returned for the unit's `missing`.
 
 use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -25,6 +27,41 @@ use std::time::Duration;
 
 /// Shares below this (in %) are not kept.
 const LIMIT_PCT: &str = "0.5";
+
+/// The longest wait for perf to start sampling (a TCG guest takes seconds).
+const START_LIMIT: Duration = Duration::from_secs(60);
+
+/// perf's control FIFOs, opened read-write here (so neither open waits for perf, and perf's
+/// own opens find a peer), removed when dropped: perf has them open by then.
+struct Fifos {
+    ctl: File,
+    ack: File,
+    paths: [PathBuf; 2],
+}
+
+impl Fifos {
+    fn make(ctl: &Path, ack: &Path) -> std::io::Result<Fifos> {
+        let mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+        for p in [ctl, ack] {
+            let _ = std::fs::remove_file(p);
+            nix::unistd::mkfifo(p, mode)?;
+        }
+        let open = |p: &Path| OpenOptions::new().read(true).write(true).open(p);
+        Ok(Fifos {
+            ctl: open(ctl)?,
+            ack: open(ack)?,
+            paths: [ctl.to_path_buf(), ack.to_path_buf()],
+        })
+    }
+}
+
+impl Drop for Fifos {
+    fn drop(&mut self) {
+        for p in &self.paths {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
 
 /// A running `perf record`. Dropped unfinished (a pass that failed or was interrupted), it
 /// ends and reaps perf, so no perf outlives the run.
@@ -54,12 +91,24 @@ pub fn event() -> &'static str {
 }
 
 impl Recording {
-    /// Starts `perf record` into `data`, and waits the moment perf takes to start sampling
-    /// (outside any timed window). Err: why no profile can be taken, with the fix.
+    /// Starts `perf record` into `data` with its events disabled, and enables them once perf
+    /// is ready (its control FIFOs, beside `data`: `enable`, answered `ack`), so sampling
+    /// covers the whole window however long perf takes to start (seconds in a TCG guest);
+    /// all of it outside any timed window. Err: why no profile can be taken, with the fix.
     pub fn start(data: &Path) -> Result<Recording, String> {
         let event = event();
-        let mut child = Command::new("perf")
-            .args(["record", "-a", "-g", "-F", "999", "-e", event, "-q", "-o"])
+        let ctl = data.with_extension("ctl");
+        let ack = data.with_extension("ack");
+        let fifos = Fifos::make(&ctl, &ack).map_err(|e| {
+            format!(
+                "profile: perf's control FIFOs cannot be made beside {} ({e})",
+                data.display()
+            )
+        })?;
+        let child = Command::new("perf")
+            .args(["record", "-a", "-g", "-F", "999", "-e", event, "-q", "-D", "-1"])
+            .arg(format!("--control=fifo:{},{}", ctl.display(), ack.display()))
+            .arg("-o")
             .arg(data)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -68,24 +117,64 @@ impl Recording {
             .map_err(|e| {
                 format!("profile: perf cannot be started ({e}); install it (Debian: apt-get install linux-perf)")
             })?;
-        std::thread::sleep(Duration::from_millis(300));
-        if let Ok(Some(status)) = child.try_wait() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = std::io::Read::read_to_string(&mut e, &mut err);
-            }
-            let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            return Err(format!(
-                "profile: perf record stopped at once ({status}: {}); as root, or with \
-                 /proc/sys/kernel/perf_event_paranoid at -1, it can sample the whole machine",
-                first.trim()
-            ));
-        }
-        Ok(Recording {
+        let mut recording = Recording {
             child: Some(child),
             data: data.to_path_buf(),
             event,
-        })
+        };
+        // Dropped on an error: perf is stopped and reaped.
+        recording.enable(&fifos)?;
+        Ok(recording)
+    }
+
+    /// Asks perf to enable its events and waits for its answer, or for perf to end.
+    fn enable(&mut self, fifos: &Fifos) -> Result<(), String> {
+        use std::io::{Read, Write};
+        let started = std::time::Instant::now();
+        (&fifos.ctl)
+            .write_all(b"enable\n")
+            .map_err(|e| format!("profile: perf's control FIFO cannot be written ({e})"))?;
+        let mut answer = Vec::new();
+        loop {
+            let child = self
+                .child
+                .as_mut()
+                .expect("a recording being started has its perf");
+            if let Ok(Some(status)) = child.try_wait() {
+                let mut err = String::new();
+                if let Some(mut e) = child.stderr.take() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+                return Err(format!(
+                    "profile: perf record stopped at once ({status}: {}); as root, or with \
+                     /proc/sys/kernel/perf_event_paranoid at -1, it can sample the whole machine",
+                    first.trim()
+                ));
+            }
+            if started.elapsed() > START_LIMIT {
+                return Err(format!(
+                    "profile: perf record had not started sampling after {} s; the machine is \
+                     too slow or too loaded for --profile",
+                    START_LIMIT.as_secs()
+                ));
+            }
+            let mut fds = [nix::poll::PollFd::new(
+                fifos.ack.as_fd(),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)).unwrap_or(0) > 0 {
+                let mut buf = [0u8; 16];
+                match (&fifos.ack).read(&mut buf) {
+                    Ok(n) => answer.extend_from_slice(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(format!("profile: perf's answer cannot be read ({e})")),
+                }
+                if answer.windows(3).any(|w| w == b"ack") {
+                    return Ok(());
+                }
+            }
+        }
     }
 
     /// Stops perf (SIGINT, as Ctrl-C does: it writes its data and exits) and reaps it.

@@ -1,4 +1,5 @@
-//! Per-task performance counters through `perf_event_open(2)` (`--counters`).
+//! Performance counters through `perf_event_open(2)`: per task for will-it-scale's `--counters`, and
+//! inherited by a whole process tree for the monitors' perf-stat rows (`crate::monitor`).
 //!
 //! The driver opens one counter per task and event on the task's thread id (pid = tid,
 //! cpu = -1), counting user and kernel time, and reads them at the start and the end of the
