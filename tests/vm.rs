@@ -289,9 +289,11 @@ fn a_profile_in_a_vm_step_is_taken_in_the_guest_of_the_guests_kernel() {
         // umask), named as kernel functions.
         let sys_calls = rows
             .iter()
-            .filter(|(n, _)| n.starts_with("perf-profile.self.") && n.contains(".__x64_sys_"))
+            .filter(|(n, _)| n.starts_with("perf-profile.children.") && n.contains(".__x64_sys_"))
             .count();
-        assert!(sys_calls >= 2, "{rows:?}");
+        // Entry points, with their callees (children): in a loaded TCG guest a call's own
+        // (self) time can sit in its helpers (alloc_fd, __task_pid_nr_ns) below the 0.5 % cut.
+        assert!(sys_calls >= 3, "{rows:?}");
         let entry = rows.iter().find(|(n, _)| {
             n.starts_with("perf-profile.children.") && n.ends_with(".do_syscall_64")
         });
