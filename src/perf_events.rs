@@ -147,6 +147,21 @@ pub fn read_value(f: &mut File) -> f64 {
     read_scaled(f)
 }
 
+/// Why the kernel refused an event, in words, with the fix (no raw "os error": the line is
+/// a note, not a failure).
+pub fn why_refused(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "perf_event_paranoid forbids them (run as root, or lower /proc/sys/kernel/perf_event_paranoid)".into()
+        }
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
+            "the kernel has no such events (a VM needs a virtual PMU for hardware events)".into()
+        }
+        Some(n) => format!("the kernel refused them ({})", nix::errno::Errno::from_raw(n)),
+        None => format!("the kernel refused them ({e})"),
+    }
+}
+
 /// Opens every event the kernel allows on every task; None (after saying so once) when none
 /// can be opened.
 pub fn open(tids: &[i32]) -> Option<CounterSet> {
@@ -213,6 +228,17 @@ fn read_scaled(f: &mut File) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_event_is_explained_without_a_raw_os_error() {
+        let no_pmu = why_refused(&std::io::Error::from_raw_os_error(libc::ENOENT));
+        assert!(
+            no_pmu.contains("virtual PMU") && !no_pmu.contains("error"),
+            "{no_pmu}"
+        );
+        let paranoid = why_refused(&std::io::Error::from_raw_os_error(libc::EACCES));
+        assert!(paranoid.contains("perf_event_paranoid"), "{paranoid}");
+    }
 
     #[test]
     fn attr_is_the_version_0_size() {

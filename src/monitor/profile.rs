@@ -105,7 +105,7 @@ impl Recording {
                 data.display()
             )
         })?;
-        let child = Command::new("perf")
+        let mut child = Command::new("perf")
             .args(["record", "-a", "-g", "-F", "999", "-e", event, "-q", "-D", "-1"])
             .arg(format!("--control=fifo:{},{}", ctl.display(), ack.display()))
             .arg("-o")
@@ -117,64 +117,15 @@ impl Recording {
             .map_err(|e| {
                 format!("profile: perf cannot be started ({e}); install it (Debian: apt-get install linux-perf)")
             })?;
-        let mut recording = Recording {
+        if let Err(e) = wait_until_sampling(&mut child, &fifos) {
+            stop(child, nix::sys::signal::Signal::SIGKILL);
+            return Err(e);
+        }
+        Ok(Recording {
             child: Some(child),
             data: data.to_path_buf(),
             event,
-        };
-        // Dropped on an error: perf is stopped and reaped.
-        recording.enable(&fifos)?;
-        Ok(recording)
-    }
-
-    /// Asks perf to enable its events and waits for its answer, or for perf to end.
-    fn enable(&mut self, fifos: &Fifos) -> Result<(), String> {
-        use std::io::{Read, Write};
-        let started = std::time::Instant::now();
-        (&fifos.ctl)
-            .write_all(b"enable\n")
-            .map_err(|e| format!("profile: perf's control FIFO cannot be written ({e})"))?;
-        let mut answer = Vec::new();
-        loop {
-            let child = self
-                .child
-                .as_mut()
-                .expect("a recording being started has its perf");
-            if let Ok(Some(status)) = child.try_wait() {
-                let mut err = String::new();
-                if let Some(mut e) = child.stderr.take() {
-                    let _ = e.read_to_string(&mut err);
-                }
-                let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-                return Err(format!(
-                    "profile: perf record stopped at once ({status}: {}); as root, or with \
-                     /proc/sys/kernel/perf_event_paranoid at -1, it can sample the whole machine",
-                    first.trim()
-                ));
-            }
-            if started.elapsed() > START_LIMIT {
-                return Err(format!(
-                    "profile: perf record had not started sampling after {} s; the machine is \
-                     too slow or too loaded for --profile",
-                    START_LIMIT.as_secs()
-                ));
-            }
-            let mut fds = [nix::poll::PollFd::new(
-                fifos.ack.as_fd(),
-                nix::poll::PollFlags::POLLIN,
-            )];
-            if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)).unwrap_or(0) > 0 {
-                let mut buf = [0u8; 16];
-                match (&fifos.ack).read(&mut buf) {
-                    Ok(n) => answer.extend_from_slice(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(format!("profile: perf's answer cannot be read ({e})")),
-                }
-                if answer.windows(3).any(|w| w == b"ack") {
-                    return Ok(());
-                }
-            }
-        }
+        })
     }
 
     /// Stops perf (SIGINT, as Ctrl-C does: it writes its data and exits) and reaps it.
@@ -213,6 +164,51 @@ impl Drop for Recording {
             stop(child, nix::sys::signal::Signal::SIGKILL);
         }
     }
+}
+
+/// Asks perf to enable its events and waits for its answer (`ack`), or for perf to end, or
+/// [`START_LIMIT`]. Err: why there will be no profile.
+fn wait_until_sampling(child: &mut Child, fifos: &Fifos) -> Result<(), String> {
+    use std::io::{Read, Write};
+    let started = std::time::Instant::now();
+    (&fifos.ctl)
+        .write_all(b"enable\n")
+        .map_err(|e| format!("profile: perf's control FIFO cannot be written ({e})"))?;
+    let mut answer = Vec::new();
+    while !answer.windows(3).any(|w| w == b"ack") {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            return Err(format!(
+                "profile: perf record stopped at once ({status}: {}); as root, or with \
+                 /proc/sys/kernel/perf_event_paranoid at -1, it can sample the whole machine",
+                first.trim()
+            ));
+        }
+        if started.elapsed() > START_LIMIT {
+            return Err(format!(
+                "profile: perf record had not started sampling after {} s; the machine is \
+                 too slow or too loaded for --profile",
+                START_LIMIT.as_secs()
+            ));
+        }
+        let mut fds = [nix::poll::PollFd::new(
+            fifos.ack.as_fd(),
+            nix::poll::PollFlags::POLLIN,
+        )];
+        if nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)).unwrap_or(0) > 0 {
+            let mut buf = [0u8; 16];
+            match (&fifos.ack).read(&mut buf) {
+                Ok(n) => answer.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("profile: perf's answer cannot be read ({e})")),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Why kernel samples cannot be named here, with the fix, or None: `/proc/kallsyms` (under

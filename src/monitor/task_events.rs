@@ -15,7 +15,7 @@
 //!
 //! Opened after `--profile`'s perf has started (`super::monitoring`), so perf is not counted.
 
-use crate::perf_events::{open_inherited, read_value, Kind};
+use crate::perf_events::{open_inherited, read_value, why_refused, Kind};
 use std::fs::File;
 use std::sync::OnceLock;
 
@@ -83,41 +83,15 @@ pub fn unavailable() -> Option<String> {
         Some(format!(
             "perf-stat: {} cannot be counted here: {}",
             missing.join(", "),
-            why_not(&e)
+            why_refused(&e)
         ))
     })
     .clone()
 }
 
-/// Why the kernel refused an event, in words, with the fix (no raw "os error": the line is
-/// a note, not a failure).
-fn why_not(e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            "perf_event_paranoid forbids them (run as root, or lower /proc/sys/kernel/perf_event_paranoid)".into()
-        }
-        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
-            "the kernel has no such events (a VM needs a virtual PMU for hardware events)".into()
-        }
-        Some(n) => format!("the kernel refused them ({})", nix::errno::Errno::from_raw(n)),
-        None => format!("the kernel refused them ({e})"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_refused_event_is_explained_without_a_raw_os_error() {
-        let no_pmu = why_not(&std::io::Error::from_raw_os_error(libc::ENOENT));
-        assert!(
-            no_pmu.contains("virtual PMU") && !no_pmu.contains("error"),
-            "{no_pmu}"
-        );
-        let paranoid = why_not(&std::io::Error::from_raw_os_error(libc::EACCES));
-        assert!(paranoid.contains("perf_event_paranoid"), "{paranoid}");
-    }
 
     #[test]
     fn a_childs_events_are_counted_once_it_has_exited() {

@@ -33,6 +33,9 @@ fn clean(c: &mut std::process::Command) {
         env!("CARGO_BIN_EXE_patchbench-aim7-task"),
     );
     c.env_remove("PATCHBENCH_STORE");
+    // No patchbench a test starts on this machine may load a kernel or reboot it (that would
+    // end every test at once): kexec is tested inside a QEMU guest (tests/campaign_kexec.rs).
+    c.env(patchbench::campaign::kexec::load::FORBID_ENV, "1");
     // libpq's variables, which a PostgreSQL store reads: none from the test's environment.
     for var in [
         "PGHOST",
