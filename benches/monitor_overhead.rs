@@ -1,73 +1,262 @@
-//! What the monitors cost `run syscall`: adjacent pairs of `patchbench run syscall` at one
-//! copy with monitors (the default) and with `--no-monitors`, the order alternating pair by
-//! pair, and the median of the pairs' score ratios (monitors / none) with its range. The
-//! monitors read their files outside the timed windows, so the target is a ratio ≥ 0.99.
+//! What the monitors cost every kind of workload: adjacent triples of one run with
+//! `--no-monitors`, one with the defaults and one with `--perf-stat` (the in-window counters),
+//! and the median over the triples of each workload's score ratios (defaults / none and
+//! perf-stat / none) with their range.
 //!
-//! Run: `cargo bench --bench monitor_overhead` (env `MONITOR_PAIRS`, default 25, and
-//! `MONITOR_SECS`, seconds per pass, default 2; 3 passes a run; about 6 minutes). 25 pairs,
-//! because the host's noise here is wider than the 1 % measured: in one hour 7 pairs gave a
-//! median of 1.0260 (0.9714-1.1207), 11 gave 0.9850, 25 gave 0.9971 (0.9160-1.1012).
+//! A triple runs `[defaults, none, perf-stat]`, the next `[perf-stat, none, defaults]`, and so
+//! on: each measured setting is adjacent to its `--no-monitors` run, and comes before it in
+//! half the triples and after it in the other half, so a drift of the host cancels in the
+//! median.
+//!
+//! The workloads: every UnixBench index test at 1 copy and at the online CPUs (`run TEST -c N
+//! -i 1`), AIM7 creat-clo at a small and a large load (`aim7 creat-clo --load L`), and
+//! will-it-scale context_switch1, page_fault1 and getppid1 (1 task, processes) and
+//! page_fault1 as threads at the online CPUs (`scale`). The default monitors read their files
+//! outside the timed windows: the target for defaults / none is 0.99-1.01. `--perf-stat`'s
+//! figures are what `src/monitor/in_window_cost.rs` prints for a run that used it; the lines
+//! `COST` below are in its format.
+//!
+//! Run: `cargo bench --bench monitor_overhead`. Environment:
+//! - `MONITOR_PAIRS`: triples per workload (default 7);
+//! - `MONITOR_SECS`: seconds per pass (default 2; one pass a run);
+//! - `MONITOR_ONLY`: comma-separated workload names to run (e.g. `context1-1,spawn-2`);
+//! - `MONITOR_CSV`: a file to which every run's score is written.
+//!
+//! About 20 minutes on a 2-CPU machine at the defaults.
 
+use std::io::Write;
 use std::process::Command;
 
-fn score(dir: &std::path::Path, monitors: bool, i: usize) -> f64 {
-    let json = dir.join(format!("r{i}-{monitors}.json"));
+/// One workload: its name (`context1-1`), the patchbench arguments, the score's metric and
+/// params to read from the `--json` document, and its size and mode for the cost table.
+struct Workload {
+    name: String,
+    args: Vec<String>,
+    metric: &'static str,
+    test: String,
+    size: u32,
+    mode: &'static str,
+}
+
+/// The UnixBench index tests (`patchbench list`).
+const INDEX: &[&str] = &[
+    "dhry2reg",
+    "whetstone-double",
+    "execl",
+    "fstime",
+    "fsbuffer",
+    "fsdisk",
+    "pipe",
+    "context1",
+    "spawn",
+    "shell1",
+    "shell8",
+    "syscall",
+];
+
+fn workloads(cpus: u32, secs: &str) -> Vec<Workload> {
+    let mut out = Vec::new();
+    let mut copies = vec![1];
+    if cpus > 1 {
+        copies.push(cpus);
+    }
+    for c in &copies {
+        for t in INDEX {
+            out.push(Workload {
+                name: format!("{t}-{c}"),
+                args: [
+                    "run",
+                    t,
+                    "-c",
+                    &c.to_string(),
+                    "-i",
+                    "1",
+                    "--no-settle",
+                    "-d",
+                    secs,
+                ]
+                .map(String::from)
+                .to_vec(),
+                metric: "unixbench.score",
+                test: t.to_string(),
+                size: *c,
+                mode: "",
+            });
+        }
+    }
+    for load in [2, 20] {
+        out.push(Workload {
+            name: format!("creat-clo-{load}"),
+            args: [
+                "aim7",
+                "creat-clo",
+                "--load",
+                &load.to_string(),
+                "--no-start-delay",
+            ]
+            .map(String::from)
+            .to_vec(),
+            metric: "aim7.jobs-per-min",
+            test: "creat-clo".into(),
+            size: load,
+            mode: "",
+        });
+    }
+    let scale = |test: &str, tasks: u32, mode: &'static str| Workload {
+        name: format!("{test}-{tasks}-{mode}"),
+        args: [
+            "scale",
+            test,
+            "-t",
+            &tasks.to_string(),
+            "-m",
+            if mode == "threads" {
+                "thread"
+            } else {
+                "process"
+            },
+            "-d",
+            secs,
+        ]
+        .map(String::from)
+        .to_vec(),
+        metric: if mode == "threads" {
+            "will-it-scale.per_thread_ops"
+        } else {
+            "will-it-scale.per_process_ops"
+        },
+        test: test.into(),
+        size: tasks,
+        mode,
+    };
+    for t in ["context_switch1", "page_fault1", "getppid1"] {
+        out.push(scale(t, 1, "processes"));
+    }
+    out.push(scale("page_fault1", cpus, "threads"));
+    out
+}
+
+/// The settings of a triple: `--no-monitors`, the defaults, `--perf-stat`.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Setting {
+    None,
+    Defaults,
+    PerfStat,
+}
+
+/// One run's score (the first metric named `w.metric`).
+fn score(dir: &std::path::Path, w: &Workload, s: Setting, i: usize) -> f64 {
+    let json = dir.join(format!("{}-{i}-{s:?}.json", w.name));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_patchbench"));
-    cmd.args([
-        "run",
-        "syscall",
-        "-c",
-        "1",
-        "-i",
-        "3",
-        "--no-settle",
-        "--store",
-    ])
-    .arg(dir.join("s.db"))
-    .arg("-d")
-    .arg(std::env::var("MONITOR_SECS").unwrap_or_else(|_| "2".into()))
-    .arg("--json")
-    .arg(&json);
-    if !monitors {
-        cmd.arg("--no-monitors");
+    cmd.args(&w.args)
+        .arg("--no-store")
+        .arg("--dir")
+        .arg(dir)
+        .arg("--json")
+        .arg(&json);
+    match s {
+        Setting::None => {
+            cmd.arg("--no-monitors");
+        }
+        Setting::PerfStat => {
+            cmd.arg("--perf-stat");
+        }
+        Setting::Defaults => {}
     }
     let out = cmd.output().expect("start patchbench");
     assert!(
         out.status.success(),
-        "{}",
+        "{} {:?}: {}",
+        w.name,
+        s,
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("parse");
-    doc["tests"][0]["score"].as_f64().expect("a score")
+    let _ = std::fs::remove_file(&json);
+    doc["metrics"]
+        .as_array()
+        .and_then(|m| m.iter().find(|x| x["name"] == w.metric))
+        .and_then(|m| m["value"].as_f64())
+        .unwrap_or_else(|| panic!("{}: no {} in the run", w.name, w.metric))
+}
+
+/// Median, min and max.
+fn summary(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (median, v[0], v[n - 1])
 }
 
 fn main() {
     let pairs: usize = std::env::var("MONITOR_PAIRS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(25);
+        .unwrap_or(7);
+    let secs = std::env::var("MONITOR_SECS").unwrap_or_else(|_| "2".into());
+    let only: Option<Vec<String>> = std::env::var("MONITOR_ONLY")
+        .ok()
+        .map(|v| v.split(',').map(String::from).collect());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let mut csv = std::env::var("MONITOR_CSV")
+        .ok()
+        .map(|p| std::fs::File::create(p).expect("MONITOR_CSV"));
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut ratios = Vec::new();
-    for i in 0..pairs {
-        let (with, without) = if i % 2 == 0 {
-            let w = score(dir.path(), true, i);
-            (w, score(dir.path(), false, i))
-        } else {
-            let wo = score(dir.path(), false, i);
-            (score(dir.path(), true, i), wo)
-        };
+    let mut table = Vec::new();
+    for w in workloads(cpus, &secs) {
+        if only.as_ref().is_some_and(|o| !o.contains(&w.name)) {
+            continue;
+        }
+        let (mut defaults, mut perf) = (Vec::new(), Vec::new());
+        for i in 0..pairs {
+            let order = if i % 2 == 0 {
+                [Setting::Defaults, Setting::None, Setting::PerfStat]
+            } else {
+                [Setting::PerfStat, Setting::None, Setting::Defaults]
+            };
+            let scores: Vec<(Setting, f64)> = order
+                .iter()
+                .map(|s| (*s, score(dir.path(), &w, *s, i)))
+                .collect();
+            let get = |s| scores.iter().find(|x| x.0 == s).map_or(f64::NAN, |x| x.1);
+            let none = get(Setting::None);
+            defaults.push(get(Setting::Defaults) / none);
+            perf.push(get(Setting::PerfStat) / none);
+            if let Some(f) = csv.as_mut() {
+                for (s, v) in &scores {
+                    writeln!(f, "{},{i},{s:?},{v}", w.name).expect("MONITOR_CSV");
+                }
+            }
+            println!(
+                "{} triple {i}: none {none:.1}, defaults ×{:.4}, perf-stat ×{:.4}",
+                w.name, defaults[i], perf[i]
+            );
+        }
+        let (d, p) = (summary(defaults), summary(perf));
         println!(
-            "pair {i}: with monitors {with:.0} lps, without {without:.0} lps, ratio {:.4}",
-            with / without
+            "{}: defaults / none {:.4} ({:.4}-{:.4}); perf-stat / none {:.4} ({:.4}-{:.4}); {pairs} triples",
+            w.name, d.0, d.1, d.2, p.0, p.1, p.2
         );
-        ratios.push(with / without);
+        table.push((w, d, p));
     }
-    ratios.sort_by(f64::total_cmp);
-    println!(
-        "monitors / none: median {:.4} over {pairs} pairs (range {:.4} to {:.4}); target ≥ 0.99",
-        ratios[ratios.len() / 2],
-        ratios[0],
-        ratios[ratios.len() - 1]
-    );
+    println!("\n| workload | defaults / --no-monitors | --perf-stat / --no-monitors |");
+    println!("|---|---|---|");
+    for (w, d, p) in &table {
+        println!(
+            "| {} | {:.3} ({:.3}-{:.3}) | {:.3} ({:.3}-{:.3}) |",
+            w.name, d.0, d.1, d.2, p.0, p.1, p.2
+        );
+    }
+    println!("\n(every ratio: the median of {pairs} adjacent triples, with its range)");
+    for (w, _, p) in &table {
+        println!(
+            "COST Cost {{ test: {:?}, size: {}, mode: {:?}, median: {:.3}, min: {:.3}, max: {:.3}, pairs: {pairs} }},",
+            w.test, w.size, w.mode, p.0, p.1, p.2
+        );
+    }
 }

@@ -41,6 +41,14 @@ pub struct OutputOpts {
     /// stored, for `compare`'s "what changed with it" table.
     #[arg(long)]
     pub no_monitors: bool,
+    /// Also count the workload's own perf events (LKP's perf-stat rows: task-clock, context
+    /// switches, CPU migrations, page faults; cycles, instructions, cache and branch misses
+    /// where the kernel has a PMU) with counters inherited by every copy and task. They run
+    /// INSIDE the timed window: the kernel works for them at every fork, exit and context
+    /// switch, the paths such tests time (measured: context1 about 18 % slower, spawn 16 %;
+    /// docs/benchmarks.md). Off by default; the record and the report say when they ran.
+    #[arg(long)]
+    pub perf_stat: bool,
     /// A sampling profile of every measured unit, kernel and user, with call chains: `perf
     /// record -a -g` (Debian's linux-perf) on `cycles` where the kernel has it, else
     /// `cpu-clock`, folded into each symbol's self and children share
@@ -71,6 +79,11 @@ impl OutputOpts {
         if self.profile && self.no_monitors {
             return crate::error::usage("--profile is kept with the monitors; drop --no-monitors");
         }
+        if self.perf_stat && self.no_monitors {
+            return crate::error::usage(
+                "--perf-stat is kept with the monitors; drop --no-monitors",
+            );
+        }
         if let Some(d) = &self.profile_data {
             if d.exists() && !d.is_dir() {
                 return crate::error::usage(format!(
@@ -83,6 +96,7 @@ impl OutputOpts {
             monitors: !self.no_monitors,
             profile: self.profile,
             profile_data: self.profile_data.clone(),
+            perf_stat: self.perf_stat,
         })
     }
 

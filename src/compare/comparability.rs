@@ -61,6 +61,14 @@ pub fn differences(base: &Side, patched: &Side) -> Vec<String> {
         .into_iter()
         .filter(|a| a.differs && meaning::warns(&a.name))
         .map(|a| {
+            if a.name == IN_WINDOW {
+                return in_window_warning(
+                    &field(&base.name),
+                    &field(&a.base),
+                    &field(&patched.name),
+                    &field(&a.patched),
+                );
+            }
             format!(
                 "{} differs: {} {} vs {} {}",
                 field(&a.name),
@@ -190,6 +198,7 @@ fn attributes(side: &Side) -> BTreeMap<String, BTreeSet<String>> {
             out.entry(k).or_default().insert(v);
         };
         add("kind".to_string(), run.kind.to_string());
+        add(IN_WINDOW.to_string(), in_window(run));
         if let Ok(serde_json::Value::Object(sys)) = serde_json::to_value(&run.system) {
             for (k, v) in sys {
                 if IGNORED_SYSTEM.contains(&k.as_str()) || k == "extra" {
@@ -214,6 +223,38 @@ fn attributes(side: &Side) -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     out
+}
+
+/// The attribute that says which monitors ran inside the timed window.
+const IN_WINDOW: &str = "monitors.in_window";
+
+/// What of ours ran inside a run's timed windows: `nothing` (the defaults, `--no-monitors`, an
+/// import), else the monitors (`perf-stat`, `perf-record`), with a word when the record is
+/// an earlier build's, which always counted perf-stat inside the window.
+fn in_window(run: &crate::record::RunRecord) -> String {
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    let mut inferred = false;
+    for u in &run.monitors {
+        let ran = u.sample.ran_in_window();
+        inferred |= u.sample.in_window.is_empty() && !ran.is_empty();
+        names.extend(ran);
+    }
+    if names.is_empty() {
+        return "nothing".to_string();
+    }
+    let list = names.into_iter().collect::<Vec<_>>().join("+");
+    if inferred {
+        format!("{list} (an earlier build: perf-stat always inside)")
+    } else {
+        list
+    }
+}
+
+/// The warning when the sides differ in what ran inside the timed window.
+fn in_window_warning(base: &str, b: &str, patched: &str, p: &str) -> String {
+    format!(
+        "what ran inside the timed window differs: {base} {b} vs {patched} {p}; the kernel          works for in-window counters at every fork, exit and context switch, so the scores          of such workloads are not comparable (measure both sides with the same monitors)"
+    )
 }
 
 fn plain(v: &serde_json::Value) -> String {
@@ -264,5 +305,51 @@ mod tests {
         );
         assert!(noise(&b).line.is_none(), "no stored check, no warning");
         assert_eq!(noise(&b).checked, 0);
+    }
+
+    fn with_monitors(name: &str, in_window: Vec<String>, counters: &[&str]) -> Side {
+        let mut run = RunRecord::new(Kind::Unixbench, SystemInfo::default(), &());
+        let sample = crate::monitor::Sample {
+            in_window,
+            counters: counters.iter().map(|k| (k.to_string(), 1.0)).collect(),
+            ..Default::default()
+        };
+        run.monitors = vec![crate::record::monitors::Unit::new(
+            &[("test", "context1".into())],
+            String::new(),
+            None,
+            sample,
+        )];
+        Side::new(name, vec![("1".into(), run)])
+    }
+
+    #[test]
+    fn sides_that_differ_in_what_ran_inside_the_window_are_warned_about() {
+        let plain = with_monitors("base", Vec::new(), &["proc-vmstat.pgfault"]);
+        let none = side("patched", "", "");
+        assert!(
+            differences(&plain, &none).is_empty(),
+            "defaults vs --no-monitors"
+        );
+        let counted = with_monitors(
+            "patched",
+            vec!["perf-stat".into()],
+            &["perf-stat.task-clock"],
+        );
+        let w = differences(&plain, &counted);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "what ran inside the timed window differs: base nothing vs patched perf-stat;"
+            ),
+            "{w:?}"
+        );
+        // A run of an earlier build: its perf-stat rows ran inside the window.
+        let old = with_monitors("base", Vec::new(), &["perf-stat.task-clock"]);
+        let w = differences(&old, &plain);
+        assert!(
+            w[0].contains("base perf-stat (an earlier build: perf-stat always inside) vs"),
+            "{w:?}"
+        );
     }
 }

@@ -12,8 +12,13 @@
 //! `crate::record::monitors`; this module only reads.
 //!
 //! A snapshot reads seven small files: about 0.2 ms on this project's 2-CPU VM, twice per
-//! pass (the bench `monitor_overhead` measures what that costs `run syscall`).
+//! pass, outside the timed region: nothing of the default monitors runs while the workload
+//! is timed. The monitors that must run inside the window, because they hook the paths a
+//! workload times (the inherited perf-stat counters: fork, exit, every context switch), are
+//! opt-in (`--perf-stat`), and a window records which ran ([`Sample::in_window`]); their
+//! measured cost per workload is [`in_window_cost`]'s (the bench `monitor_overhead`).
 
+pub mod in_window_cost;
 pub mod monitoring;
 pub mod procfs;
 pub mod profile;
@@ -54,6 +59,12 @@ pub struct Sample {
     /// With `--profile-data DIR`: the perf data files kept there, one per window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profile_data: Vec<String>,
+    /// The monitors that ran inside the timed window (the kernel worked for them on the
+    /// workload's own paths): `perf-stat` (`--perf-stat`), `perf-record` (`--profile`).
+    /// Empty by default. A record of an earlier build has no such field though its perf-stat
+    /// counters did run inside: see [`Sample::ran_in_window`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_window: Vec<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -77,6 +88,11 @@ impl Sample {
         }
         self.profile_windows += other.profile_windows;
         self.profile_data.extend(other.profile_data.iter().cloned());
+        for w in &other.in_window {
+            if !self.in_window.contains(w) {
+                self.in_window.push(w.clone());
+            }
+        }
         for m in &other.missing {
             if !self.missing.contains(m) {
                 self.missing.push(m.clone());
@@ -88,24 +104,54 @@ impl Sample {
     pub fn cpu_s(&self) -> f64 {
         self.user_s + self.system_s
     }
+
+    /// The monitors that ran inside the timed window: those recorded, or for a record of a
+    /// build before the field existed (whose perf-stat counters always ran inside the window
+    /// and whose profiles always did), what its rows show.
+    pub fn ran_in_window(&self) -> Vec<String> {
+        if !self.in_window.is_empty() {
+            return self.in_window.clone();
+        }
+        let mut out = Vec::new();
+        if self
+            .counters
+            .keys()
+            .any(|k| k.starts_with(PERF_STAT_PREFIX))
+        {
+            out.push(PERF_STAT.to_string());
+        }
+        if self.profile_windows > 0 {
+            out.push(PERF_RECORD.to_string());
+        }
+        out
+    }
 }
+
+/// The in-window monitor of `--perf-stat`: the workload's inherited perf counters.
+pub const PERF_STAT: &str = "perf-stat";
+/// The in-window monitor of `--profile`: a machine-wide `perf record`.
+pub const PERF_RECORD: &str = "perf-record";
+/// The rows the perf-stat counters make.
+const PERF_STAT_PREFIX: &str = "perf-stat.";
 
 /// The readings at the start of a window.
 pub struct Snapshot {
     at: Instant,
-    events: task_events::Events,
+    /// With `--perf-stat` only: counters that run inside the window.
+    events: Option<task_events::Events>,
     usage: rusage::Usage,
     counters: BTreeMap<String, f64>,
 }
 
 impl Snapshot {
-    /// Reads every monitor now.
-    pub fn take() -> Snapshot {
+    /// Reads every monitor now; with `perf_stat`, also opens the workload's inherited perf
+    /// counters, which count (and cost) inside the window.
+    pub fn take(perf_stat: bool) -> Snapshot {
         let (counters, _, _) = read_counters(&Root::system());
         Snapshot {
             usage: rusage::Usage::now(),
             counters,
-            events: task_events::Events::open(),
+            events: perf_stat.then(task_events::Events::open),
             at: Instant::now(),
         }
     }
@@ -115,7 +161,10 @@ impl Snapshot {
         let wall_s = self.at.elapsed().as_secs_f64();
         let usage = rusage::Usage::now();
         let (after, gauges, mut missing) = read_counters(&Root::system());
-        missing.extend(task_events::unavailable());
+        let perf_stat = self.events.is_some();
+        if perf_stat {
+            missing.extend(task_events::unavailable());
+        }
         let mut counters: BTreeMap<String, f64> = after
             .iter()
             .filter_map(|(k, v)| {
@@ -125,7 +174,13 @@ impl Snapshot {
                 (v >= before).then(|| (k.clone(), v - before))
             })
             .collect();
-        counters.extend(self.events.read());
+        let in_window = match self.events {
+            Some(events) => {
+                counters.extend(events.read());
+                vec![PERF_STAT.to_string()]
+            }
+            None => Vec::new(),
+        };
         let d = usage.since(&self.usage);
         counters.insert("time.minor_page_faults".into(), d.minflt);
         counters.insert("time.major_page_faults".into(), d.majflt);
@@ -138,16 +193,19 @@ impl Snapshot {
             counters,
             gauges,
             missing,
+            in_window,
             ..Sample::default()
         }
     }
 }
 
 /// The monitors this system lacks, one line each saying why and how to get it (said once by
-/// a command before it measures).
-pub fn unavailable() -> Vec<String> {
+/// a command before it measures); the perf-stat counters only when asked for (`perf_stat`).
+pub fn unavailable(perf_stat: bool) -> Vec<String> {
     let mut lines = read_counters(&Root::system()).2;
-    lines.extend(task_events::unavailable());
+    if perf_stat {
+        lines.extend(task_events::unavailable());
+    }
     lines
 }
 
@@ -216,7 +274,7 @@ mod tests {
 
     #[test]
     fn a_window_counts_the_childrens_cpu_time_and_faults() {
-        let s = Snapshot::take();
+        let s = Snapshot::take(false);
         // A child that faults in 64 MiB and burns CPU, waited for inside the window.
         let status = std::process::Command::new("sh")
             .arg("-c")
@@ -235,6 +293,32 @@ mod tests {
         );
         assert!(d.counters["proc-stat.ctxt"] > 0.0);
         assert!(d.wall_s > 0.0);
+        // Nothing ran inside the window by default.
+        assert!(
+            d.in_window.is_empty() && d.ran_in_window().is_empty(),
+            "{d:?}"
+        );
+        assert!(!d.counters.keys().any(|k| k.starts_with("perf-stat.")));
+    }
+
+    #[test]
+    fn perf_stat_counts_inside_the_window_and_says_so() {
+        let s = Snapshot::take(true);
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done")
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let d = s.end();
+        assert_eq!(d.in_window, vec![PERF_STAT.to_string()]);
+        assert!(d.counters["perf-stat.task-clock"] > 1e6, "{d:?}");
+        // A record of an earlier build: no field, but its perf-stat rows ran inside.
+        let old = Sample {
+            in_window: Vec::new(),
+            ..d
+        };
+        assert_eq!(old.ran_in_window(), vec![PERF_STAT.to_string()]);
     }
 
     #[test]
@@ -246,7 +330,9 @@ mod tests {
             missing: vec!["m".into()],
             ..Sample::default()
         };
+        a.in_window = vec![PERF_STAT.into()];
         a.add(&a.clone());
+        assert_eq!(a.in_window, vec![PERF_STAT.to_string()]);
         assert_eq!(a.wall_s, 2.0);
         assert_eq!(a.counters["x"], 4.0);
         assert_eq!(a.missing, vec!["m".to_string()]);

@@ -27,6 +27,9 @@ pub struct Plan {
     pub profile: bool,
     /// `--profile-data DIR`: keep each window's perf data there.
     pub profile_data: Option<PathBuf>,
+    /// `--perf-stat`: the workload's inherited perf counters, which run inside the timed
+    /// window (needs the monitors).
+    pub perf_stat: bool,
 }
 
 impl Plan {
@@ -70,7 +73,7 @@ impl Monitoring {
         progress: &Progress,
     ) -> anyhow::Result<Monitoring> {
         if plan.monitors {
-            for line in super::unavailable() {
+            for line in super::unavailable(plan.perf_stat) {
                 progress.line(&format!("patchbench: monitor unavailable: {line}"));
             }
         }
@@ -118,7 +121,7 @@ impl Monitoring {
         });
         Some(Window {
             recording: data.as_deref().map(Recording::start),
-            snapshot: Snapshot::take(),
+            snapshot: Snapshot::take(self.plan.perf_stat),
             data,
             unit: safe(unit),
         })
@@ -131,6 +134,8 @@ impl Monitoring {
         let Some(recording) = w.recording else {
             return sample;
         };
+        // perf record ran machine-wide through the window, whatever became of its data.
+        sample.in_window.push(super::PERF_RECORD.to_string());
         match recording.and_then(Recording::stop) {
             Ok(stopped) => match stopped.fold() {
                 Ok(shares) => {
@@ -244,6 +249,7 @@ mod tests {
             monitors: false,
             profile: true,
             profile_data: None,
+            perf_stat: true,
         };
         let mut m = Monitoring::start(&plan, dir.path(), "r", &Progress::hidden()).unwrap();
         assert!(m.open("x").is_none());

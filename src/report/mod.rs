@@ -14,6 +14,7 @@ pub mod check;
 pub mod color;
 pub mod compare;
 pub mod html;
+pub mod in_window;
 pub mod list;
 pub mod model;
 pub mod scale;

@@ -59,9 +59,10 @@ impl Sink for TerminalSink {
         if let Some(f) = self.progress.as_mut() {
             print(&f(record))?;
         }
-        match &self.finish {
-            Some(f) => print(&f(record)),
-            None => Ok(()),
+        if let Some(f) = &self.finish {
+            print(&f(record))?;
         }
+        // What ran inside the timed window (nothing by default), after the report.
+        print(&crate::report::in_window::note(record))
     }
 }
