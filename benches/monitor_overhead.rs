@@ -9,7 +9,8 @@
 //! median.
 //!
 //! The workloads: every UnixBench index test at 1 copy and at the online CPUs (`run TEST -c N
-//! -i 1`), AIM7 creat-clo at a small and a large load (`aim7 creat-clo --load L`), and
+//! -i 1`), AIM7 creat-clo at a small and a large load (`aim7 creat-clo --load 2`, AIM's 100
+//! jobs a task; `--load 20 -j 20`), and
 //! will-it-scale context_switch1, page_fault1 and getppid1 (1 task, processes) and
 //! page_fault1 as threads at the online CPUs (`scale`). The default monitors read their files
 //! outside the timed windows: the target for defaults / none is 0.99-1.01. `--perf-stat`'s
@@ -84,7 +85,8 @@ fn workloads(cpus: u32, secs: &str) -> Vec<Workload> {
             });
         }
     }
-    for load in [2, 20] {
+    // AIM's 100 jobs a task at the small load; 20 at the large one, so a run takes seconds.
+    for (load, jobs) in [(2, 100), (20, 20)] {
         out.push(Workload {
             name: format!("creat-clo-{load}"),
             args: [
@@ -92,6 +94,8 @@ fn workloads(cpus: u32, secs: &str) -> Vec<Workload> {
                 "creat-clo",
                 "--load",
                 &load.to_string(),
+                "-j",
+                &jobs.to_string(),
                 "--no-start-delay",
             ]
             .map(String::from)
