@@ -29,21 +29,65 @@ pub struct Floor {
 /// The floors, first match wins (per-op rows follow their count row, see [`too_few`]).
 pub const FLOORS: &[Floor] = &[
     // LKP: interrupts.* below 100 are not judged.
-    Floor { prefix: "interrupts.", unit: None, min: 100.0 },
-    Floor { prefix: "softirqs.", unit: None, min: 100.0 },
-    Floor { prefix: "proc-vmstat.", unit: None, min: 100.0 },
+    Floor {
+        prefix: "interrupts.",
+        unit: None,
+        min: 100.0,
+    },
+    Floor {
+        prefix: "softirqs.",
+        unit: None,
+        min: 100.0,
+    },
+    Floor {
+        prefix: "proc-vmstat.",
+        unit: None,
+        min: 100.0,
+    },
     // A quota's throttled periods: one per 100 ms period at most, so a few seconds give tens.
-    Floor { prefix: "cgroup.cpu.nr_", unit: None, min: 10.0 },
-    Floor { prefix: "cgroup.cpu.throttled_time", unit: None, min: 1.0 },
-    Floor { prefix: "schedstat.run_delay", unit: None, min: 1.0 },
-    Floor { prefix: "schedstat.", unit: Some("count"), min: 100.0 },
+    Floor {
+        prefix: "cgroup.cpu.nr_",
+        unit: None,
+        min: 10.0,
+    },
+    Floor {
+        prefix: "cgroup.cpu.throttled_time",
+        unit: None,
+        min: 1.0,
+    },
+    Floor {
+        prefix: "schedstat.run_delay",
+        unit: None,
+        min: 1.0,
+    },
+    Floor {
+        prefix: "schedstat.",
+        unit: Some("count"),
+        min: 100.0,
+    },
     // LKP: perf-profile shares below 1 percentage point are not judged.
-    Floor { prefix: "perf-profile.", unit: None, min: 1.0 },
-    Floor { prefix: "vmstat.cpu.", unit: None, min: 1.0 },
+    Floor {
+        prefix: "perf-profile.",
+        unit: None,
+        min: 1.0,
+    },
+    Floor {
+        prefix: "vmstat.cpu.",
+        unit: None,
+        min: 1.0,
+    },
     // time.minor_page_faults, time.*_context_switches, …
-    Floor { prefix: "time.", unit: Some("count"), min: 100.0 },
+    Floor {
+        prefix: "time.",
+        unit: Some("count"),
+        min: 100.0,
+    },
     // Any other count (perf-stat events, …).
-    Floor { prefix: "", unit: Some("count"), min: 100.0 },
+    Floor {
+        prefix: "",
+        unit: Some("count"),
+        min: 100.0,
+    },
 ];
 
 /// The floor of a (non-per-op) row, if its family has one.
@@ -138,7 +182,10 @@ mod tests {
         assert!(too_few("vmstat.system.cs", "/s", 3.0).is_none());
         assert!(too_few("time.user_time", "s", 0.01).is_none());
         let r = too_few("softirqs.TIMER", "count", 12.0).unwrap();
-        assert!(r.contains("too few events here") && r.contains("100"), "{r}");
+        assert!(
+            r.contains("too few events here") && r.contains("100"),
+            "{r}"
+        );
     }
 
     #[test]

@@ -298,8 +298,8 @@ fn row_kinds(pending: &[Pending], sides: [&Side; 2]) -> Vec<verdict::RowKind> {
             if !crate::record::monitors::is_monitor(&r.first.name) {
                 return RowKind::Score;
             }
-            let count = floors::count_of(&r.first.name)
-                .and_then(|c| by_key.get(&metric_key(c, &r.params)));
+            let count =
+                floors::count_of(&r.first.name).and_then(|c| by_key.get(&metric_key(c, &r.params)));
             match (count, own(r)) {
                 (Some(c), RowKind::Monitor { .. }) => match own(c) {
                     RowKind::TooFew { reason } => RowKind::TooFew {

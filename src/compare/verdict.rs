@@ -270,7 +270,10 @@ pub struct Failed {
 impl Failed {
     /// "failed in 2 of 5 runs of patched".
     pub fn describe(&self) -> String {
-        format!("failed in {} of {} runs of {}", self.runs, self.of, self.side)
+        format!(
+            "failed in {} of {} runs of {}",
+            self.runs, self.of, self.side
+        )
     }
 }
 
@@ -768,8 +771,16 @@ fn label_lkp(j: &mut Judgement, r: &RowInput, s: &Settings) {
     // A score's failed runs (0) are left out here too.
     let measured = |v: &RunValue| r.kind != RowKind::Score || v.value > 0.0;
     let (b, n): (Vec<f64>, Vec<f64>) = (
-        r.base.iter().filter(|v| measured(v)).map(|v| v.value).collect(),
-        r.new.iter().filter(|v| measured(v)).map(|v| v.value).collect(),
+        r.base
+            .iter()
+            .filter(|v| measured(v))
+            .map(|v| v.value)
+            .collect(),
+        r.new
+            .iter()
+            .filter(|v| measured(v))
+            .map(|v| v.value)
+            .collect(),
     );
     if b.len() < 3 || n.len() < 3 {
         j.verdict = Verdict::NoVerdict;
@@ -851,7 +862,10 @@ mod tests {
         assert!(j.estimate.is_none());
         let why = j.reason.unwrap();
         assert!(why.contains("failed in 3 of 3 runs of patched"), "{why}");
-        assert_eq!((j.failed[0].side.as_str(), j.failed[0].runs), ("patched", 3));
+        assert_eq!(
+            (j.failed[0].side.as_str(), j.failed[0].runs),
+            ("patched", 3)
+        );
         // One failed run of three: judged on the two that remain, which say nothing changed.
         let j = one(&[1000.0, 1010.0, 990.0], &[1000.0, 0.0, 1001.0], &s);
         assert!(!j.verdict.is_flag(), "{j:?}");
@@ -933,7 +947,10 @@ mod tests {
         let j = monitor(&[0.0, 0.0, 0.0], &[500.0, 520.0, 490.0], count());
         assert_eq!(j.verdict, Verdict::Regressed);
         let e = j.estimate.unwrap();
-        assert!(e.p > 0.0 && e.p < 0.01 && e.lower_pct.is_infinite(), "{e:?}");
+        assert!(
+            e.p > 0.0 && e.p < 0.01 && e.lower_pct.is_infinite(),
+            "{e:?}"
+        );
         // A steady counter doubling.
         let j = monitor(&[1000.0, 1020.0, 990.0], &[2000.0, 2030.0, 1985.0], count());
         assert_eq!(j.verdict, Verdict::Regressed);
@@ -948,13 +965,25 @@ mod tests {
         let e = j.estimate.as_ref().unwrap();
         assert!(!j.verdict.is_flag() && e.exact, "{j:?}");
         assert!(j.reason.unwrap().contains("the counts are exact"));
-        let j = monitor(&[10.0, 10.5, 10.0, 10.0, 10.0], &[10.5, 11.0, 10.5, 10.5, 10.5], tick);
+        let j = monitor(
+            &[10.0, 10.5, 10.0, 10.0, 10.0],
+            &[10.5, 11.0, 10.5, 10.5, 10.5],
+            tick,
+        );
         assert!(!j.verdict.is_flag(), "{j:?}");
         // Exact counts at 5 v 5 are judged by the rank test (p = 2/252).
-        let j = monitor(&[120.0; 5], &[240.0; 5], RowKind::Monitor { resolution: 1.0 });
+        let j = monitor(
+            &[120.0; 5],
+            &[240.0; 5],
+            RowKind::Monitor { resolution: 1.0 },
+        );
         assert!((j.estimate.unwrap().p - 2.0 / 252.0).abs() < 1e-12);
         // A side with one value gets no verdict.
-        let j = monitor(&[500.0], &[600.0, 610.0], RowKind::Monitor { resolution: 1.0 });
+        let j = monitor(
+            &[500.0],
+            &[600.0, 610.0],
+            RowKind::Monitor { resolution: 1.0 },
+        );
         assert_eq!(j.verdict, Verdict::NoVerdict);
         assert!(j.reason.unwrap().contains("at least 2 runs a side"));
     }
@@ -962,7 +991,11 @@ mod tests {
     #[test]
     fn rows_below_their_floor_are_too_few_and_left_out_of_the_correction() {
         let reason = "too few events here".to_string();
-        let j = monitor(&[0.0, 1.0, 0.0], &[40.0, 50.0, 45.0], RowKind::TooFew { reason });
+        let j = monitor(
+            &[0.0, 1.0, 0.0],
+            &[40.0, 50.0, 45.0],
+            RowKind::TooFew { reason },
+        );
         assert_eq!(j.verdict, Verdict::TooFew);
         assert!(j.estimate.is_none() && j.reason.unwrap().contains("too few events"));
         assert_eq!(Verdict::TooFew.as_str(), "too few");

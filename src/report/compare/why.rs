@@ -31,7 +31,11 @@ pub fn judged(c: &Comparison) -> usize {
 /// there are none.
 pub fn too_few_line(c: &Comparison) -> Option<String> {
     let mut families: BTreeMap<String, usize> = BTreeMap::new();
-    for r in c.why.iter().filter(|r| r.judgement.verdict == Verdict::TooFew) {
+    for r in c
+        .why
+        .iter()
+        .filter(|r| r.judgement.verdict == Verdict::TooFew)
+    {
         let family = r.name.split('.').next().unwrap_or(&r.name);
         *families.entry(format!("{family}.*")).or_default() += 1;
     }
