@@ -21,6 +21,8 @@ pub mod multiplicity;
 pub mod paired;
 pub mod power;
 pub mod precision;
+pub mod rank_sum;
+pub mod raw_welch;
 pub mod signed_rank;
 pub mod trend;
 pub mod welch;

@@ -34,7 +34,7 @@
 use patchbench::campaign::primary;
 use patchbench::compare::model::{from_values, RunValue};
 use patchbench::compare::paired::{First, Pair, RowPairs};
-use patchbench::compare::verdict::{judge_table, Judgement, Method, RowInput, Settings};
+use patchbench::compare::verdict::{judge_table, Judgement, Method, RowInput, RowKind, Settings};
 use patchbench::record::campaign::plan;
 use patchbench::record::campaign::spec::{CampaignSpec, ExecutorKind, Order, Schedule, SideSpec};
 use patchbench::record::campaign::StepInfo;
@@ -127,6 +127,7 @@ fn judge(rows: &[(Vec<RunValue>, Vec<RunValue>, RowPairs)], s: &Settings) -> Vec
             names: ("base", "patched"),
             cause: None,
             pairs: Some(pairs),
+            kind: RowKind::Score,
         })
         .collect();
     judge_table(&inputs, s)

@@ -8,7 +8,7 @@ mod common;
 use assert_cmd::Command;
 use common::fixture;
 use patchbench::compare::model::from_values;
-use patchbench::compare::verdict::{judge_table, RowInput, Rule, Settings, Verdict};
+use patchbench::compare::verdict::{judge_table, RowInput, RowKind, Rule, Settings, Verdict};
 use patchbench::record::{Direction, Kind, Metric, RunRecord};
 use patchbench::stats::multiplicity::bh_q_values;
 use patchbench::sysinfo::SystemInfo;
@@ -118,6 +118,7 @@ fn judge_one(b: &[f64], n: &[f64], direction: Direction, s: &Settings) -> Verdic
         names: ("base", "patched"),
         cause: None,
         pairs: None,
+        kind: RowKind::Score,
     };
     judge_table(&[row], s).remove(0).verdict
 }
@@ -149,6 +150,7 @@ proptest! {
         let row = RowInput {
             base: &x, new: &y, direction: Direction::HigherIsBetter, base_profile: None,
             new_profile: None, names: ("a", "b"), cause: None, pairs: None,
+            kind: RowKind::Score,
         };
         let j = judge_table(&[row], &Settings::default()).remove(0);
         let e = j.estimate.unwrap();
@@ -263,7 +265,7 @@ fn every_format_prints_the_interval_p_q_and_n() {
 }
 
 #[test]
-fn the_gate_exits_1_on_a_real_regression_and_a_drop_to_zero_only() {
+fn the_gate_exits_1_on_a_real_regression_and_reports_failed_runs_ungated() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("none.db");
     let base = side_files(
@@ -309,16 +311,27 @@ fn the_gate_exits_1_on_a_real_regression_and_a_drop_to_zero_only() {
             "inline",
         ])
         .assert()
-        .code(1)
+        .code(0)
+        .stderr(predicates::str::contains(
+            "failed in 5 of 5 runs of patched; a failed run is not a measurement, so it is \
+             reported, not gated",
+        ))
         .get_output()
         .stdout
         .clone();
+    // A workload that failed in every run of a side (a score of 0) is said, not judged: no
+    // certain drop, nothing for the gate.
     let out = String::from_utf8_lossy(&out);
     assert!(
-        out.contains("-100.0% (1000 -> 0.000)") && out.contains("regressed"),
+        out.contains("-100.0% (1000 -> 0.000)") && out.contains("no verdict"),
         "{out}"
     );
-    assert!(out.contains("dropped to zero in 5 of 5 runs"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("pipe [copies=1]: -100.0%"))
+        .unwrap_or_default();
+    assert!(row.ends_with("no verdict"), "{out}");
+    assert!(out.contains("failed in 5 of 5 runs of patched"), "{out}");
     assert!(!store.exists(), "comparing files must not create a store");
 }
 

@@ -274,6 +274,14 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                 c.rows.len()
             ));
         }
+        for (r, f) in c.failed_runs() {
+            crate::safe_text::eprint_line(&format!(
+                "note: {}: {}; a failed run is not a measurement, so it is reported, not \
+                 gated; check the runs",
+                r.display_name(),
+                f.describe()
+            ));
+        }
         let bad = c.regressions_beyond(limit);
         if !bad.is_empty() {
             for r in &bad {

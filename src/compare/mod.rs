@@ -19,6 +19,7 @@
 pub mod absent_shares;
 pub mod comparability;
 pub mod curves;
+pub mod floors;
 pub mod meaning;
 pub mod model;
 pub mod paired;
@@ -161,6 +162,9 @@ pub struct Family {
     pub expected_false: f64,
     /// For the lkp rule: its exact A/A rate at the sides' run counts.
     pub lkp: Option<LkpRate>,
+    /// Rows with too few events to judge (`floors`): listed, not judged.
+    #[serde(default)]
+    pub too_few: usize,
 }
 
 /// The LKP rule's false-alarm rate with identical sides (noise well above 1 %).
@@ -218,6 +222,14 @@ impl Comparison {
             .collect()
     }
 
+    /// Score rows with failed runs (a value of 0), with what failed: reported, never gated.
+    pub fn failed_runs(&self) -> Vec<(&Row, &verdict::Failed)> {
+        self.rows
+            .iter()
+            .flat_map(|r| r.judgement.failed.iter().map(move |f| (r, f)))
+            .collect()
+    }
+
     /// The noise-check warning lines of the sides (none when no run warned).
     pub fn noise_lines(&self) -> Vec<&str> {
         self.noise
@@ -234,6 +246,96 @@ impl Comparison {
             .map(Row::display_name)
             .collect()
     }
+}
+
+/// One row's values, before it is judged.
+struct Pending<'a> {
+    key: String,
+    first: &'a Metric,
+    title: String,
+    params: BTreeMap<String, String>,
+    base: Vec<RunValue>,
+    new: Vec<RunValue>,
+}
+
+impl Pending<'_> {
+    /// The largest run value of either side.
+    fn largest(&self) -> f64 {
+        self.base
+            .iter()
+            .chain(&self.new)
+            .map(|v| v.value)
+            .fold(0.0, f64::max)
+    }
+
+    /// The mean of every run value of both sides.
+    fn mean(&self) -> f64 {
+        let all: Vec<f64> = self.base.iter().chain(&self.new).map(|v| v.value).collect();
+        stats::mean(&all).unwrap_or(0.0)
+    }
+}
+
+/// How each row is judged: a score, a monitor row with its resolution, or a monitor row
+/// below its family's floor (`floors`); a per-operation row follows its count row's floor and
+/// resolution.
+fn row_kinds(pending: &[Pending], sides: [&Side; 2]) -> Vec<verdict::RowKind> {
+    use verdict::RowKind;
+    let by_key: BTreeMap<String, &Pending> = pending
+        .iter()
+        .map(|r| (metric_key(&r.first.name, &r.params), r))
+        .collect();
+    let own = |r: &Pending| -> RowKind {
+        if let Some(reason) = floors::too_few(&r.first.name, &r.first.unit, r.largest()) {
+            return RowKind::TooFew { reason };
+        }
+        RowKind::Monitor {
+            resolution: coarsest_resolution(r, sides),
+        }
+    };
+    pending
+        .iter()
+        .map(|r| {
+            if !crate::record::monitors::is_monitor(&r.first.name) {
+                return RowKind::Score;
+            }
+            let count =
+                floors::count_of(&r.first.name).and_then(|c| by_key.get(&metric_key(c, &r.params)));
+            match (count, own(r)) {
+                (Some(c), RowKind::Monitor { .. }) => match own(c) {
+                    RowKind::TooFew { reason } => RowKind::TooFew {
+                        reason: floors::too_few_per_op(&reason),
+                    },
+                    RowKind::Monitor { resolution } => RowKind::Monitor {
+                        resolution: floors::per_op_resolution(resolution, r.mean(), c.mean()),
+                    },
+                    RowKind::Score => RowKind::Score,
+                },
+                (_, kind) => kind,
+            }
+        })
+        .collect()
+}
+
+/// A monitor row's resolution: the coarsest of its runs' (the shortest window's).
+fn coarsest_resolution(r: &Pending, sides: [&Side; 2]) -> f64 {
+    let window = |side: &Side, run: &str| -> floors::Window {
+        let Some((_, rec)) = side.runs.iter().find(|(id, _)| id == run) else {
+            return floors::Window::default();
+        };
+        floors::Window {
+            wall_s: rec
+                .metrics
+                .iter()
+                .find(|m| m.name == "time.elapsed_time" && m.params == r.params)
+                .map(|m| m.value),
+            cpus: rec.system.cpus,
+        }
+    };
+    [(sides[0], &r.base), (sides[1], &r.new)]
+        .iter()
+        .flat_map(|(side, values)| values.iter().map(move |v| window(side, &v.run)))
+        .map(|w| floors::resolution(&r.first.name, &r.first.unit, w))
+        .fold(0.0, f64::max)
 }
 
 /// Compares two sides metric by metric. A value that is not finite or is negative is an error
@@ -254,14 +356,6 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
     let p = metrics_by_key(patched, &orders[1]);
     let mut keys: Vec<&String> = b.order.iter().collect();
     keys.extend(p.order.iter().filter(|k| !b.map.contains_key(*k)));
-    struct Pending<'a> {
-        key: String,
-        first: &'a Metric,
-        title: String,
-        params: BTreeMap<String, String>,
-        base: Vec<RunValue>,
-        new: Vec<RunValue>,
-    }
     let mut pending = Vec::new();
     for key in keys {
         let empty = Vec::new();
@@ -288,10 +382,12 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         .iter()
         .map(|r| index.map(|i| i.row(&r.base, &r.new)))
         .collect();
+    let kinds = row_kinds(&pending, [base, patched]);
     let inputs: Vec<RowInput> = pending
         .iter()
         .zip(&pairs)
-        .map(|(r, pairs)| RowInput {
+        .zip(kinds)
+        .map(|((r, pairs), kind)| RowInput {
             base: &r.base,
             new: &r.new,
             direction: r.first.direction,
@@ -302,15 +398,17 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
                 r.params.get("test").map(String::as_str),
                 r.params.get("copies").map(String::as_str),
             ),
-            pairs: pairs.as_ref(),
+            // Monitor rows are judged unpaired (`verdict::RowKind::Monitor`).
+            pairs: pairs.as_ref().filter(|_| kind == verdict::RowKind::Score),
+            kind,
         })
         .collect();
     // Two families, each with its own table correction: the scores, and the monitor rows
     // (the second table, "what changed with it"), so hundreds of counters neither drown the
     // scores' q-values nor borrow from them.
-    let is_why: Vec<bool> = pending
+    let is_why: Vec<bool> = inputs
         .iter()
-        .map(|r| crate::record::monitors::is_monitor(&r.first.name))
+        .map(|r| r.kind != verdict::RowKind::Score)
         .collect();
     let judgements = judge_families(&inputs, &is_why, settings);
     let mut rows = Vec::new();
@@ -419,31 +517,12 @@ fn judge_families(inputs: &[RowInput], is_why: &[bool], s: &Settings) -> Vec<Jud
 /// The second table's rows: those on both sides (runs without monitors, of `--no-monitors`
 /// or an earlier build, compare as before) whose values vary at all (a counter that is the
 /// same in every run, such as an interrupt line that never fired, says nothing), the changed
-/// ones first, each group by the size of its change.
-///
-/// A count that stays below [`COUNT_FLOOR`] in every run is left out with its per-operation
-/// row: a rise from 0 to 2 rescheduling interrupts is a "certain" change to a test of ratios
-/// and means nothing (LKP's thresholds drop such rows too: `interrupts.*` need 100).
+/// ones first, each group by the size of its change, and the rows with too few events to
+/// judge (`floors`, verdict `too few`) last: they are listed, not judged.
 pub fn why_table(rows: Vec<Row>) -> Vec<Row> {
-    let max_of = |r: &Row| {
-        r.base
-            .iter()
-            .chain(&r.patched)
-            .map(|s| s.max)
-            .fold(0.0f64, f64::max)
-    };
-    let too_small: std::collections::BTreeSet<(String, BTreeMap<String, String>)> = rows
-        .iter()
-        .filter(|r| r.unit == "count" && max_of(r) < COUNT_FLOOR)
-        .map(|r| (r.name.clone(), r.params.clone()))
-        .collect();
-    let small = |r: &Row| {
-        let raw = r.name.strip_suffix(".per-op").unwrap_or(&r.name);
-        too_small.contains(&(raw.to_string(), r.params.clone()))
-    };
     let mut rows: Vec<Row> = rows
         .into_iter()
-        .filter(|r| r.base.is_some() && r.patched.is_some() && !small(r))
+        .filter(|r| r.base.is_some() && r.patched.is_some())
         .filter(|r| {
             let vals = r
                 .base
@@ -464,18 +543,19 @@ pub fn why_table(rows: Vec<Row>) -> Vec<Row> {
             .filter(|v| v.is_finite())
             .unwrap_or(f64::INFINITY)
     };
+    let group = |r: &Row| match r.judgement.verdict {
+        v if v.is_flag() => 0,
+        verdict::Verdict::TooFew => 2,
+        _ => 1,
+    };
     rows.sort_by(|a, b| {
-        let flag = |r: &Row| !r.judgement.verdict.is_flag();
-        flag(a)
-            .cmp(&flag(b))
+        group(a)
+            .cmp(&group(b))
             .then(size(b).total_cmp(&size(a)))
             .then(a.key.cmp(&b.key))
     });
     rows
 }
-
-/// The smallest count a monitor row must reach in some run to be judged.
-pub const COUNT_FLOOR: f64 = 100.0;
 
 /// A family without the lkp rule's table rate (the second table's).
 fn family_of(rows: &[Row], s: &Settings) -> Family {
@@ -492,6 +572,10 @@ fn family_of(rows: &[Row], s: &Settings) -> Family {
         alpha: s.alpha(),
         expected_false: s.alpha() * flagged as f64,
         lkp: None,
+        too_few: rows
+            .iter()
+            .filter(|r| r.judgement.verdict == verdict::Verdict::TooFew)
+            .count(),
     }
 }
 
@@ -597,6 +681,7 @@ fn family(rows: &[Row], base: &Side, patched: &Side, s: &Settings) -> Family {
         alpha: s.alpha(),
         expected_false: s.alpha() * flagged as f64,
         lkp,
+        too_few: 0,
     }
 }
 

@@ -272,6 +272,34 @@ impl RowPairs {
         self.pairs.iter().map(|p| (p.r#box, p.d())).collect()
     }
 
+    /// The same without the pairs and values of failed runs (a score of 0); `base` and
+    /// `patched` are the values the boxes were made from.
+    pub fn without_failed(&self, base: &[RunValue], patched: &[RunValue]) -> RowPairs {
+        let keep = |boxes: &[usize], values: &[RunValue]| -> Vec<usize> {
+            if boxes.len() != values.len() {
+                return boxes.to_vec();
+            }
+            boxes
+                .iter()
+                .zip(values)
+                .filter(|(_, v)| v.value > 0.0)
+                .map(|(b, _)| *b)
+                .collect()
+        };
+        RowPairs {
+            pairs: self
+                .pairs
+                .iter()
+                .filter(|p| p.base > 0.0 && p.patched > 0.0)
+                .cloned()
+                .collect(),
+            base_boxes: keep(&self.base_boxes, base),
+            patched_boxes: keep(&self.patched_boxes, patched),
+            left_out: self.left_out,
+            box_names: self.box_names.clone(),
+        }
+    }
+
     /// Distinct boxes among the pairs.
     pub fn pair_boxes(&self) -> usize {
         self.pairs

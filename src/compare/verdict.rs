@@ -17,10 +17,23 @@
 //! 1/1.01, so swapping the sides swaps the labels exactly. Every label can be checked from the
 //! printed interval, q and band.
 //!
-//! Edge cases: a drop to zero (some or all runs of a side at 0 where the other side has none)
-//! is a certain change down, a rise from zero a certain change up (p = 0, interval = the change
-//! of the means); zero spread on both sides is a certain change of the difference of the
-//! means; identical sides are `no change` only if the band is wider than 0.
+//! Nothing is ever certain from the data: every interval and p come from the runs' spread and
+//! n, or from an exact test whose p cannot go below what n allows.
+//!
+//! - Every run of each side identical (zero spread on both sides): the interval has no width
+//!   (`exact`), and p is the exact rank-sum test's (`stats::rank_sum`; 0.1 at its smallest at
+//!   3 v 3), or the exact sign test's for pairs (2^(1−pairs)); identical sides are
+//!   `no change` only if the band is wider than 0.
+//! - A score (a row that is not a monitor row) of 0 is a failed run: it is left out, the
+//!   reason says "failed in k of n runs of SIDE", and the row is judged on the remaining runs,
+//!   or gets no verdict when fewer than 2 remain on a side (and no noise profile stands in).
+//! - A monitor row ([`RowKind::Monitor`]) is a count or share, where 0 is a value: it is
+//!   judged by Welch's t on the raw run values (`stats::raw_welch`), each side's variance
+//!   floored at its resolution (res²/12), the interval being that of the difference of the
+//!   means relative to the base mean; a change no larger than the resolution is never
+//!   flagged; a side with fewer than 2 values gets no verdict.
+//! - A monitor row below its family's floor ([`RowKind::TooFew`], `super::floors`) is listed
+//!   as "too few events here" (`too few`) and not judged.
 //!
 //! `lkp` reproduces the 0-day robot (comparison.md §3) for comparison with its reports: ≥ 3
 //! runs a side, each median outside the other side's range after trimming, ratio of medians
@@ -45,6 +58,7 @@ use super::shape::{self, Shape};
 use crate::record::Direction;
 use crate::stats::blocked;
 use crate::stats::multiplicity::{bh_q_values, holm_adjusted};
+use crate::stats::raw_welch::{MeanDiff, RawSample};
 use crate::stats::welch::{LogRatio, LogSample};
 use crate::stats::{self, Shift};
 use serde::Serialize;
@@ -124,6 +138,8 @@ pub enum Verdict {
     Drifting,
     /// `lkp` rule: the robot would not report this row.
     NotFlagged,
+    /// A monitor row below its family's floor (`super::floors`): too few events to judge.
+    TooFew,
 }
 
 impl Verdict {
@@ -137,6 +153,7 @@ impl Verdict {
             Verdict::Bimodal => "bimodal",
             Verdict::Drifting => "drifting",
             Verdict::NotFlagged => "not flagged",
+            Verdict::TooFew => "too few",
         }
     }
 
@@ -157,8 +174,10 @@ pub enum Method {
     /// Paired: the per-round log ratio, t over the pairs (boxes as blocks).
     #[serde(rename = "paired-t")]
     Paired,
-    /// A drop to or rise from zero: certain.
-    Zero,
+    /// Monitor rows: Welch's t on the raw run values, variance floored at the resolution.
+    Counts,
+    /// Every run of each side identical: no width; p from the exact rank-sum (or sign) test.
+    Exact,
 }
 
 impl Method {
@@ -167,7 +186,8 @@ impl Method {
             Method::Welch => "welch",
             Method::Blocked => "blocked",
             Method::Paired => "paired-t",
-            Method::Zero => "zero",
+            Method::Counts => "counts",
+            Method::Exact => "exact",
         }
     }
 }
@@ -190,10 +210,11 @@ pub struct Estimate {
     /// Holm-adjusted p over the same rows (what the gate uses).
     pub holm: f64,
     /// Degrees of freedom: Welch–Satterthwaite's, pairs − boxes for a paired estimate
-    /// (infinite when certain).
+    /// (infinite when exact).
     pub df: f64,
-    /// True for a certain change (a drop to or rise from zero, or zero spread).
-    pub certain: bool,
+    /// True when every run of each side is identical: the interval has no width, p is an
+    /// exact test's (never below what the runs allow).
+    pub exact: bool,
     /// Sides whose spread came from a noise profile.
     pub borrowed: Vec<String>,
 }
@@ -233,6 +254,40 @@ pub struct Judgement {
     /// Paired design: the unpaired estimate, beside the paired one that labels the row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unpaired: Option<Estimate>,
+    /// Score rows: runs whose value is 0 (the workload failed), left out of the verdict.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<Failed>,
+}
+
+/// Runs of one side in which a score row's workload failed (its value is 0).
+#[derive(Debug, Clone, Serialize)]
+pub struct Failed {
+    pub side: String,
+    pub runs: usize,
+    pub of: usize,
+}
+
+impl Failed {
+    /// "failed in 2 of 5 runs of patched".
+    pub fn describe(&self) -> String {
+        format!(
+            "failed in {} of {} runs of {}",
+            self.runs, self.of, self.side
+        )
+    }
+}
+
+/// What a row's values are, which decides how it is judged.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum RowKind {
+    /// A score: every value is positive; a 0 is a failed run.
+    #[default]
+    Score,
+    /// A monitor row (a count, share or rate, where 0 is a value) with the resolution of its
+    /// values (0: unknown, none applied).
+    Monitor { resolution: f64 },
+    /// A monitor row below its family's floor: listed, not judged.
+    TooFew { reason: String },
 }
 
 /// A borrowed spread for a side: sd of ln(run value) and its degrees of freedom.
@@ -257,6 +312,8 @@ pub struct RowInput<'a> {
     pub cause: Option<String>,
     /// The pairs of a paired design (None: unpaired).
     pub pairs: Option<&'a RowPairs>,
+    /// Score or monitor row (and its resolution), or too few events to judge.
+    pub kind: RowKind,
 }
 
 /// Labels every row of one comparison: estimates per row, then q and Holm across the rows,
@@ -298,15 +355,21 @@ pub fn judge_table(rows: &[RowInput], s: &Settings) -> Vec<Judgement> {
     out
 }
 
-/// The estimate and shape of a row, before the table correction; the verdict is provisional.
-fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
-    let mut j = Judgement {
+/// A judgement with nothing decided yet.
+fn undecided() -> Judgement {
+    Judgement {
         verdict: Verdict::NoVerdict,
         reason: None,
         estimate: None,
         shape: None,
         unpaired: None,
-    };
+        failed: Vec::new(),
+    }
+}
+
+/// The estimate and shape of a row, before the table correction; the verdict is provisional.
+fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
+    let mut j = undecided();
     let values = |side: &[RunValue]| side.iter().map(|v| v.value).collect::<Vec<f64>>();
     let (b, n) = (values(r.base), values(r.new));
     if b.is_empty() || n.is_empty() {
@@ -316,13 +379,153 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
         ));
         return j;
     }
-    let zeros = |v: &[f64]| v.iter().filter(|x| **x == 0.0).count();
-    let (zb, zn) = (zeros(&b), zeros(&n));
-    if zb > 0 || zn > 0 {
-        zero_row(&mut j, &b, &n, (zb, zn), r.names, s);
+    match &r.kind {
+        RowKind::TooFew { reason } => {
+            j.verdict = Verdict::TooFew;
+            j.reason = Some(reason.clone());
+            return j;
+        }
+        RowKind::Monitor { resolution } => return monitor_row(r, &b, &n, *resolution, s),
+        RowKind::Score if b.contains(&0.0) || n.contains(&0.0) => return failed_row(r, s),
+        RowKind::Score => {}
+    }
+    score_row(r, &b, &n, s)
+}
+
+/// A score row with failed runs (value 0): judged on the remaining runs, the failures said.
+fn failed_row(r: &RowInput, s: &Settings) -> Judgement {
+    let ok = |side: &[RunValue]| -> Vec<RunValue> {
+        side.iter().filter(|v| v.value > 0.0).cloned().collect()
+    };
+    let (kb, kn) = (ok(r.base), ok(r.new));
+    let failed: Vec<Failed> = [(r.names.0, r.base, &kb), (r.names.1, r.new, &kn)]
+        .into_iter()
+        .filter(|(_, all, kept)| all.len() > kept.len())
+        .map(|(side, all, kept)| Failed {
+            side: side.to_string(),
+            runs: all.len() - kept.len(),
+            of: all.len(),
+        })
+        .collect();
+    let said: Vec<String> = failed.iter().map(Failed::describe).collect();
+    let said = said.join(" and ");
+    if kb.is_empty() || kn.is_empty() {
+        let mut j = undecided();
+        j.reason = Some(format!(
+            "{said}: a failed run is not a measurement, so no verdict; check the runs"
+        ));
+        j.failed = failed;
         return j;
     }
-    let (Some(mut lb), Some(mut ln)) = (LogSample::of(&b), LogSample::of(&n)) else {
+    let pairs = r.pairs.map(|p| p.without_failed(r.base, r.new));
+    let inner = RowInput {
+        base: &kb,
+        new: &kn,
+        pairs: pairs.as_ref(),
+        ..r.clone()
+    };
+    let mut j = estimate_row(&inner, s);
+    let tail = match (&j.estimate, &j.reason) {
+        (Some(_), Some(why)) => format!("judged on the remaining runs; {why}"),
+        (Some(_), None) => "judged on the remaining runs".to_string(),
+        (None, Some(why)) => format!("too few runs remain for a verdict ({why})"),
+        (None, None) => "too few runs remain for a verdict".to_string(),
+    };
+    j.reason = Some(format!("{said}, left out: {tail}"));
+    j.failed = failed;
+    j
+}
+
+/// True when every value is the same.
+fn constant(v: &[f64]) -> bool {
+    v.iter().all(|x| *x == v[0])
+}
+
+/// The relative change (in %) of a difference of means over the base mean; a count cannot
+/// fall below −100 %, and a rise from a base mean of 0 is infinite.
+fn relative_pct(diff: f64, base_mean: f64) -> f64 {
+    if base_mean > 0.0 {
+        (100.0 * diff / base_mean).max(-100.0)
+    } else if diff > 0.0 {
+        f64::INFINITY
+    } else if diff < 0.0 {
+        -100.0
+    } else {
+        0.0
+    }
+}
+
+/// The estimate of two sides whose runs are each identical: no width, p from the exact
+/// rank-sum test (`exact_p`).
+fn exact_estimate(b: &[f64], n: &[f64], exact_p: f64, s: &Settings) -> Estimate {
+    let change = relative_pct(n[0] - b[0], b[0]);
+    Estimate {
+        method: Method::Exact,
+        lower_pct: change,
+        point_pct: change,
+        upper_pct: change,
+        confidence: s.confidence,
+        p: exact_p,
+        q: exact_p,
+        holm: exact_p,
+        df: f64::INFINITY,
+        exact: true,
+        borrowed: Vec::new(),
+    }
+}
+
+/// A monitor row: Welch on raw values with the resolution's floor, or exact when every run
+/// of each side is identical.
+fn monitor_row(r: &RowInput, b: &[f64], n: &[f64], res: f64, s: &Settings) -> Judgement {
+    let mut j = undecided();
+    if b.len() < MIN_RUNS || n.len() < MIN_RUNS {
+        j.reason = Some(format!(
+            "in {} run{} of {} and {} of {}: at least {MIN_RUNS} runs a side are needed",
+            b.len(),
+            if b.len() == 1 { "" } else { "s" },
+            r.names.0,
+            n.len(),
+            r.names.1
+        ));
+        return j;
+    }
+    if constant(b) && constant(n) {
+        j.estimate = Some(exact_estimate(b, n, stats::rank_sum::p_two_sided(b, n), s));
+        j.reason = Some("every run identical: the counts are exact".into());
+        return j;
+    }
+    let (Some(sb), Some(sn)) = (RawSample::of(b, res), RawSample::of(n, res)) else {
+        return j;
+    };
+    let Some(d) = MeanDiff::welch(&sb, &sn) else {
+        return j;
+    };
+    let (lo, hi) = d.interval(s.confidence);
+    j.estimate = Some(Estimate {
+        method: Method::Counts,
+        lower_pct: relative_pct(lo, sb.mean),
+        point_pct: relative_pct(d.diff, sb.mean),
+        upper_pct: relative_pct(hi, sb.mean),
+        confidence: s.confidence,
+        p: d.p,
+        q: d.p,
+        holm: d.p,
+        df: d.df,
+        exact: false,
+        borrowed: Vec::new(),
+    });
+    // The shape checks work on the log scale: only for rows without zeros.
+    if !b.contains(&0.0) && !n.contains(&0.0) {
+        j.shape = unpaired_shape(r, b, n, s);
+    }
+    j
+}
+
+/// A score row with every run measured (no 0): Welch on ln(run value), paired when pairs
+/// allow.
+fn score_row(r: &RowInput, b: &[f64], n: &[f64], s: &Settings) -> Judgement {
+    let mut j = undecided();
+    let (Some(mut lb), Some(mut ln)) = (LogSample::of(b), LogSample::of(n)) else {
         return j;
     };
     let mut borrowed = Vec::new();
@@ -337,23 +540,35 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
             }
         }
     }
-    let unpaired = unpaired_ratio(r, &lb, &ln, &b, &n);
+    let unpaired = unpaired_ratio(r, &lb, &ln, b, n);
     let paired = r
         .pairs
         .and_then(|p| blocked::paired(&p.d()).map(|x| (x, p)));
+    // Zero spread everywhere: no width, and p from an exact test, never 0.
+    let exact_p = |method: Method| match (method, r.pairs) {
+        (Method::Paired, Some(p)) if p.pairs.iter().all(|q| q.d() == 0.0) => 1.0,
+        (Method::Paired, Some(p)) => 2f64.powi(1 - p.pairs.len() as i32).min(1.0),
+        _ => stats::rank_sum::p_two_sided(b, n),
+    };
     let make = |w: &LogRatio, method: Method, borrowed: Vec<String>| {
         let ci = w.interval(s.confidence);
+        let exact = w.se == 0.0;
+        let p = if exact { exact_p(method) } else { w.p };
         Estimate {
-            method,
+            method: if exact && method != Method::Paired {
+                Method::Exact
+            } else {
+                method
+            },
             lower_pct: 100.0 * ci.lower,
             point_pct: 100.0 * ci.point,
             upper_pct: 100.0 * ci.upper,
             confidence: s.confidence,
-            p: w.p,
-            q: w.p,
-            holm: w.p,
+            p,
+            q: p,
+            holm: p,
             df: w.df,
-            certain: w.se == 0.0,
+            exact,
             borrowed,
         }
     };
@@ -396,10 +611,17 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
             ));
         }
     }
+    if j.reason.is_none() && j.estimate.as_ref().is_some_and(|e| e.exact) {
+        j.reason = Some(
+            "every run identical on each side: the interval has no width; p is an exact \
+             test's"
+                .into(),
+        );
+    }
     if let Some((_, p)) = paired {
         for (name, v, boxes) in [
-            (r.names.0, &b, &p.base_boxes),
-            (r.names.1, &n, &p.patched_boxes),
+            (r.names.0, b, &p.base_boxes),
+            (r.names.1, n, &p.patched_boxes),
         ] {
             if let Some((low, low_runs, high, high_runs)) =
                 shape::bimodal(&relative_to_box(v, boxes))
@@ -423,15 +645,21 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
         j.shape = shape::ratio_drift(&points, s.band());
         return j;
     }
+    j.shape = unpaired_shape(r, b, n, s);
+    j
+}
+
+/// The shape of an unpaired row: bimodal on a side or together, else drifting in time.
+fn unpaired_shape(r: &RowInput, b: &[f64], n: &[f64], s: &Settings) -> Option<Shape> {
     let both = format!("{} and {}", r.names.0, r.names.1);
     let sides = [
-        (r.names.0, shape::bimodal(&b)),
-        (r.names.1, shape::bimodal(&n)),
-        (both.as_str(), shape::bimodal_together(&b, &n)),
+        (r.names.0, shape::bimodal(b)),
+        (r.names.1, shape::bimodal(n)),
+        (both.as_str(), shape::bimodal_together(b, n)),
     ];
     for (name, split) in sides {
         if let Some((low, low_runs, high, high_runs)) = split {
-            j.shape = Some(Shape::Bimodal {
+            return Some(Shape::Bimodal {
                 side: name.to_string(),
                 low,
                 low_runs,
@@ -439,7 +667,6 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
                 high_runs,
                 cause: r.cause.clone(),
             });
-            return j;
         }
     }
     let timed: Vec<(usize, usize, f64)> = r
@@ -448,53 +675,7 @@ fn estimate_row(r: &RowInput, s: &Settings) -> Judgement {
         .map(|v| (v.order, 0, v.value))
         .chain(r.new.iter().map(|v| (v.order, 1, v.value)))
         .collect();
-    j.shape = shape::drift(&timed, s.band());
-    j
-}
-
-/// A row with zeros: a drop to zero is a certain change down, a rise from zero one up.
-fn zero_row(
-    j: &mut Judgement,
-    b: &[f64],
-    n: &[f64],
-    (zb, zn): (usize, usize),
-    names: (&str, &str),
-    s: &Settings,
-) {
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let (mb, mn) = (mean(b), mean(n));
-    if zb == b.len() && zn == n.len() {
-        // Both all zero: identical.
-        j.estimate = Some(certain(0.0, s));
-        j.reason = Some("zero on both sides".into());
-        return;
-    }
-    if zb > 0 && zn > 0 {
-        j.reason = Some(format!(
-            "zero in {zb} of {} runs of {} and {zn} of {} runs of {}: the workload failed on \
-             both sides; check the runs",
-            b.len(),
-            names.0,
-            n.len(),
-            names.1
-        ));
-        return;
-    }
-    let change = if mb == 0.0 {
-        f64::INFINITY
-    } else {
-        100.0 * (mn - mb) / mb
-    };
-    j.estimate = Some(certain(change, s));
-    j.reason = Some(if zn > 0 {
-        format!("dropped to zero in {zn} of {} runs of {}", n.len(), names.1)
-    } else {
-        format!(
-            "rose from zero ({zb} of {} runs of {} at zero)",
-            b.len(),
-            names.0
-        )
-    });
+    shape::drift(&timed, s.band())
 }
 
 /// The unpaired estimate: Welch's, or within boxes when the runs come from several.
@@ -539,22 +720,6 @@ fn relative_to_box(values: &[f64], boxes: &[usize]) -> Vec<f64> {
         .collect()
 }
 
-fn certain(change_pct: f64, s: &Settings) -> Estimate {
-    Estimate {
-        method: Method::Zero,
-        lower_pct: change_pct,
-        point_pct: change_pct,
-        upper_pct: change_pct,
-        confidence: s.confidence,
-        p: if change_pct == 0.0 { 1.0 } else { 0.0 },
-        q: 0.0,
-        holm: 0.0,
-        df: f64::INFINITY,
-        certain: true,
-        borrowed: Vec::new(),
-    }
-}
-
 /// Up/down in the metric's terms.
 fn by_direction(up: bool, direction: Direction) -> Verdict {
     if up == (direction == Direction::HigherIsBetter) {
@@ -583,18 +748,39 @@ fn label(j: &mut Judgement, r: &RowInput, s: &Settings) {
         None => {}
     }
     let alpha = s.alpha();
+    let resolved = beyond_resolution(r);
     j.verdict = match e.side_of(s.band()) {
-        Some(1) if e.q < alpha => by_direction(true, r.direction),
-        Some(-1) if e.q < alpha => by_direction(false, r.direction),
+        Some(1) if e.q < alpha && resolved => by_direction(true, r.direction),
+        Some(-1) if e.q < alpha && resolved => by_direction(false, r.direction),
         Some(0) => Verdict::NoChange,
         _ => Verdict::Inconclusive,
     };
 }
 
+/// False for a monitor row whose means differ by no more than its resolution: a change
+/// smaller than one step of the counter is never flagged.
+fn beyond_resolution(r: &RowInput) -> bool {
+    let RowKind::Monitor { resolution } = r.kind else {
+        return true;
+    };
+    let mean = |v: &[RunValue]| v.iter().map(|x| x.value).sum::<f64>() / v.len().max(1) as f64;
+    (mean(r.new) - mean(r.base)).abs() > resolution
+}
+
 fn label_lkp(j: &mut Judgement, r: &RowInput, s: &Settings) {
+    // A score's failed runs (0) are left out here too.
+    let measured = |v: &RunValue| r.kind != RowKind::Score || v.value > 0.0;
     let (b, n): (Vec<f64>, Vec<f64>) = (
-        r.base.iter().map(|v| v.value).collect(),
-        r.new.iter().map(|v| v.value).collect(),
+        r.base
+            .iter()
+            .filter(|v| measured(v))
+            .map(|v| v.value)
+            .collect(),
+        r.new
+            .iter()
+            .filter(|v| measured(v))
+            .map(|v| v.value)
+            .collect(),
     );
     if b.len() < 3 || n.len() < 3 {
         j.verdict = Verdict::NoVerdict;
@@ -609,7 +795,8 @@ fn label_lkp(j: &mut Judgement, r: &RowInput, s: &Settings) {
 }
 
 /// True when the gate fails the row: Holm-adjusted p < α and the whole interval beyond
-/// ±`pct` in the metric's bad direction (a drop to zero always is, when beyond `pct`).
+/// ±`pct` in the metric's bad direction. A row whose runs failed has an estimate only from
+/// its remaining runs, so a failure is never a regression here (the command reports it).
 pub fn gate_fails(e: &Estimate, direction: Direction, pct: f64, alpha: f64) -> bool {
     if e.holm >= alpha {
         return false;
@@ -637,6 +824,7 @@ mod tests {
             names: ("base", "patched"),
             cause: None,
             pairs: None,
+            kind: RowKind::Score,
         };
         judge_table(&[row], s).remove(0)
     }
@@ -666,21 +854,50 @@ mod tests {
     }
 
     #[test]
-    fn edge_cases() {
+    fn a_failed_run_is_left_out_never_a_certain_drop() {
         let s = Settings::default();
+        // Every run of a side failed: reported, no verdict, nothing for the gate.
         let j = one(&[1000.0, 1010.0, 990.0], &[0.0, 0.0, 0.0], &s);
-        assert_eq!(j.verdict, Verdict::Regressed);
-        let e = j.estimate.as_ref().unwrap();
-        assert_eq!((e.point_pct, e.certain), (-100.0, true));
-        assert!(gate_fails(e, Direction::HigherIsBetter, 2.0, 0.05));
-        assert!(j.reason.unwrap().contains("dropped to zero in 3 of 3"));
-        // One broken run of three is a certain drop of the mean.
-        let j = one(&[1000.0, 1010.0, 990.0], &[1000.0, 0.0, 1000.0], &s);
-        assert_eq!(j.verdict, Verdict::Regressed);
-        assert_eq!(one(&[0.0, 0.0], &[5.0, 6.0], &s).verdict, Verdict::Improved);
-        // Zero spread, different means: certain; identical: no change only with a band.
+        assert_eq!(j.verdict, Verdict::NoVerdict);
+        assert!(j.estimate.is_none());
+        let why = j.reason.unwrap();
+        assert!(why.contains("failed in 3 of 3 runs of patched"), "{why}");
+        assert_eq!(
+            (j.failed[0].side.as_str(), j.failed[0].runs),
+            ("patched", 3)
+        );
+        // One failed run of three: judged on the two that remain, which say nothing changed.
+        let j = one(&[1000.0, 1010.0, 990.0], &[1000.0, 0.0, 1001.0], &s);
+        assert!(!j.verdict.is_flag(), "{j:?}");
+        let why = j.reason.unwrap();
+        assert!(
+            why.contains("failed in 1 of 3 runs of patched, left out: judged on the remaining"),
+            "{why}"
+        );
+        let e = j.estimate.unwrap();
+        assert!(!e.exact && e.point_pct.abs() < 1.0, "{e:?}");
+        // Too few remain: no verdict, said.
+        let j = one(&[0.0, 0.0, 5.0], &[5.0, 6.0], &s);
+        assert_eq!(j.verdict, Verdict::NoVerdict);
+        assert!(j.reason.unwrap().contains("too few runs remain"));
+    }
+
+    #[test]
+    fn zero_spread_is_exact_never_certain() {
+        let s = Settings::default();
+        // Two different constants: no width, p of the exact rank test (1/3 at 2 v 2).
         let j = one(&[5.0, 5.0], &[6.0, 6.0], &s);
-        assert_eq!(j.verdict, Verdict::Improved);
+        assert_eq!(j.verdict, Verdict::Inconclusive);
+        let e = j.estimate.unwrap();
+        assert!(e.exact && e.lower_pct == e.upper_pct, "{e:?}");
+        assert!((e.p - 1.0 / 3.0).abs() < 1e-12, "{e:?}");
+        assert!(!gate_fails(&e, Direction::LowerIsBetter, 1.0, 0.05));
+        assert!(j.reason.unwrap().contains("every run identical"));
+        // 3 v 3: p = 0.1 at its smallest, still not flagged.
+        let j = one(&[5.0; 3], &[6.0; 3], &s);
+        assert_eq!(j.estimate.unwrap().p, 0.1);
+        assert!(!j.verdict.is_flag());
+        // Identical sides: no change only with a band.
         assert_eq!(one(&[5.0, 5.0], &[5.0, 5.0], &s).verdict, Verdict::NoChange);
         let no_band = Settings {
             noise_pct: 0.0,
@@ -694,6 +911,94 @@ mod tests {
         let j = one(&[5.0], &[6.0], &s);
         assert_eq!(j.verdict, Verdict::NoVerdict);
         assert!(j.reason.unwrap().contains("at least 2 runs a side"));
+    }
+
+    fn monitor(b: &[f64], n: &[f64], kind: RowKind) -> Judgement {
+        let (b, n) = (from_values(b, 0), from_values(n, b.len()));
+        let row = RowInput {
+            base: &b,
+            new: &n,
+            direction: Direction::LowerIsBetter,
+            base_profile: None,
+            new_profile: None,
+            names: ("base", "patched"),
+            cause: None,
+            pairs: None,
+            kind,
+        };
+        judge_table(&[row], &Settings::default()).remove(0)
+    }
+
+    #[test]
+    fn monitor_zeros_are_counts_judged_by_their_spread() {
+        let count = || RowKind::Monitor { resolution: 1.0 };
+        // The issue's rows: sporadic counts, not flagged.
+        for (b, n) in [
+            (&[60.0, 0.0, 120.0][..], &[0.0, 284000.0, 400.0][..]),
+            (&[188.0, 0.0, 376.0], &[215.0, 431.0, 1.0]),
+            (&[0.0, 0.0, 0.0], &[0.0, 0.0, 5000.0]),
+        ] {
+            let j = monitor(b, n, count());
+            let e = j.estimate.as_ref().unwrap();
+            assert!(!j.verdict.is_flag() && !e.exact && e.p > 0.1, "{j:?}");
+            assert_eq!(e.method, Method::Counts);
+        }
+        // A steady rise from zero is found, with an interval from the runs.
+        let j = monitor(&[0.0, 0.0, 0.0], &[500.0, 520.0, 490.0], count());
+        assert_eq!(j.verdict, Verdict::Regressed);
+        let e = j.estimate.unwrap();
+        assert!(
+            e.p > 0.0 && e.p < 0.01 && e.lower_pct.is_infinite(),
+            "{e:?}"
+        );
+        // A steady counter doubling.
+        let j = monitor(&[1000.0, 1020.0, 990.0], &[2000.0, 2030.0, 1985.0], count());
+        assert_eq!(j.verdict, Verdict::Regressed);
+        assert!((j.estimate.unwrap().point_pct - 100.0).abs() < 2.0);
+    }
+
+    #[test]
+    fn quantized_rows_respect_their_resolution() {
+        // vmstat.cpu.* moving by one tick: never flagged.
+        let tick = RowKind::Monitor { resolution: 0.5 };
+        let j = monitor(&[10.0, 10.0, 10.0, 10.0, 10.0], &[10.5; 5], tick.clone());
+        let e = j.estimate.as_ref().unwrap();
+        assert!(!j.verdict.is_flag() && e.exact, "{j:?}");
+        assert!(j.reason.unwrap().contains("the counts are exact"));
+        let j = monitor(
+            &[10.0, 10.5, 10.0, 10.0, 10.0],
+            &[10.5, 11.0, 10.5, 10.5, 10.5],
+            tick,
+        );
+        assert!(!j.verdict.is_flag(), "{j:?}");
+        // Exact counts at 5 v 5 are judged by the rank test (p = 2/252).
+        let j = monitor(
+            &[120.0; 5],
+            &[240.0; 5],
+            RowKind::Monitor { resolution: 1.0 },
+        );
+        assert!((j.estimate.unwrap().p - 2.0 / 252.0).abs() < 1e-12);
+        // A side with one value gets no verdict.
+        let j = monitor(
+            &[500.0],
+            &[600.0, 610.0],
+            RowKind::Monitor { resolution: 1.0 },
+        );
+        assert_eq!(j.verdict, Verdict::NoVerdict);
+        assert!(j.reason.unwrap().contains("at least 2 runs a side"));
+    }
+
+    #[test]
+    fn rows_below_their_floor_are_too_few_and_left_out_of_the_correction() {
+        let reason = "too few events here".to_string();
+        let j = monitor(
+            &[0.0, 1.0, 0.0],
+            &[40.0, 50.0, 45.0],
+            RowKind::TooFew { reason },
+        );
+        assert_eq!(j.verdict, Verdict::TooFew);
+        assert!(j.estimate.is_none() && j.reason.unwrap().contains("too few events"));
+        assert_eq!(Verdict::TooFew.as_str(), "too few");
     }
 
     #[test]
@@ -712,6 +1017,7 @@ mod tests {
             names: ("base", "patched"),
             cause: None,
             pairs: None,
+            kind: RowKind::Score,
         };
         let j = judge_table(&[row], &Settings::default()).remove(0);
         assert_eq!(j.verdict, Verdict::Regressed);
@@ -736,6 +1042,7 @@ mod tests {
             names: ("base", "patched"),
             cause: None,
             pairs: None,
+            kind: RowKind::Score,
         };
         let alone = judge_table(&[row(&n)], &s).remove(0);
         let mut rows = vec![row(&n)];

@@ -100,13 +100,13 @@ pub fn paint(text: &str, paint: Option<Paint>) -> String {
     }
 }
 
-/// A verdict's colour: regressed red, improved green, inconclusive and no verdict dim,
+/// A verdict's colour: regressed red, improved green, inconclusive, no verdict and too few dim,
 /// bimodal and drifting yellow (look at the runs), no change and not flagged plain.
 pub fn of_verdict(v: Verdict) -> Option<Paint> {
     match v {
         Verdict::Regressed => Some(Paint::Red),
         Verdict::Improved => Some(Paint::Green),
-        Verdict::Inconclusive | Verdict::NoVerdict => Some(Paint::Dim),
+        Verdict::Inconclusive | Verdict::NoVerdict | Verdict::TooFew => Some(Paint::Dim),
         Verdict::Bimodal | Verdict::Drifting => Some(Paint::Yellow),
         Verdict::NoChange | Verdict::NotFlagged => None,
     }

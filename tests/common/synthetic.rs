@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use patchbench::compare::model::{from_values, RunValue};
-use patchbench::compare::verdict::{judge_table, Judgement, RowInput, Settings};
+use patchbench::compare::verdict::{judge_table, Judgement, RowInput, RowKind, Settings};
 use patchbench::record::Direction;
 
 /// SplitMix64 with Box–Muller normals.
@@ -72,15 +72,28 @@ pub fn judge(
     direction: Direction,
     s: &Settings,
 ) -> Vec<Judgement> {
-    let n = base[0].len();
+    let kinds = vec![RowKind::Score; base.len()];
+    judge_kinds(base, new, &kinds, direction, s)
+}
+
+/// The same with each row's kind (score, monitor with its resolution, too few events); a
+/// row's sides may have different numbers of runs (a row missing from some runs).
+pub fn judge_kinds(
+    base: &[Vec<f64>],
+    new: &[Vec<f64>],
+    kinds: &[RowKind],
+    direction: Direction,
+    s: &Settings,
+) -> Vec<Judgement> {
     let values: Vec<(Vec<RunValue>, Vec<RunValue>)> = base
         .iter()
         .zip(new)
-        .map(|(b, p)| (from_values(b, 0), from_values(p, n)))
+        .map(|(b, p)| (from_values(b, 0), from_values(p, b.len())))
         .collect();
     let rows: Vec<RowInput> = values
         .iter()
-        .map(|(b, p)| RowInput {
+        .zip(kinds)
+        .map(|((b, p), kind)| RowInput {
             base: b,
             new: p,
             direction,
@@ -89,6 +102,7 @@ pub fn judge(
             names: ("base", "patched"),
             cause: None,
             pairs: None,
+            kind: kind.clone(),
         })
         .collect();
     judge_table(&rows, s)

@@ -19,9 +19,12 @@ pub fn section(c: &Comparison) -> String {
     let mut s = format!(
         "<p>{} of {} monitor rows that vary changed (q &lt; {} over the monitor rows alone).</p>",
         c.why_family.flagged,
-        c.why.len(),
+        why::judged(c),
         c.why_family.alpha
     );
+    if let Some(line) = why::too_few_line(c) {
+        s += &format!("<p>{}</p>", esc(&line));
+    }
     if rows.is_empty() {
         return s;
     }
