@@ -265,7 +265,7 @@ fn every_format_prints_the_interval_p_q_and_n() {
 }
 
 #[test]
-fn the_gate_exits_1_on_a_real_regression_and_reports_failed_runs_ungated() {
+fn the_gate_exits_1_on_a_real_regression_and_on_a_patched_side_whose_runs_failed() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("none.db");
     let base = side_files(
@@ -311,16 +311,17 @@ fn the_gate_exits_1_on_a_real_regression_and_reports_failed_runs_ungated() {
             "inline",
         ])
         .assert()
-        .code(0)
+        .code(1)
         .stderr(predicates::str::contains(
-            "failed in 5 of 5 runs of patched; a failed run is not a measurement, so it is \
-             reported, not gated",
+            "gate: pipe [copies=1]: failed in 5 of 5 runs of patched; a failed run is not a \
+             measurement, and a workload that fails on the patched side fails the gate",
         ))
         .get_output()
         .stdout
         .clone();
     // A workload that failed in every run of a side (a score of 0) is said, not judged: no
-    // certain drop, nothing for the gate.
+    // certain drop; a CI gate fails on it all the same (a failed patched workload must not
+    // pass CI).
     let out = String::from_utf8_lossy(&out);
     assert!(
         out.contains("-100.0% (1000 -> 0.000)") && out.contains("no verdict"),

@@ -274,15 +274,27 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
                 c.rows.len()
             ));
         }
+        // A failed run is no measurement, never a certain drop; but a workload that fails on
+        // the patched side fails the gate (a CI job must not pass on it), said as such.
+        let mut failed_patched = false;
         for (r, f) in c.failed_runs() {
+            failed_patched |= f.patched;
             crate::safe_text::eprint_line(&format!(
-                "note: {}: {}; a failed run is not a measurement, so it is reported, not \
-                 gated; check the runs",
+                "{}: {}: {}; a failed run is not a measurement{}",
+                if f.patched { "gate" } else { "note" },
                 r.display_name(),
-                f.describe()
+                f.describe(),
+                if f.patched {
+                    ", and a workload that fails on the patched side fails the gate"
+                } else {
+                    "; the base side's failures are reported, not gated: check the runs"
+                }
             ));
         }
         let bad = c.regressions_beyond(limit);
+        if failed_patched && bad.is_empty() {
+            return Ok(1);
+        }
         if !bad.is_empty() {
             for r in &bad {
                 crate::safe_text::eprint_line(&format!(

@@ -263,6 +263,8 @@ pub struct Judgement {
 #[derive(Debug, Clone, Serialize)]
 pub struct Failed {
     pub side: String,
+    /// True for the patched side (the side a CI gate judges).
+    pub patched: bool,
     pub runs: usize,
     pub of: usize,
 }
@@ -403,6 +405,7 @@ fn failed_row(r: &RowInput, s: &Settings) -> Judgement {
         .filter(|(_, all, kept)| all.len() > kept.len())
         .map(|(side, all, kept)| Failed {
             side: side.to_string(),
+            patched: std::ptr::eq(all, r.new),
             runs: all.len() - kept.len(),
             of: all.len(),
         })
