@@ -211,14 +211,28 @@ pub fn calibrate(pool: &Pool, o: &Options) -> anyhow::Result<Calibration> {
         }
         let job = |i: usize| -> anyhow::Result<TableOutcome> {
             let seed = draw::table_seed(o.seed, design, i);
-            let Some((b, p)) = draw::table(pool, design, seed) else {
+            let (Some((b, p)), Some((sb, sp))) = (
+                draw::table(pool, design, seed),
+                draw::table(&scores_only, design, seed),
+            ) else {
                 anyhow::bail!("the pool is too small for {}", design.label());
             };
             let flags = Flags::of(&judge(&b, &p, &settings)?);
-            let mut found = Vec::with_capacity(plants.len());
-            for pl in &plants {
-                let planted = plant::apply(pl, &b, &p);
-                found.push(plant::found(pl, &judge(&b, &planted, &settings)?));
+            let mut found = vec![false; plants.len()];
+            // The score plants one at a time, in the score rows alone; the counter plants
+            // together, in the whole table (plant's module doc).
+            for (j, pl) in plants.iter().enumerate().filter(|(_, pl)| pl.in_scores()) {
+                let planted = plant::apply(&[pl], &sb, &sp);
+                found[j] = plant::found(pl, &judge(&sb, &planted, &settings)?);
+            }
+            let counters: Vec<&Plant> = plants.iter().filter(|pl| !pl.in_scores()).collect();
+            if !counters.is_empty() {
+                let mut p = p;
+                plant::apply_in(&counters, &b, &mut p);
+                let c = judge(&b, &p, &settings)?;
+                for (j, pl) in plants.iter().enumerate().filter(|(_, pl)| !pl.in_scores()) {
+                    found[j] = plant::found(pl, &c);
+                }
             }
             Ok(TableOutcome { flags, found })
         };
@@ -236,7 +250,7 @@ pub fn calibrate(pool: &Pool, o: &Options) -> anyhow::Result<Calibration> {
             (Some(h), false) if h.what == "score" => Some(reach::smallest(
                 &scores_only,
                 design,
-                &h.key,
+                h,
                 &o.reach_pct,
                 o,
                 &settings,

@@ -12,7 +12,9 @@
 //!   patched side's values are all replaced by the base side's largest value in that table.
 //!
 //! A plant is found when its row is labelled improved or regressed with the estimate on the
-//! side the plant moved it to.
+//! side the plant moved it to. The score plant is judged in tables of the score rows only,
+//! the two counter plants together in one table of every row: each family is corrected on
+//! its own, so a plant in one family changes no verdict of the other.
 
 use super::pool::Pool;
 use crate::compare::{Comparison, Side, COUNT_FLOOR};
@@ -40,11 +42,40 @@ pub struct Plant {
     /// `score`, `steady counter` or `sporadic counter`.
     pub what: &'static str,
     pub key: String,
+    /// The row's metric name and params (what [`apply`] and [`found`] match).
+    #[serde(skip)]
+    pub name: String,
+    #[serde(skip)]
+    pub params: BTreeMap<String, String>,
     pub change: Change,
     /// +1 when the plant raises the row, −1 when it lowers it.
     pub sign: f64,
     /// The row's CV over the pool's runs (%).
     pub cv_pct: Option<f64>,
+}
+
+impl Plant {
+    /// A plant of `change` in the row of metric `m`.
+    pub fn new(what: &'static str, m: &Metric, change: Change, sign: f64) -> Plant {
+        Plant {
+            what,
+            key: m.key(),
+            name: m.name.clone(),
+            params: m.params.clone(),
+            change,
+            sign,
+            cv_pct: None,
+        }
+    }
+
+    /// Whether the plant is in a score row (else a monitor row).
+    pub fn in_scores(&self) -> bool {
+        !is_monitor(&self.name)
+    }
+
+    fn is(&self, m: &Metric) -> bool {
+        m.name == self.name && m.params == self.params
+    }
 }
 
 /// Each run's value of every metric, by key.
@@ -75,13 +106,9 @@ pub fn choose(pool: &Pool) -> Vec<Plant> {
     let by_key = values_by_key(pool);
     let n = pool.runs.len();
     if let Some(h) = crate::campaign::primary::headline(&first.metrics) {
-        let key = h.key();
         out.push(Plant {
-            what: "score",
-            cv_pct: by_key.get(&key).and_then(|(v, _)| cv_pct(v)),
-            key,
-            change: Change::Scale(0.95),
-            sign: -1.0,
+            cv_pct: by_key.get(&h.key()).and_then(|(v, _)| cv_pct(v)),
+            ..Plant::new("score", h, Change::Scale(0.95), -1.0)
         });
     }
     let monitors = || {
@@ -91,7 +118,11 @@ pub fn choose(pool: &Pool) -> Vec<Plant> {
     };
     let mut steady: Vec<(f64, &String)> = monitors()
         .filter(|(_, (v, m))| {
-            let floor = if m.unit == "count" { COUNT_FLOOR } else { f64::MIN_POSITIVE };
+            let floor = if m.unit == "count" {
+                COUNT_FLOOR
+            } else {
+                f64::MIN_POSITIVE
+            };
             v.iter().all(|x| *x >= floor)
         })
         .filter_map(|(k, (v, _))| Some((cv_pct(v)?, k)))
@@ -99,48 +130,56 @@ pub fn choose(pool: &Pool) -> Vec<Plant> {
         .collect();
     steady.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
     if let Some((cv, key)) = steady.get(steady.len() / 2) {
-        out.push(Plant {
-            what: "steady counter",
-            key: (*key).clone(),
-            change: Change::Scale(2.0),
-            sign: 1.0,
-            cv_pct: Some(*cv),
-        });
+        if let Some((_, m)) = by_key.get(*key) {
+            out.push(Plant {
+                cv_pct: Some(*cv),
+                ..Plant::new("steady counter", m, Change::Scale(2.0), 1.0)
+            });
+        }
     }
     let sporadic = monitors()
         .filter(|(_, (v, m))| {
-            m.unit == "count"
-                && v.contains(&0.0)
-                && v.iter().any(|x| *x >= COUNT_FLOOR)
+            m.unit == "count" && v.contains(&0.0) && v.iter().any(|x| *x >= COUNT_FLOOR)
         })
         .max_by(|a, b| {
             let nz = |v: &[f64]| v.iter().filter(|x| **x != 0.0).count();
             nz(&a.1 .0).cmp(&nz(&b.1 .0)).then(b.0.cmp(a.0))
         });
-    if let Some((key, (v, _))) = sporadic {
+    if let Some((_, (v, m))) = sporadic {
         out.push(Plant {
-            what: "sporadic counter",
-            key: key.clone(),
-            change: Change::SteadyAtBaseMax,
-            sign: 1.0,
             cv_pct: cv_pct(v),
+            ..Plant::new("sporadic counter", m, Change::SteadyAtBaseMax, 1.0)
         });
     }
     out
 }
 
-/// `patched` with the plant written into its runs (`base` gives the sporadic plant's value).
-pub fn apply(plant: &Plant, base: &Side, patched: &Side) -> Side {
+/// `patched` with the plants written into its runs (`base` gives the sporadic plant's value).
+pub fn apply(plants: &[&Plant], base: &Side, patched: &Side) -> Side {
+    let mut out = patched.clone();
+    apply_in(plants, base, &mut out);
+    out
+}
+
+/// Writes the plants into `patched` itself (a table's patched side, once its A/A comparison
+/// is done: a copy of 20 runs costs as much as half a comparison).
+pub fn apply_in(plants: &[&Plant], base: &Side, patched: &mut Side) {
+    for plant in plants {
+        write(plant, base, patched);
+    }
+}
+
+/// Writes one plant into `patched`.
+fn write(plant: &Plant, base: &Side, patched: &mut Side) {
     let base_max = base
         .runs
         .iter()
         .flat_map(|(_, r)| r.metrics.iter())
-        .filter(|m| m.key() == plant.key)
+        .filter(|m| plant.is(m))
         .map(|m| m.value)
         .fold(0.0f64, f64::max);
-    let mut out = patched.clone();
-    for (_, r) in out.runs.iter_mut() {
-        for m in r.metrics.iter_mut().filter(|m| m.key() == plant.key) {
+    for (_, r) in patched.runs.iter_mut() {
+        for m in r.metrics.iter_mut().filter(|m| plant.is(m)) {
             match plant.change {
                 Change::Scale(f) => {
                     m.value *= f;
@@ -153,16 +192,20 @@ pub fn apply(plant: &Plant, base: &Side, patched: &Side) -> Side {
             }
         }
     }
-    out
 }
 
-/// Whether `c` found the plant: its row flagged, the estimate on the plant's side.
+/// Whether `c` found the plant: its row flagged, the estimate on the plant's side. (A
+/// UnixBench index of some tests only is a row with a `partial` param naming them.)
 pub fn found(plant: &Plant, c: &Comparison) -> bool {
+    let same_params = |p: &BTreeMap<String, String>| {
+        p.len() - usize::from(p.contains_key("partial")) == plant.params.len()
+            && plant.params.iter().all(|(k, v)| p.get(k) == Some(v))
+    };
     c.rows.iter().chain(&c.why).any(|r| {
-        r.key == plant.key
+        r.name == plant.name
+            && same_params(&r.params)
             && r.judgement.verdict.is_flag()
-            && r
-                .judgement
+            && r.judgement
                 .estimate
                 .as_ref()
                 .map(|e| e.point_pct)

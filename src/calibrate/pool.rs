@@ -141,7 +141,13 @@ mod tests {
     fn plain_runs_pair_with_their_neighbour_in_time() {
         let p = Pool::new(
             "x",
-            vec![run("3", None), run("1", None), run("2", None), run("4", None), run("5", None)],
+            vec![
+                run("3", None),
+                run("1", None),
+                run("2", None),
+                run("4", None),
+                run("5", None),
+            ],
         );
         assert_eq!(p.rounds_from, RoundsFrom::Adjacent);
         assert_eq!(p.rounds, vec![[0, 1], [2, 3]]);

@@ -9,7 +9,7 @@ use super::pool::Pool;
 use crate::compare::COUNT_FLOOR;
 use crate::record::monitors::is_monitor;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A CV (as a fraction) above which a monitor row counts as too sporadic.
 pub const SPORADIC_CV: f64 = 0.5;
@@ -42,8 +42,18 @@ pub fn rows(pool: &Pool) -> Vec<Sporadic> {
                 .push(m.value);
         }
     }
+    // A count below the floor in every run is left out with its per-operation row, as
+    // compare's second table leaves them out.
+    let small: BTreeSet<String> = by_key
+        .iter()
+        .filter(|(_, (v, unit))| unit == "count" && v.iter().all(|x| *x < COUNT_FLOOR))
+        .map(|(k, _)| k.clone())
+        .collect();
     let mut out = Vec::new();
     for (key, (v, unit)) in by_key {
+        if small.contains(&key) || small.contains(&key.replacen(".per-op", "", 1)) {
+            continue;
+        }
         let max = v.iter().copied().fold(0.0f64, f64::max);
         let min = v.iter().copied().fold(f64::INFINITY, f64::min);
         if min >= max || (unit == "count" && max < COUNT_FLOOR) {
@@ -84,9 +94,9 @@ pub fn rows(pool: &Pool) -> Vec<Sporadic> {
     out
 }
 
-/// A number in a few digits: 1234 → 1234, 1234567 → 1.23e6.
+/// A number in a few digits: 1234 → 1234, 1234567 → 1.23e6, 0.000123 → 1.23e-4.
 fn short(x: f64) -> String {
-    if x.abs() >= 1e6 {
+    if x.abs() >= 1e6 || (x != 0.0 && x.abs() < 0.01) {
         format!("{x:.2e}")
     } else if x.fract() == 0.0 {
         format!("{x:.0}")

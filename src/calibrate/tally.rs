@@ -128,9 +128,13 @@ impl Rates {
     /// The rates of `flags`; `kinds_seen` are the kinds the tables had rows of.
     pub fn of(flags: &[Flags], kinds_seen: &BTreeSet<&'static str>) -> Rates {
         let n = flags.len();
-        let count = |f: &dyn Fn(&Flags) -> bool| Rate::new(flags.iter().filter(|x| f(x)).count(), n);
+        let count =
+            |f: &dyn Fn(&Flags) -> bool| Rate::new(flags.iter().filter(|x| f(x)).count(), n);
         let mut kinds = Vec::new();
-        for k in std::iter::once(SCORES).chain(KINDS.iter().copied()).chain(["other"]) {
+        for k in std::iter::once(SCORES)
+            .chain(KINDS.iter().copied())
+            .chain(["other"])
+        {
             let hits = flags.iter().filter(|f| f.kinds.contains(k)).count();
             if hits > 0 || kinds_seen.contains(k) {
                 kinds.push((k.to_string(), Rate::new(hits, n)));
@@ -142,7 +146,10 @@ impl Rates {
                 *by_row.entry(r).or_default() += 1;
             }
         }
-        let mut top: Vec<(String, usize)> = by_row.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let mut top: Vec<(String, usize)> = by_row
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
         top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(5);
         Rates {
@@ -175,6 +182,9 @@ mod tests {
         assert!(lo.abs() < 1e-12, "{lo}");
         assert!((hi - 0.00762).abs() < 2e-4, "{hi}");
         let (lo, hi) = wilson(25, 500);
-        assert!((lo - 0.0341).abs() < 1e-3 && (hi - 0.0728).abs() < 1e-3, "{lo} {hi}");
+        assert!(
+            (lo - 0.0341).abs() < 1e-3 && (hi - 0.0728).abs() < 1e-3,
+            "{lo} {hi}"
+        );
     }
 }
