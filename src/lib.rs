@@ -32,8 +32,8 @@
 pub mod aim7;
 pub mod args;
 pub mod bisect;
-pub mod calibrate;
 pub mod build;
+pub mod calibrate;
 pub mod campaign;
 pub mod clock;
 pub mod commands;
