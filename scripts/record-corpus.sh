@@ -36,6 +36,7 @@ if [ $# -ne 1 ]; then
     exit 2
 fi
 out=$1
+given=$1
 if [ "$quick" = 1 ]; then
     runs=${RUNS:-6}
     rounds=${ROUNDS:-4}
@@ -44,10 +45,13 @@ else
     rounds=${ROUNDS:-12}
 fi
 
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${PATCHBENCH:-}" ]; then
     echo "building the release binary (cargo build --release)" >&2
-    cargo build --release >&2
-    pb=target/release/patchbench
+    (cd "$root" && cargo build --release >&2)
+    pb=${CARGO_TARGET_DIR:-$root/target}/release/patchbench
 else
     pb=$PATCHBENCH
 fi
@@ -64,7 +68,6 @@ else
 fi
 command -v gzip >/dev/null 2>&1 || { echo "needs gzip" >&2; exit 2; }
 
-mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/pb-corpus.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 dir=${DIR:-${TMPDIR:-/tmp}}
@@ -100,6 +103,11 @@ while [ "$lap" -le "$runs" ]; do
         *) record "$w" run "$w" $short --dir "$dir" ;;
         esac
     done
+    if [ "$lap" = 1 ]; then
+        lap_s=$(elapsed)
+        # Then the other laps, and the campaigns: 3 x 2 x ROUNDS short runs of about 2 s.
+        echo "the first lap took $lap_s s: about $(((lap_s * runs + 12 * rounds + 59) / 60)) min in all" >&2
+    fi
     lap=$((lap + 1))
 done
 
@@ -134,7 +142,7 @@ mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/nu
 {
     echo "# A/A corpus"
     echo
-    echo "Real runs of one kernel, recorded by \`scripts/record-corpus.sh$([ "$quick" = 1 ] && echo ' --quick') $out\`"
+    echo "Real runs of one kernel, recorded by \`scripts/record-corpus.sh$([ "$quick" = 1 ] && echo ' --quick') $given\`"
     echo "on $(date -u +%Y-%m-%d) in $total_s s, for \`tests/corpus_calibration.rs\` (the false-alarm rates"
     echo "of \`compare\` on real data) and \`patchbench calibrate\`'s docs. Every file is one"
     echo "gzip-compressed JSON-lines file: one \`patchbench.run/2\` document a line, as \`--json FILE\`"
