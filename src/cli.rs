@@ -6,8 +6,8 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 use patchbench::commands::{
-    agent, aim7, bisect, build, campaign, check, compare, completions, debug_writer, import, list,
-    model, push, run, scale, store,
+    agent, aim7, bisect, build, calibrate, campaign, check, compare, completions, debug_writer,
+    import, list, model, push, run, scale, store,
 };
 use patchbench::report::color::{self, ColorChoice};
 
@@ -64,6 +64,9 @@ pub enum Command {
     /// Compare base with patched, per metric: runs, means, spreads, the interval of the change,
     /// p and q, a verdict, and the runs needed to see 1 % and 2 %.
     Compare(compare::CompareArgs),
+    /// How often compare flags a row on this box with one kernel on both sides, from your own
+    /// A/A runs (a campaign or a label), and the smallest change it can detect.
+    Calibrate(calibrate::CalibrateArgs),
     /// Build a kernel from a git tree, a ref and patches (mbox or diff), or find it in the
     /// cache: one config for every build, fairness options pinned; prints its id and files.
     Build(build::BuildArgs),
@@ -109,6 +112,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Import(a) => import::execute(&a),
         Command::Push(a) => push::execute(&a),
         Command::Compare(a) => compare::execute(&a),
+        Command::Calibrate(a) => calibrate::execute(&a),
         Command::Build(a) => build::build(&a),
         Command::Builds(a) => build::builds(&a),
         Command::Campaign(a) => campaign::execute(&a),

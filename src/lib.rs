@@ -13,7 +13,7 @@
 //!   limits).
 //! - `record` (the result model, the domain of its numbers, its sinks, the atomic file
 //!   writer), `report` (every renderer, stdout, progress), `store`, `import`, `compare`,
-//!   `stats`.
+//!   `stats`; `calibrate` (how often `compare` flags a row on real A/A data, resampled).
 //! - shared bits: `sysinfo`, `fsinfo`, `clock`, `private_dir`, `progress` (the one progress
 //!   line), `error`, `safe_text` (how data strings are shown on a terminal and in text
 //!   formats: the one sanitising layer); `emergency`, `out_of_memory` and `remove_tree` (the exit path that
@@ -33,6 +33,7 @@ pub mod aim7;
 pub mod args;
 pub mod bisect;
 pub mod build;
+pub mod calibrate;
 pub mod campaign;
 pub mod clock;
 pub mod commands;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The layers, top to bottom; a module may use its own layer and the ones below.
 const LAYERS: &[&[&str]] = &[
     &["commands"],
-    &["args", "bisect", "compare", "import", "report"],
+    &["args", "bisect", "calibrate", "compare", "import", "report"],
     &[
         "aim7",
         "build",

@@ -29,7 +29,9 @@ pub fn primary_key(spec: &CampaignSpec, runs: &[RunRecord]) -> Option<String> {
     headline(&first.metrics).map(Metric::key)
 }
 
-fn headline(metrics: &[Metric]) -> Option<&Metric> {
+/// The headline metric of a run's metrics (see [`primary_key`]); also what `calibrate` plants
+/// its changes in.
+pub fn headline(metrics: &[Metric]) -> Option<&Metric> {
     let param = |m: &Metric, k: &str| m.params.get(k).and_then(|v| v.parse::<u64>().ok());
     let index = metrics
         .iter()

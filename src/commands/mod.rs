@@ -1,6 +1,6 @@
 //! The commands, one file each with its arguments and what it does: `run`, `list`, `check`,
 //! `aim7`, `scale`, `model`, the store commands (`runs`, `show`, `export`, `rm`), `import`, `push`,
-//! `compare`, `build` and `builds`, `campaign`, `agent`, `completions` and `man`, and the hidden testing aids. What several share (store options, harness options,
+//! `compare`, `calibrate`, `build` and `builds`, `campaign`, `agent`, `completions` and `man`, and the hidden testing aids. What several share (store options, harness options,
 //! the sink set, the fingerprint a measuring command starts with, how a run ends) is in
 //! `shared`. The commands validate everything before any work and hand their runs to the
 //! harnesses; the harnesses never see a clap type.
@@ -9,6 +9,7 @@ pub mod agent;
 pub mod aim7;
 pub mod bisect;
 pub mod build;
+pub mod calibrate;
 pub mod campaign;
 pub mod campaign_build;
 pub mod campaign_kexec;

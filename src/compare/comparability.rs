@@ -56,9 +56,14 @@ pub fn fingerprint(base: &Side, patched: &Side) -> Vec<Attribute> {
 /// difference warns ([`meaning::warns`]: not the kernel's). The values are quoted escaped and cut (`crate::safe_text::field`): a 100 KB host
 /// name is a line of the warning, not the whole screen; the fingerprint keeps them whole.
 pub fn differences(base: &Side, patched: &Side) -> Vec<String> {
+    differences_in(&fingerprint(base, patched), base, patched)
+}
+
+/// [`differences`] from the sides' fingerprint, already made (`compare` makes it once).
+pub fn differences_in(fingerprint: &[Attribute], base: &Side, patched: &Side) -> Vec<String> {
     use crate::safe_text::field;
-    fingerprint(base, patched)
-        .into_iter()
+    fingerprint
+        .iter()
         .filter(|a| a.differs && meaning::warns(&a.name))
         .map(|a| {
             if a.name == IN_WINDOW {

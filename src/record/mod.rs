@@ -202,8 +202,21 @@ pub fn metric_key(name: &str, params: &BTreeMap<String, String>) -> String {
     if params.is_empty() {
         return name.to_string();
     }
-    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!("{name}[{}]", p.join(","))
+    // Written into one string: compare makes a key for every metric of every run.
+    let len = params
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 2)
+        .sum::<usize>();
+    let mut key = String::with_capacity(name.len() + len + 1);
+    key.push_str(name);
+    for (i, (k, v)) in params.iter().enumerate() {
+        key.push(if i == 0 { '[' } else { ',' });
+        key.push_str(k);
+        key.push('=');
+        key.push_str(v);
+    }
+    key.push(']');
+    key
 }
 
 /// A command's settings struct as the record's `config` map.

@@ -1,13 +1,14 @@
 //! Every renderer: the UnixBench text report and CSV, the test list, compare's formats (and
 //! the rounds of a paired comparison, `campaign_rounds`), the
 //! HTML report (`html`), the will-it-scale tables and plot, AIM7's table, the models' tables,
-//! the store's listings, the builds (`build`), a bisection (`bisect`), and the terminal: standard output (closed-pipe safe), the terminal
+//! the store's listings, the builds (`build`), a bisection (`bisect`), `calibrate`'s rates, and the terminal: standard output (closed-pipe safe), the terminal
 //! reporter sink and colour (`color`). (The progress line, which the harnesses draw, is
 //! `crate::progress`.)
 
 pub mod aim7;
 pub mod bisect;
 pub mod build;
+pub mod calibrate;
 pub mod campaign;
 pub mod campaign_rounds;
 pub mod check;
