@@ -520,3 +520,53 @@ fn an_interrupted_run_keeps_the_tests_that_finished_in_json_and_store() {
         "private directory removed"
     );
 }
+
+/// The perf_event descriptors a `run syscall` holds one second into its timed pass, with the
+/// extra arguments `extra`.
+fn perf_events_held_while_measuring(extra: &[&str]) -> usize {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std_bin()
+        .args([
+            "run",
+            "syscall",
+            "--copies",
+            "1",
+            "--passes",
+            "1",
+            "--duration",
+            "3",
+            "--no-settle",
+            "--no-store",
+        ])
+        .args(extra)
+        .arg("--dir")
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let needle = dir.path().to_string_lossy().into_owned();
+    while processes_in(&needle).is_empty() {
+        assert!(Instant::now() < deadline, "the worker never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let held = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.to_string_lossy() == "anon_inode:[perf_event]")
+        .count();
+    let status = wait_with_timeout(&mut child, Duration::from_secs(60));
+    assert!(status.success(), "{status:?}");
+    held
+}
+
+#[test]
+fn nothing_of_ours_counts_inside_the_timed_window_unless_asked() {
+    // The default monitors are read around the window: no perf counter is open while the
+    // workload is timed (an inherited one costs context1 and spawn 12-18 %).
+    assert_eq!(perf_events_held_while_measuring(&[]), 0);
+    // --perf-stat opens the workload's inherited counters: at least the four software events.
+    assert!(perf_events_held_while_measuring(&["--perf-stat"]) >= 4);
+}

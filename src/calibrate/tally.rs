@@ -107,7 +107,18 @@ pub fn wilson(hits: usize, n: usize) -> (f64, f64) {
     let d = 1.0 + Z * Z / n;
     let centre = (p + Z * Z / (2.0 * n)) / d;
     let half = Z * (p * (1.0 - p) / n + Z * Z / (4.0 * n * n)).sqrt() / d;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    // At 0 or n hits the bound on that side is the rate itself (rounding must not move it).
+    let low = if hits == 0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let high = if hits as f64 == n {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
+    (low, high)
 }
 
 /// The rates of a set of tables.

@@ -26,23 +26,26 @@ pub struct Floor {
     pub min: f64,
 }
 
+/// The floor of most count rows (LKP's for interrupts): 100 events in some run.
+pub const COUNT_FLOOR: f64 = 100.0;
+
 /// The floors, first match wins (per-op rows follow their count row, see [`too_few`]).
 pub const FLOORS: &[Floor] = &[
     // LKP: interrupts.* below 100 are not judged.
     Floor {
         prefix: "interrupts.",
         unit: None,
-        min: 100.0,
+        min: COUNT_FLOOR,
     },
     Floor {
         prefix: "softirqs.",
         unit: None,
-        min: 100.0,
+        min: COUNT_FLOOR,
     },
     Floor {
         prefix: "proc-vmstat.",
         unit: None,
-        min: 100.0,
+        min: COUNT_FLOOR,
     },
     // A quota's throttled periods: one per 100 ms period at most, so a few seconds give tens.
     Floor {
@@ -63,7 +66,7 @@ pub const FLOORS: &[Floor] = &[
     Floor {
         prefix: "schedstat.",
         unit: Some("count"),
-        min: 100.0,
+        min: COUNT_FLOOR,
     },
     // LKP: perf-profile shares below 1 percentage point are not judged.
     Floor {
@@ -80,13 +83,13 @@ pub const FLOORS: &[Floor] = &[
     Floor {
         prefix: "time.",
         unit: Some("count"),
-        min: 100.0,
+        min: COUNT_FLOOR,
     },
     // Any other count (perf-stat events, …).
     Floor {
         prefix: "",
         unit: Some("count"),
-        min: 100.0,
+        min: COUNT_FLOOR,
     },
 ];
 
@@ -110,11 +113,21 @@ pub fn too_few(name: &str, unit: &str, largest: f64) -> Option<String> {
         format!(
             "too few events here: at most {} {unit} in any run, below the floor of {} for \
              {}* rows",
-            crate::report::compare::num(largest),
+            shown(largest),
             f.min,
             f.prefix
         )
     })
+}
+
+/// A run's largest value as the reason prints it: a whole number as such, else 3 significant
+/// digits (the report's own formats are above this module).
+fn shown(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
 }
 
 /// The reason of a per-operation row whose count row is below its floor.

@@ -20,6 +20,7 @@ pub mod absent_shares;
 pub mod comparability;
 pub mod curves;
 pub mod floors;
+pub use floors::COUNT_FLOOR;
 pub mod meaning;
 pub mod model;
 pub mod paired;
