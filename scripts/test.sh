@@ -4,6 +4,7 @@
 # with the reason rather than passing, so the set-up is done here, once, before any test.
 #
 #   scripts/test.sh                 install what is missing, then `cargo test --no-fail-fast`
+#                                   and the real-data calibration optimised (`--release`)
 #   scripts/test.sh -- ARGS         the same, with ARGS for cargo test (e.g. `--test vm`)
 #   scripts/test.sh --install-only  install what is missing, run nothing
 #   scripts/test.sh --dry-run       say what would be installed; install and run nothing
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
     --dry-run) mode=dry-run ;;
     --install-only) mode=install ;;
     --) shift; cargo_args=("$@"); break ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scripts/test.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -133,4 +134,13 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 cargo --version
-exec cargo test --locked --no-fail-fast "${cargo_args[@]}"
+if [ ${#cargo_args[@]} -gt 0 ]; then
+  exec cargo test --locked --no-fail-fast "${cargo_args[@]}"
+fi
+status=0
+cargo test --locked --no-fail-fast || status=$?
+# The real-data calibration (tests/corpus_calibration.rs) resamples thousands of A/A tables
+# of 400-row runs through `compare`: minutes unoptimised, so it is ignored in a debug build
+# and run here optimised.
+cargo test --release --locked --test corpus_calibration || status=$?
+exit $status

@@ -6,7 +6,7 @@
 //!   AIM7's jobs/min, will-it-scale's ops at the most tasks, …) × 0.95: a 5 % loss;
 //! - a steady counter × 2: of the monitor rows present in every run, at least
 //!   [`COUNT_FLOOR`] in each (counts; other units above 0) and with a CV above 0 and at most
-//!   [`STEADY_CV`], the one with the median CV;
+//!   [`STEADY_CV`], the one with the median CV, of the count rows only (a gauge drifts);
 //! - a sporadic counter made steady: of the count rows present in every run, zero in some and
 //!   at least [`COUNT_FLOOR`] in another, the one non-zero in most runs (then by key); the
 //!   patched side's values are all replaced by the base side's largest value in that table.
@@ -128,6 +128,11 @@ pub fn choose(pool: &Pool) -> Vec<Plant> {
         .filter_map(|(k, (v, _))| Some((cv_pct(v)?, k)))
         .filter(|(cv, _)| *cv > 0.0 && *cv <= 100.0 * STEADY_CV)
         .collect();
+    // Counters only (counts of events): a gauge such as MemAvailable drifts over a session,
+    // and a drifting row is labelled so, not judged; a pool without a steady count has no
+    // such plant.
+    let is_count = |k: &String| by_key.get(k).is_some_and(|(_, m)| m.unit == "count");
+    steady.retain(|(_, k)| is_count(k));
     steady.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
     if let Some((cv, key)) = steady.get(steady.len() / 2) {
         if let Some((_, m)) = by_key.get(*key) {
