@@ -294,22 +294,13 @@ fn a_directory_that_refuses_files_is_an_error_not_a_panic() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
-/// Starts a long run in `dir`, waits until its workers are running, and returns it.
-fn start_long_run(dir: &Path, tests: &str) -> std::process::Child {
+/// Starts `patchbench run ARGS --no-settle --no-store --dir DIR`, waits until `workers` of
+/// its workers are running, and returns it (stdout and stderr piped).
+fn start_run(dir: &Path, args: &[&str], workers: usize) -> std::process::Child {
     let child = std_bin()
-        .args([
-            "run",
-            tests,
-            "--copies",
-            "2",
-            "--passes",
-            "3",
-            "--duration",
-            "30",
-            "--no-settle",
-            "--no-store",
-        ])
-        .arg("--dir")
+        .arg("run")
+        .args(args)
+        .args(["--no-settle", "--no-store", "--dir"])
         .arg(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -317,11 +308,17 @@ fn start_long_run(dir: &Path, tests: &str) -> std::process::Child {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     let needle = dir.to_string_lossy().into_owned();
-    while processes_in(&needle).len() < 2 {
+    while processes_in(&needle).len() < workers {
         assert!(Instant::now() < deadline, "workers never started");
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
     child
+}
+
+/// Starts a long run in `dir`, waits until its workers are running, and returns it.
+fn start_long_run(dir: &Path, tests: &str) -> std::process::Child {
+    let args = [tests, "--copies", "2", "--passes", "3", "--duration", "30"];
+    start_run(dir, &args, 2)
 }
 
 fn signal_run(signal: i32, expected: i32) {
@@ -525,32 +522,16 @@ fn an_interrupted_run_keeps_the_tests_that_finished_in_json_and_store() {
 /// extra arguments `extra`.
 fn perf_events_held_while_measuring(extra: &[&str]) -> usize {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = std_bin()
-        .args([
-            "run",
-            "syscall",
-            "--copies",
-            "1",
-            "--passes",
-            "1",
-            "--duration",
-            "3",
-            "--no-settle",
-            "--no-store",
-        ])
-        .args(extra)
-        .arg("--dir")
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let needle = dir.path().to_string_lossy().into_owned();
-    while processes_in(&needle).is_empty() {
-        assert!(Instant::now() < deadline, "the worker never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let args = [
+        "syscall",
+        "--copies",
+        "1",
+        "--passes",
+        "1",
+        "--duration",
+        "3",
+    ];
+    let mut child = start_run(dir.path(), &[&args[..], extra].concat(), 1);
     std::thread::sleep(Duration::from_millis(1000));
     let held = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
         .unwrap()

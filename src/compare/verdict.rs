@@ -400,16 +400,19 @@ fn failed_row(r: &RowInput, s: &Settings) -> Judgement {
         side.iter().filter(|v| v.value > 0.0).cloned().collect()
     };
     let (kb, kn) = (ok(r.base), ok(r.new));
-    let failed: Vec<Failed> = [(r.names.0, r.base, &kb), (r.names.1, r.new, &kn)]
-        .into_iter()
-        .filter(|(_, all, kept)| all.len() > kept.len())
-        .map(|(side, all, kept)| Failed {
-            side: side.to_string(),
-            patched: std::ptr::eq(all, r.new),
-            runs: all.len() - kept.len(),
-            of: all.len(),
-        })
-        .collect();
+    let failed: Vec<Failed> = [
+        (r.names.0, false, r.base, &kb),
+        (r.names.1, true, r.new, &kn),
+    ]
+    .into_iter()
+    .filter(|(_, _, all, kept)| all.len() > kept.len())
+    .map(|(side, patched, all, kept)| Failed {
+        side: side.to_string(),
+        patched,
+        runs: all.len() - kept.len(),
+        of: all.len(),
+    })
+    .collect();
     let said: Vec<String> = failed.iter().map(Failed::describe).collect();
     let said = said.join(" and ");
     if kb.is_empty() || kn.is_empty() {

@@ -9,6 +9,8 @@
 //! fork, exit and context switch of the workload. Where the workload was measured at another
 //! size (copies, load, tasks) the nearest one measured is said, with its size.
 
+use std::collections::BTreeMap;
+
 /// Where the figures were measured.
 pub const MEASURED_ON: &str = "this project's 2-CPU VM (AMD EPYC, kernel 6.18), 2 s passes, 7 \
                                triples, 2026-12-07; benches/monitor_overhead.rs";
@@ -230,14 +232,18 @@ const PERF_STAT: &[Cost] = &[
     },
 ];
 
-/// The measured cost of `--perf-stat` for a unit with these params (`test`, and `copies`,
-/// `load` or `tasks`, and `mode`), at its size or the nearest size measured.
-pub fn perf_stat(params: &std::collections::BTreeMap<String, String>) -> Option<Cost> {
+/// A unit's size: which param holds it (`copies`, `load` or `tasks`) and its value.
+pub fn size_of(params: &BTreeMap<String, String>) -> Option<(&'static str, u32)> {
+    ["copies", "load", "tasks"]
+        .into_iter()
+        .find_map(|k| Some((k, params.get(k)?.parse().ok()?)))
+}
+
+/// The measured cost of `--perf-stat` for a unit with these params (`test`, its size, and
+/// `mode`), at its size or the nearest size measured.
+pub fn perf_stat(params: &BTreeMap<String, String>) -> Option<Cost> {
     let test = params.get("test")?;
-    let size: u32 = ["copies", "load", "tasks"]
-        .iter()
-        .find_map(|k| params.get(*k)?.parse().ok())
-        .unwrap_or(1);
+    let size = size_of(params).map_or(1, |(_, n)| n);
     let mode = params.get("mode").map(String::as_str).unwrap_or("");
     PERF_STAT
         .iter()

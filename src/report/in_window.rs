@@ -51,29 +51,20 @@ pub fn note(record: &RunRecord) -> String {
         } else {
             u.title.clone()
         };
-        let size = ["copies", "load", "tasks"]
-            .iter()
-            .find_map(|k| u.params.get(*k).map(|v| format!("{k} {v}")))
-            .unwrap_or_default();
+        let size = in_window_cost::size_of(&u.params);
+        let shown = size.map_or(String::new(), |(k, n)| format!("{k} {n}"));
         let line = match in_window_cost::perf_stat(&u.params) {
             Some(c) => {
-                let at = match u
-                    .params
-                    .get("copies")
-                    .or(u.params.get("load"))
-                    .or(u.params.get("tasks"))
-                {
-                    Some(v) if v.parse::<u32>().ok() != Some(c.size) => {
-                        format!(" (measured at {})", c.size)
-                    }
+                let at = match size {
+                    Some((_, n)) if n != c.size => format!(" (measured at {})", c.size),
                     _ => String::new(),
                 };
                 format!(
-                    "  {name} [{size}]: ×{:.3} ({:.3}-{:.3}, median of {} pairs){at}\n",
+                    "  {name} [{shown}]: ×{:.3} ({:.3}-{:.3}, median of {} pairs){at}\n",
                     c.median, c.min, c.max, c.pairs
                 )
             }
-            None => format!("  {name} [{size}]: not measured for this workload\n"),
+            None => format!("  {name} [{shown}]: not measured for this workload\n"),
         };
         out.push_str(&line);
     }
