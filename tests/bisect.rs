@@ -140,8 +140,11 @@ fn run(cmd: &mut std::process::Command) -> (Option<i32>, String, String) {
     (status.code(), o.join().unwrap(), e.join().unwrap())
 }
 
+/// `bisect start` on the tiny kernel in a TCG guest; the endpoints' campaign has `rounds`
+/// rounds, the steps are sized by the rule from one round up.
 fn start(
     store: &Path,
+    rounds: &str,
     kt: &KernelTree,
     name: &str,
     good: &str,
@@ -167,8 +170,6 @@ fn start(
             "1",
             "--memory",
             "512",
-            "--rounds",
-            "3",
             "--min-step-rounds",
             "1",
             "--step-timeout",
@@ -176,6 +177,7 @@ fn start(
             "--seed",
             "7",
         ])
+        .args(["--rounds", rounds])
         .args(extra)
         .arg("--")
         .args(WORKLOAD);
@@ -207,8 +209,12 @@ fn a_slower_getppid_is_found_in_the_plain_steps_confirmed_and_reported() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.db");
     let t = Instant::now();
+    // Five rounds at the endpoints: in one CI run three rounds of this 63 % slowdown read
+    // -62.95 % [-86.57 %, +2.25 %] (a per-round sd of 0.41 on the log scale, the TCG guests
+    // of a loaded machine), which holds 0.
     let (code, out, err) = run(&mut start(
         &store,
+        "5",
         &kt,
         "slow",
         &kt.head,
@@ -300,7 +306,7 @@ fn a_commit_that_does_not_build_is_skipped_and_an_interrupted_bisection_resumes(
     // step, seq 02, is the broken commit, which gets no campaign: the second's is `.03-step-`,
     // named once when it is made and again when its first run starts).
     let (status, rest) = interrupt_after(
-        &mut start(&store, &kt, "broken", &kt.head, "bisect-broken", &[]),
+        &mut start(&store, "3", &kt, "broken", &kt.head, "bisect-broken", &[]),
         ".03-step-",
         2,
         libc::SIGINT,
@@ -333,7 +339,7 @@ fn a_commit_that_does_not_build_is_skipped_and_an_interrupted_bisection_resumes(
 }
 
 #[test]
-fn an_endpoints_campaign_that_finds_no_change_stops_and_says_so_with_its_interval() {
+fn an_endpoints_campaign_whose_interval_holds_0_stops_and_says_so_with_its_interval() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let kt = kernel_tree();
     // Eight commits that change a text file only: the same kernel code at both ends.
@@ -343,9 +349,13 @@ fn an_endpoints_campaign_that_finds_no_change_stops_and_says_so_with_its_interva
     let t = Instant::now();
     // 99.9 %: this test is about what the bisection does when its endpoints show no change
     // (the calibration of that call is the simulation's, tests/bisect_simulation.rs), so the
-    // endpoints' interval must hold 0 on every run, not on 95 % of them.
+    // endpoints' interval must hold 0 on every run, not on 95 % of them. Three rounds of a TCG
+    // guest at 99.9 % (t = 31.6) give an interval far wider than the ±1 % noise band, so the
+    // answer is "inconclusive", never "no change" (which needs the whole interval inside the
+    // band: src/bisect/rule.rs's unit tests).
     let (code, out, err) = run(&mut start(
         &store,
+        "3",
         &kt,
         "same",
         &kt.head,
@@ -357,13 +367,14 @@ fn an_endpoints_campaign_that_finds_no_change_stops_and_says_so_with_its_interva
     assert_eq!(code, Some(2), "{err}");
     let last = err.trim().lines().last().unwrap_or_default();
     assert!(
-        last.contains("the endpoints' campaign finds no change (")
+        last.contains("the endpoints' campaign is inconclusive (")
             && last.contains(" %, ")
-            && last.contains("in 3 rounds"),
+            && last.contains("in 3 rounds")
+            && last.contains("measure longer"),
         "{err}"
     );
     let doc: serde_json::Value = serde_json::from_str(&report(&store, "same", "json")).unwrap();
-    assert_eq!(doc["answer"]["kind"], "no-change", "{doc}");
+    assert_eq!(doc["answer"]["kind"], "inconclusive", "{doc}");
     assert_eq!(doc["state"], "finished", "{doc}");
     assert!(steps_of(&doc, "step").is_empty(), "{doc}");
     let e = &doc["endpoints"];
@@ -372,7 +383,10 @@ fn an_endpoints_campaign_that_finds_no_change_stops_and_says_so_with_its_interva
         "{e}"
     );
     let text = report(&store, "same", "text");
-    assert!(text.contains("no change between the endpoints"), "{text}");
+    assert!(
+        text.contains("inconclusive between the endpoints"),
+        "{text}"
+    );
 }
 
 /// A small git tree of three commits.

@@ -390,10 +390,12 @@ impl Bisector<'_> {
                 Conclusion::NoChange,
                 "finished",
                 Some(format!(
-                    "no change between the endpoints: {} [{}, {}]",
+                    "{} between the endpoints: {} [{}, {}], {}",
+                    e.says(),
                     pct(e.mean),
                     pct(e.lower),
-                    pct(e.upper)
+                    pct(e.upper),
+                    e.why_nothing()
                 )),
             ));
         }
@@ -728,13 +730,18 @@ impl Bisector<'_> {
                 spec,
                 p,
                 &format!(
-                    "{} {} [{}, {}] in {} rounds{}",
-                    if e.found() { "change" } else { "no change:" },
+                    "{}{} {} [{}, {}] in {} rounds{}",
+                    e.says(),
+                    if e.found() { "" } else { ":" },
                     pct(e.mean),
                     pct(e.lower),
                     pct(e.upper),
                     e.rounds,
-                    if e.found() { "" } else { "; nothing to bisect" }
+                    if e.found() {
+                        String::new()
+                    } else {
+                        format!(", {}; nothing to bisect", e.why_nothing())
+                    }
                 ),
             );
             p.endpoints = Some(e);

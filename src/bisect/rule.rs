@@ -2,8 +2,10 @@
 //!
 //! **Endpoints first.** A paired campaign of the good endpoint (base) against the bad one
 //! (patched) gives, per round, `d = ln(bad / good)`: their mean D̂ is the change on this box,
-//! with a paired t interval. Where that interval contains 0 there is no change to bisect and
-//! the bisection stops there, saying so with the interval ([`Endpoints::found`]).
+//! with a paired t interval. Where that interval contains 0 there is nothing to bisect and the
+//! bisection stops there, saying so with the interval ([`Endpoints::found`]): "no change" only
+//! where the whole interval lies inside the noise band ([`NOISE_BAND_PCT`],
+//! [`Endpoints::no_change`]), else "inconclusive", which says to measure longer.
 //!
 //! **Each step** is a paired campaign of the candidate (patched) against the good endpoint
 //! (base): per round `x = ln(candidate / good)`. A candidate before the culprit sits at the
@@ -64,6 +66,10 @@ impl Default for Settings {
     }
 }
 
+/// The noise band of the endpoints' "no change", in % (± on the log scale): `compare`'s
+/// default band. An interval that holds 0 but reaches beyond it is inconclusive.
+pub const NOISE_BAND_PCT: f64 = 1.0;
+
 /// What the endpoints' campaign measured: D̂ = mean ln(bad / good) and its interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Endpoints {
@@ -93,6 +99,35 @@ impl Endpoints {
     /// Whether there is a change to bisect: the interval excludes 0.
     pub fn found(&self) -> bool {
         self.lower > 0.0 || self.upper < 0.0
+    }
+
+    /// Whether the endpoints show no change: the whole interval inside ±[`NOISE_BAND_PCT`].
+    pub fn no_change(&self) -> bool {
+        let band = (NOISE_BAND_PCT / 100.0).ln_1p();
+        self.lower > -band && self.upper < band
+    }
+
+    /// What the endpoints say, in words: `change`, `no change` or `inconclusive`.
+    pub fn says(&self) -> &'static str {
+        if self.found() {
+            "change"
+        } else if self.no_change() {
+            "no change"
+        } else {
+            "inconclusive"
+        }
+    }
+
+    /// Why a bisection whose endpoints found nothing stops, after the interval's words.
+    pub fn why_nothing(&self) -> String {
+        if self.no_change() {
+            format!("inside the ±{NOISE_BAND_PCT} % noise band")
+        } else {
+            format!(
+                "the interval holds 0 but reaches beyond the ±{NOISE_BAND_PCT} % noise band: \
+                 measure longer (--rounds, --until)"
+            )
+        }
     }
 
     /// The midpoint D̂/2 the steps are judged against.
@@ -290,6 +325,18 @@ mod tests {
         assert!((e.threshold() + 0.0525).abs() < 1e-12);
         let none = Endpoints::of(&[-0.05, 0.04, 0.01], 0.95).unwrap();
         assert!(!none.found());
+        // It holds 0 but reaches far beyond the ±1 % band: inconclusive, not "no change".
+        assert!(
+            !none.no_change() && none.says() == "inconclusive",
+            "{none:?}"
+        );
+        assert!(none.why_nothing().contains("measure longer"));
+        // Every round within 0.2 % of the other side: inside the band, "no change".
+        let same = Endpoints::of(&[-0.002, 0.001, 0.0005, -0.001, 0.0015], 0.95).unwrap();
+        assert!(!same.found() && same.no_change() && same.says() == "no change");
+        assert!(same.why_nothing().contains("inside the ±1 % noise band"));
+        // A 10 % change is a change, whatever the band.
+        assert_eq!(e.says(), "change");
         assert!(Endpoints::of(&[0.1], 0.95).is_none());
         assert!(Endpoints::of(&[0.1, f64::NAN], 0.95).is_none());
     }

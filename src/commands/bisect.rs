@@ -324,14 +324,30 @@ fn run(mut store: crate::store::db::Store, name: &str, signals: &Signals) -> any
     let view = view_of(&store, name)?;
     crate::report::print(&crate::report::bisect::text(&view, false))?;
     match ended {
-        Ended::Finished(Conclusion::NoChange) => Err(Usage(format!(
-            "bisect {name}: the endpoints' campaign finds no change ({}); nothing to bisect: \
-             measure longer (--rounds, --until) or check the endpoints",
-            view.endpoints
-                .map(|e| format!("{} in {} rounds", e.words(), e.rounds))
-                .unwrap_or_default()
-        ))
-        .into()),
+        Ended::Finished(Conclusion::NoChange) => {
+            let inconclusive = view
+                .answer
+                .as_ref()
+                .is_some_and(|a| a.kind == "inconclusive");
+            Err(Usage(format!(
+                "bisect {name}: the endpoints' campaign {} ({}); nothing to bisect: {}",
+                if inconclusive {
+                    "is inconclusive"
+                } else {
+                    "finds no change"
+                },
+                view.endpoints
+                    .map(|e| format!("{} in {} rounds", e.words(), e.rounds))
+                    .unwrap_or_default(),
+                if inconclusive {
+                    "its interval holds 0 but reaches beyond the noise band; measure longer \
+                     (--rounds, --until) or check the endpoints"
+                } else {
+                    "its interval lies inside the noise band"
+                }
+            ))
+            .into())
+        }
         _ => Ok(0),
     }
 }

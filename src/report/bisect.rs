@@ -7,7 +7,7 @@
 
 use crate::bisect::flow::confirmation_words;
 use crate::bisect::git::Commit;
-use crate::bisect::rule::Verdict;
+use crate::bisect::rule::{Verdict, NOISE_BAND_PCT};
 use crate::bisect::search::{Answer, Mark, Search};
 use crate::bisect::state::{BisectSpec, Conclusion, PathState, PathStep, Role};
 use crate::safe_text::field;
@@ -76,7 +76,8 @@ pub struct StepView {
 /// The answer, as shown.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AnswerView {
-    /// `commit`, `range`, `no-change`, `unfinished`.
+    /// `commit`, `range`, `no-change` (the endpoints' interval inside the noise band),
+    /// `inconclusive` (it holds 0 but reaches beyond the band), `unfinished`.
     pub kind: String,
     /// The first bad commit (kind commit), or the range's commits (oldest first).
     pub commits: Vec<Commit>,
@@ -235,7 +236,16 @@ impl BisectView {
         };
         let answer = conclusion.map(|c| {
             let (kind, commits) = match c {
-                Conclusion::NoChange => ("no-change", Vec::new()),
+                Conclusion::NoChange => {
+                    let inside = path
+                        .iter()
+                        .find_map(|p| p.endpoints)
+                        .is_some_and(|e| e.no_change());
+                    (
+                        if inside { "no-change" } else { "inconclusive" },
+                        Vec::new(),
+                    )
+                }
                 Conclusion::Found(Answer::FirstBad(i)) => {
                     ("commit", vec![spec.candidates[*i].clone()])
                 }
@@ -307,7 +317,15 @@ impl BisectView {
                 a.commits[0].short(),
                 a.commits[a.commits.len() - 1].short()
             ),
-            "no-change" => "no change between the endpoints: nothing to bisect".to_string(),
+            "no-change" => format!(
+                "no change between the endpoints (inside the ±{NOISE_BAND_PCT} % noise band): \
+                 nothing to bisect"
+            ),
+            "inconclusive" => format!(
+                "inconclusive between the endpoints (the interval holds 0 but reaches beyond \
+                 the ±{NOISE_BAND_PCT} % noise band): nothing bisected; measure longer \
+                 (--rounds, --until)"
+            ),
             _ => format!(
                 "not finished: the change lies in {} commits {}..{}",
                 a.commits.len(),
