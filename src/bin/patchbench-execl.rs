@@ -13,7 +13,7 @@
 //! Usage (by `patchbench-worker`): `patchbench-execl 0 DURATION_MS COUNT START_NS`, UnixBench's
 //! continuation form with the duration in milliseconds and the start on the monotonic clock
 //! in nanoseconds.
-#![no_std]
+#![cfg_attr(panic = "abort", no_std)]
 #![no_main]
 
 mod nostd;

@@ -14,7 +14,7 @@
 //! - `exec` (`sysexec`, UnixBench's `syscall SECS exec`): `fork()`; the child
 //!   `execl("/bin/true", "/bin/true", NULL)`, or `exit(1)` if that fails; the parent
 //!   `waitpid()`s for it. Like UnixBench's `syscall` the program forking is a small libc one.
-#![no_std]
+#![cfg_attr(panic = "abort", no_std)]
 #![no_main]
 
 mod nostd;

@@ -4,7 +4,10 @@
 //!
 //! These programs use no Rust runtime or standard library (a C `main`, libc calls only), so
 //! they link only libc and their process costs (exec, fork, exit) are those of a small C
-//! program. This needs `panic = "abort"` (Cargo.toml).
+//! program. That needs `panic = "abort"`, as in the release and bench profiles (Cargo.toml).
+//! A dev or test build unwinds, so there the programs link std (with the same C `main`, and
+//! std's runtime initialisation skipped): they behave the same, but their exec and fork costs
+//! are not a small C program's, so measure with a release build.
 
 use core::ffi::c_char;
 
@@ -12,6 +15,7 @@ use core::ffi::c_char;
 #[link(name = "c")]
 extern "C" {}
 
+#[cfg(panic = "abort")]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: abort has no preconditions.
@@ -21,6 +25,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// The precompiled `core` is built for unwinding, so an unoptimised (dev) build still refers to
 /// the unwinding personality routine. With panic = "abort" nothing ever unwinds, so it is
 /// never called; this empty definition only satisfies the linker.
+#[cfg(panic = "abort")]
 #[no_mangle]
 extern "C" fn rust_eh_personality() {}
 
