@@ -364,14 +364,13 @@ fn a_full_disk_is_said_and_stores_nothing() {
 }
 
 #[test]
-fn a_compiler_error_shows_the_logs_tail_and_path_and_stores_nothing() {
+fn a_compiler_error_shows_the_logs_tail_and_path_stores_nothing_and_is_not_built_again() {
     let kt = kernel_tree();
     let before = builds_in(&kt.cache);
-    let (code, _, err) = run(&mut build_cmd(
-        &kt,
-        &kt.cache,
-        &["--patch", &fixture("build/broken.diff")],
-    ));
+    // A failure remembered by an earlier run of this test would answer at once: forget it.
+    let _ = std::fs::remove_dir_all(kt.cache.join(".work/failed"));
+    let broken = || build_cmd(&kt, &kt.cache, &["--patch", &fixture("build/broken.diff")]);
+    let (code, _, err) = run(&mut broken());
     assert_eq!(code, Some(2), "{err}");
     let line = last_line(&err);
     assert!(line.contains("the kernel build"), "{err}");
@@ -389,6 +388,21 @@ fn a_compiler_error_shows_the_logs_tail_and_path_and_stores_nothing() {
     assert!(
         !before.contains(&id) && !builds_in(&kt.cache).contains(&id),
         "no build stored"
+    );
+    // Asked again, the same key is refused at once with the first failure's message, and
+    // make does not run (no "building" line, no log tail).
+    let (code, _, again) = run(&mut broken());
+    assert_eq!(code, Some(2), "{again}");
+    let second = last_line(&again);
+    assert!(
+        second.contains(&format!(
+            "build {id} failed before, so it is not built again"
+        )) && second.ends_with(line.rsplit("patchbench: error: ").next().unwrap()),
+        "{again}"
+    );
+    assert!(
+        !again.contains("building ") && !again.contains("  | "),
+        "{again}"
     );
 }
 

@@ -12,6 +12,7 @@
 //!   .work/slots/<slot>/src      a build slot: a worktree, its object tree in src/.patchbench-obj
 //!   .work/configs/<memo>.json   resolved configs, by what they were resolved from
 //!   .work/logs/<id>.log         the log of the last failed build of a key
+//!   .work/failed/<id>.txt       a key that did not build, with its message (not built again)
 //!   .work/tmp/                  private staging directories (build-PID-*, config-PID-*)
 //!   .work/*.lock                locks (flock) of repositories and slots
 //! ```
@@ -116,6 +117,31 @@ impl Cache {
 
     pub fn failed_log(&self, id: &str) -> PathBuf {
         self.work().join("logs").join(format!("{id}.log"))
+    }
+
+    /// The record of build `id`'s failure to build: its one-line message. A key that failed
+    /// is not built again (its commit, config and compiler fail the same way); removing the
+    /// record retries it.
+    pub fn failed_record(&self, id: &str) -> PathBuf {
+        self.work().join("failed").join(format!("{id}.txt"))
+    }
+
+    /// The stored failure of build `id`, if it failed before.
+    pub fn failed_before(&self, id: &str) -> Option<String> {
+        std::fs::read_to_string(self.failed_record(id))
+            .ok()
+            .map(|m| m.trim().to_string())
+            .filter(|m| !m.is_empty())
+    }
+
+    /// Remembers that build `id` failed with `message`. Only a shortcut: a record that cannot
+    /// be written means the key is built (and fails) again next time.
+    pub fn remember_failure(&self, id: &str, message: &str) {
+        let path = self.failed_record(id);
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = write_atomic(&path, message.as_bytes());
     }
 
     /// Takes the lock called `name` (`repo-KEY`, `slot-KEY`), waiting (interruptibly) while

@@ -529,7 +529,8 @@ pub fn resolve(
             cache_root,
             progress,
             signals,
-        )?,
+        )?
+        .map_err(super::make::Failed::into_error)?,
         Some(t) => std::fs::write(&dot_config, t)
             .map_err(|e| full_or(cache_root, e, "cannot write the config"))?,
     }
@@ -554,7 +555,8 @@ pub fn resolve(
         cache_root,
         progress,
         signals,
-    )?;
+    )?
+    .map_err(super::make::Failed::into_error)?;
     let text = std::fs::read_to_string(&dot_config)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", dot_config.display()))?;
     let dropped = recheck(&requests, &text);

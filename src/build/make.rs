@@ -100,8 +100,23 @@ pub fn first_error(lines: &[String]) -> Option<&String> {
         .or_else(|| lines.iter().find(|l| l.contains("*** ")))
 }
 
+/// A build that make itself failed (the code does not build: not a signal, a deadline or a
+/// full disk), with its one-line message. The same key fails the same way every time, so the
+/// cache keeps it ([`super::cache::Cache::failed_record`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed(pub String);
+
+impl Failed {
+    /// The failure as the one-line error the user sees (bad input: exit status 2).
+    pub fn into_error(self) -> anyhow::Error {
+        Usage(self.0).into()
+    }
+}
+
 /// Runs `make` to its end, appending its output to `log`. `what` names the build in the
-/// progress line and in messages; `cache` names the disk in a full-disk message.
+/// progress line and in messages; `cache` names the disk in a full-disk message. The inner
+/// error is a failure of the code to build; the outer one everything else (interrupted, past
+/// its deadline, a full disk, a log that cannot be written).
 pub fn run(
     m: &Make,
     log: &Path,
@@ -109,7 +124,7 @@ pub fn run(
     cache: &Path,
     progress: &Progress,
     signals: &Signals,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Result<(), Failed>> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -172,7 +187,7 @@ pub fn run(
             if let Some(e) = log_failed {
                 return Err(full_or(cache, e, "cannot write the build log"));
             }
-            Ok(())
+            Ok(Ok(()))
         }
         Ended::Interrupted(i) => {
             let _ = writeln!(file, "(stopped by {})", i.name);
@@ -193,11 +208,10 @@ pub fn run(
             let first = first_error(&errors)
                 .map(|l| format!(": {}", crate::safe_text::field_cut(l.trim(), 200)))
                 .unwrap_or_default();
-            Err(Usage(format!(
+            Ok(Err(Failed(format!(
                 "the kernel build ({what}) failed, make {how}{first}; the whole log is {}",
                 log.display()
-            ))
-            .into())
+            ))))
         }
     }
 }

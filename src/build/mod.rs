@@ -45,7 +45,10 @@
 //!   paths), module signing off.
 //! - **Failures** are one line (bad input: exit status 2) and leave no finished build: a
 //!   build is staged privately and published by one rename ([`cache`]); the log of a failed
-//!   build stays in `CACHE/.work/logs/<id>.log`.
+//!   build stays in `CACHE/.work/logs/<id>.log`. A key whose code does not build is
+//!   remembered (`CACHE/.work/failed/<id>.txt`) and refused at once the next time it is asked
+//!   for, with the first failure's message: a bisection asks for a broken commit again on
+//!   every resume.
 //!
 //! Modules: [`tree`] (git), [`patches`] (mail and diffs), [`config`] (configs, fragments,
 //! checks), [`tools`] (what a build needs), [`make`] (kbuild under supervision), [`cache`]
@@ -416,9 +419,11 @@ fn run(
         if only_config {
             return Ok(Done::Config(m.clone()));
         }
-        if let Some(b) = found(&cache, &key_of(&commit, m, &compiler)) {
+        let key = key_of(&commit, m, &compiler);
+        if let Some(b) = found(&cache, &key) {
             return Ok(Done::Built(Box::new(b)));
         }
+        failed_before(&cache, &key.id())?;
     }
 
     // The slot: its worktree moved to the commit.
@@ -471,6 +476,7 @@ fn run(
     if let Some(b) = found(&cache, &key) {
         return Ok(Done::Built(Box::new(b)));
     }
+    failed_before(&cache, &id)?;
     let values = config::values(&resolved.text);
     tools::check(Some(&values))?;
     let has_modules = values.get("CONFIG_MODULES").is_some_and(|v| v == "y");
@@ -526,7 +532,11 @@ fn run(
         &cache.root,
         progress,
         signals,
-    )?;
+    )?
+    .map_err(|f| {
+        cache.remember_failure(&id, &f.0);
+        f.into_error()
+    })?;
     let release = std::fs::read_to_string(obj.join("include/config/kernel.release"))
         .map_err(|e| anyhow::anyhow!("the build left no kernel release: {e}"))?
         .trim()
@@ -573,7 +583,8 @@ fn run(
             &cache.root,
             progress,
             signals,
-        )?;
+        )?
+        .map_err(make::Failed::into_error)?;
         let mods = at.join(format!("lib/modules/{release}"));
         for link in ["build", "source"] {
             let _ = std::fs::remove_file(mods.join(link));
@@ -644,6 +655,19 @@ fn found(cache: &Cache, key: &BuildKey) -> Option<Build> {
     let mut b = Build::read(&dir).ok().filter(|b| b.key == *key)?;
     b.cached = true;
     Some(b)
+}
+
+/// Refuses a key that failed to build before, with the first failure's message: the same
+/// commit, config and compiler fail the same way (bisect's steps ask for them again).
+fn failed_before(cache: &Cache, id: &str) -> anyhow::Result<()> {
+    match cache.failed_before(id) {
+        Some(message) => Err(Usage(format!(
+            "build {id} failed before, so it is not built again (remove {} to retry): {message}",
+            cache.failed_record(id).display()
+        ))
+        .into()),
+        None => Ok(()),
+    }
 }
 
 fn read_memo(cache: &Cache, memo: &str) -> Option<config::Resolved> {
