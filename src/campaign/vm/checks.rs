@@ -202,7 +202,9 @@ fn check_side(spec: &CampaignSpec, side: &SideSpec) -> Result<SidePlan, String> 
         None => {
             if let Some(option) = modular_root_support(&kernel) {
                 return Err(format!(
-                    "the {name} side's kernel {} has {option}=m, but no modules were found for                      it (lib/modules/{} with a modules.dep beside its boot/, or                      --{name}-modules DIR)",
+                    "the {name} side's kernel {} has {option}=m, but no modules were found for \
+                     it (lib/modules/{} with a modules.dep beside its boot/, or \
+                     --{name}-modules DIR)",
                     kernel.release, kernel.release
                 ));
             }
