@@ -45,6 +45,10 @@ pub struct SystemInfo {
 
 const UNKNOWN: &str = "unknown";
 
+/// The key in [`SystemInfo::extra`] of a run measured beside another measurement on its
+/// machine (`--allow-overlap`): whom it overlapped (`pid 123 (patchbench run), started ...`).
+pub const MEASURED_BESIDE: &str = "measured_beside";
+
 impl SystemInfo {
     /// Reads the fingerprint of the machine this process runs on.
     pub fn collect() -> SystemInfo {

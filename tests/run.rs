@@ -551,3 +551,133 @@ fn nothing_of_ours_counts_inside_the_timed_window_unless_asked() {
     // --perf-stat opens the workload's inherited counters: at least the four software events.
     assert!(perf_events_held_while_measuring(&["--perf-stat"]) >= 4);
 }
+
+/// A `run syscall` of one short pass writing `json`, with `lock` as its measurement lock;
+/// stderr piped.
+fn locked_run(lock: &Path, json: &Path, extra: &[&str]) -> std::process::Child {
+    let dir = json.parent().unwrap();
+    std_bin()
+        .env(patchbench::proc::measure_lock::LOCK_ENV, lock)
+        .args(["run", "syscall", "--copies", "1", "--passes", "1"])
+        .args(["--duration", "0.5", "--no-settle", "--no-store", "--dir"])
+        .arg(dir)
+        .arg("--json")
+        .arg(json)
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Reads `child`'s stderr on a thread, line by line, into the returned list.
+fn stderr_lines(child: &mut std::process::Child) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
+    use std::io::BufRead;
+    let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let out = std::sync::Arc::clone(&lines);
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            out.lock().unwrap().push(l);
+        }
+    });
+    lines
+}
+
+#[test]
+fn one_measurement_at_a_time_the_waiter_names_the_holder_and_overlap_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("measure.lock");
+    // This test process holds the machine's measurement lock, as another measurement would.
+    let held = std::fs::File::create(&lock).unwrap();
+    // SAFETY: flock on a valid descriptor.
+    assert_eq!(
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&held), libc::LOCK_EX) },
+        0
+    );
+    let me = std::process::id();
+
+    // A run waits, naming the holder, and measures nothing meanwhile.
+    let a_json = dir.path().join("a").join("a.json");
+    std::fs::create_dir_all(a_json.parent().unwrap()).unwrap();
+    let mut a = locked_run(&lock, &a_json, &[]);
+    let a_err = stderr_lines(&mut a);
+    let waiting = format!("waiting for pid {me} (");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !a_err.lock().unwrap().iter().any(|l| l.contains(&waiting)) {
+        assert!(Instant::now() < deadline, "{:?}", a_err.lock().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let line = a_err.lock().unwrap().join("\n");
+    assert!(line.contains("--allow-overlap"), "{line}");
+
+    // With --allow-overlap a run measures beside the holder, and its record says whom.
+    let b_json = dir.path().join("b").join("b.json");
+    std::fs::create_dir_all(b_json.parent().unwrap()).unwrap();
+    let b = locked_run(&lock, &b_json, &["--allow-overlap"]);
+    let b_out = b.wait_with_output().unwrap();
+    assert!(
+        b_out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&b_out.stderr)
+    );
+    let b_doc = common::read_json(&b_json);
+    let beside = b_doc["system"]["extra"]["measured_beside"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(beside.starts_with(&format!("pid {me} (")), "{b_doc}");
+    assert!(
+        a.try_wait().unwrap().is_none(),
+        "the waiting run is still waiting"
+    );
+
+    // Released, the waiting run measures, after the release.
+    let released = patchbench::clock::now_rfc3339();
+    drop(held);
+    let status = wait_with_timeout(&mut a, Duration::from_secs(60));
+    assert!(status.success(), "{:?}", a_err.lock().unwrap());
+    let a_doc = common::read_json(&a_json);
+    let started = a_doc["started_at"].as_str().unwrap();
+    assert!(
+        patchbench::clock::secs_between(&released, started).unwrap() >= 0.0,
+        "measured from {started}, released at {released}"
+    );
+    assert!(a_doc["system"]["extra"].get("measured_beside").is_none());
+
+    // Two runs started together on one lock: their measurements never overlap.
+    let (c_json, d_json) = (dir.path().join("c/c.json"), dir.path().join("d/d.json"));
+    for j in [&c_json, &d_json] {
+        std::fs::create_dir_all(j.parent().unwrap()).unwrap();
+    }
+    let c = locked_run(&lock, &c_json, &[]);
+    let d = locked_run(&lock, &d_json, &[]);
+    for p in [c, d] {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let span = |j: &Path| {
+        let doc = common::read_json(j);
+        (
+            doc["started_at"].as_str().unwrap().to_string(),
+            doc["finished_at"].as_str().unwrap().to_string(),
+        )
+    };
+    let (c_span, d_span) = (span(&c_json), span(&d_json));
+    let (first, second) = if c_span.0 <= d_span.0 {
+        (c_span, d_span)
+    } else {
+        (d_span, c_span)
+    };
+    assert!(
+        patchbench::clock::secs_between(&first.1, &second.0).unwrap() >= 0.0,
+        "{first:?} overlaps {second:?}"
+    );
+}

@@ -598,10 +598,17 @@ pub fn hold_key(c: &Campaign, r#box: Option<&str>) -> String {
 /// A step's console lines on the progress line, as `WHAT: LINE` (cut and escaped).
 fn console_shown<'p>(progress: &'p Progress, what: &'p str) -> impl FnMut(&str) + 'p {
     move |line| {
-        progress.show(&format!(
+        let shown = format!(
             "{what}: {}",
             crate::safe_text::field_cut(line, CONSOLE_LINE_CHARS)
-        ))
+        );
+        // A step waiting for another measurement on this machine says so for good: the wait
+        // is part of the campaign's story, not a passing status.
+        if line.starts_with(crate::proc::measure_lock::WAITING) {
+            progress.line(&shown)
+        } else {
+            progress.show(&shown)
+        }
     }
 }
 

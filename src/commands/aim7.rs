@@ -152,7 +152,7 @@ pub fn execute(args: &Aim7Args) -> anyhow::Result<i32> {
         args.output.html_sinks(),
         terminal,
     )?;
-    let mut system = shared::system_at_start(&plan.dirs[0]);
+    let mut system = shared::system_at_start(&plan.dirs[0], &args.output)?;
     for (i, f) in fs.iter().enumerate() {
         system.extra.insert(
             format!("aim7.dir{i}"),

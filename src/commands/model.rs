@@ -78,7 +78,11 @@ fn start(
     )?;
     let record = RunRecord {
         label: args.opts.store.label.clone(),
-        ..RunRecord::new(Kind::Model, shared::system_at_start(&dir), config)
+        ..RunRecord::new(
+            Kind::Model,
+            shared::system_at_start(&dir, &args.opts.output)?,
+            config,
+        )
     };
     sinks.started(&record)?;
     let session = crate::counter_harness::session::Session::start(&dir)?;

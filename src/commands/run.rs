@@ -213,7 +213,7 @@ pub fn execute(args: &RunArgs) -> anyhow::Result<i32> {
         files,
         terminal,
     )?;
-    let system = shared::system_at_start(&plan.dir);
+    let system = shared::system_at_start(&plan.dir, &args.output)?;
     let mut record = runner::record::new_record(&plan, args.store.label.clone(), system);
     sinks.started(&record)?;
     let signals = crate::proc::signals::Signals::install()?;

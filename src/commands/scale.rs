@@ -102,7 +102,11 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
     };
     let mut record = RunRecord {
         label: args.opts.store.label.clone(),
-        ..RunRecord::new(Kind::WillItScale, shared::system_at_start(&dir), &config)
+        ..RunRecord::new(
+            Kind::WillItScale,
+            shared::system_at_start(&dir, &args.opts.output)?,
+            &config,
+        )
     };
     let session = crate::counter_harness::session::Session::start(&dir)?;
     let most = tasks.iter().max().copied().unwrap_or(1);

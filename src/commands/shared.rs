@@ -60,6 +60,13 @@ pub struct OutputOpts {
     /// replaced), as `<run>-<unit>-<n>.perf.data`, for `perf report -i FILE`.
     #[arg(long, value_name = "DIR", requires = "profile")]
     pub profile_data: Option<PathBuf>,
+    /// Measure even while another measurement runs on this machine. By default every
+    /// measuring command (and every campaign or agent step) waits for the one before it,
+    /// whatever its store, saying whose it is: two at once share the CPUs and the caches,
+    /// and both results are quietly contaminated. With this flag the run goes on, its record
+    /// says whom it ran beside, and `compare` warns.
+    #[arg(long)]
+    pub allow_overlap: bool,
 }
 
 impl OutputOpts {
@@ -190,13 +197,26 @@ impl StoreArg {
     }
 }
 
-/// The fingerprint of a measuring command as it starts: the system, and the noise check of
-/// `patchbench check` taken silently over a short sample ([`crate::noise::RUN_SAMPLE`]) with
-/// `dir`, the directory the run works in, as the file tests' directory.
-pub fn system_at_start(dir: &Path) -> SystemInfo {
+/// The start of a measuring command's measurement: the machine-wide measurement lock, held
+/// until the process exits (`crate::proc::measure_lock`: it waits while another measurement
+/// runs, saying whose, unless `--allow-overlap`), then the fingerprint: the system, and the
+/// noise check of `patchbench check` taken silently over a short sample
+/// ([`crate::noise::RUN_SAMPLE`]) with `dir`, the directory the run works in, as the file
+/// tests' directory. A run that overlapped another says whom in
+/// [`crate::sysinfo::MEASURED_BESIDE`].
+pub fn system_at_start(dir: &Path, output: &OutputOpts) -> anyhow::Result<SystemInfo> {
+    let overlapped =
+        crate::proc::measure_lock::hold_for_process(output.allow_overlap, &mut |line| {
+            crate::safe_text::eprint_line(line)
+        })?;
     let mut system = SystemInfo::collect();
     system.noise = Some(crate::noise::snapshot(dir, crate::noise::RUN_SAMPLE));
-    system
+    if let Some(holder) = overlapped {
+        system
+            .extra
+            .insert(crate::sysinfo::MEASURED_BESIDE.to_string(), holder);
+    }
+    Ok(system)
 }
 
 /// The sinks of a measuring command, in order: the store (opened and checked now, before any

@@ -62,6 +62,7 @@ pub fn differences(base: &Side, patched: &Side) -> Vec<String> {
 /// [`differences`] from the sides' fingerprint, already made (`compare` makes it once).
 pub fn differences_in(fingerprint: &[Attribute], base: &Side, patched: &Side) -> Vec<String> {
     use crate::safe_text::field;
+    let overlap = overlap_warning(base, patched);
     fingerprint
         .iter()
         .filter(|a| a.differs && meaning::warns(&a.name))
@@ -83,7 +84,31 @@ pub fn differences_in(fingerprint: &[Attribute], base: &Side, patched: &Side) ->
                 field(&a.patched)
             )
         })
+        .chain(overlap)
         .collect()
+}
+
+/// The warning when a run of either side was measured beside another measurement on its
+/// machine (`--allow-overlap`; the record's `system.extra.measured_beside`), naming the runs.
+fn overlap_warning(base: &Side, patched: &Side) -> Option<String> {
+    let key = crate::sysinfo::MEASURED_BESIDE;
+    let runs: Vec<String> = [base, patched]
+        .iter()
+        .flat_map(|side| {
+            side.runs
+                .iter()
+                .filter(|(_, r)| r.system.extra.contains_key(key))
+                .map(|(id, _)| format!("{} {}", side.name, crate::safe_text::field(id)))
+        })
+        .collect();
+    (!runs.is_empty()).then(|| {
+        format!(
+            "{} run(s) measured beside another measurement on their machine (--allow-overlap): \
+             {}; their scores share the CPUs and caches with it",
+            runs.len(),
+            runs.join(", ")
+        )
+    })
 }
 
 /// The noise-check warnings one side's runs were measured with.
@@ -258,7 +283,9 @@ fn in_window(run: &crate::record::RunRecord) -> String {
 /// The warning when the sides differ in what ran inside the timed window.
 fn in_window_warning(base: &str, b: &str, patched: &str, p: &str) -> String {
     format!(
-        "what ran inside the timed window differs: {base} {b} vs {patched} {p}; the kernel          works for in-window counters at every fork, exit and context switch, so the scores          of such workloads are not comparable (measure both sides with the same monitors)"
+        "what ran inside the timed window differs: {base} {b} vs {patched} {p}; the kernel \
+         works for in-window counters at every fork, exit and context switch, so the scores \
+         of such workloads are not comparable (measure both sides with the same monitors)"
     )
 }
 
@@ -354,6 +381,38 @@ mod tests {
         let w = differences(&old, &plain);
         assert!(
             w[0].contains("base perf-stat (an earlier build: perf-stat always inside) vs"),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn runs_measured_beside_another_are_warned_about_by_name() {
+        let plain = |id: &str, beside: Option<&str>| {
+            let mut run = RunRecord::new(Kind::Unixbench, SystemInfo::default(), &());
+            if let Some(b) = beside {
+                run.system
+                    .extra
+                    .insert(crate::sysinfo::MEASURED_BESIDE.to_string(), b.to_string());
+            }
+            (id.to_string(), run)
+        };
+        let base = Side::new("base", vec![plain("1", None), plain("2", None)]);
+        let patched = Side::new("patched", vec![plain("3", None)]);
+        assert!(differences(&base, &patched).is_empty());
+        // Both sides overlapped, with different holders: one warning naming the runs, not a
+        // difference of fingerprints.
+        let base = Side::new(
+            "base",
+            vec![plain("1", Some("pid 7 (patchbench run)")), plain("2", None)],
+        );
+        let patched = Side::new("patched", vec![plain("3", Some("pid 9 (make)"))]);
+        let w = differences(&base, &patched);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "2 run(s) measured beside another measurement on their machine \
+                 (--allow-overlap): base 1, patched 3;"
+            ),
             "{w:?}"
         );
     }

@@ -46,6 +46,9 @@ pub const RULES: &[(&str, Rule)] = &[
     ("system.bogomips", Rule::Measured),
     // MemTotal moves by what the kernel reserves: a few MiB between kernels and boots.
     ("system.memory_bytes", Rule::Within(0.02)),
+    // Whom a run measured beside (--allow-overlap): warned about run by run, not as a
+    // difference (crate::compare::comparability::overlap_warning).
+    ("system.measured_beside", Rule::Measured),
 ];
 
 /// The rule of attribute `name`.

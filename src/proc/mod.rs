@@ -1,7 +1,8 @@
 //! The process layer shared by every harness that starts processes: the task group (process
 //! group, reaping, kill-all, kill on drop), the start-up every forked child runs, the start
 //! gate, a duet's start barrier, how a child's end is described, the one error for a refused fork, signal handling,
-//! the process limits checked before anything starts, and a campaign step's containment (its
+//! the process limits checked before anything starts, the machine-wide lock that lets one
+//! measurement run at a time (`measure_lock`), and a campaign step's containment (its
 //! cgroup and this process as subreaper, `contain`). What truly differs per harness (the
 //! exec'd UnixBench worker and its text protocol, AIM's report pipe, will-it-scale's shared
 //! counters) stays in the harness.
@@ -12,6 +13,7 @@ pub mod contain;
 pub mod gate;
 pub mod group;
 pub mod limits;
+pub mod measure_lock;
 pub mod signals;
 pub mod status;
 pub mod supervise;

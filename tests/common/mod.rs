@@ -33,6 +33,13 @@ fn clean(c: &mut std::process::Command) {
         env!("CARGO_BIN_EXE_patchbench-aim7-task"),
     );
     c.env_remove("PATCHBENCH_STORE");
+    // A measurement lock of its own for every command a test starts: the tests of one binary
+    // run side by side, and the machine-wide lock would queue them one behind another
+    // (tests/run.rs tests the lock itself, with a file it shares on purpose).
+    c.env(
+        patchbench::proc::measure_lock::LOCK_ENV,
+        private_measure_lock(),
+    );
     // No patchbench a test starts on this machine may load a kernel or reboot it (that would
     // end every test at once): kexec is tested inside a QEMU guest (tests/campaign_kexec.rs).
     c.env(patchbench::campaign::kexec::load::FORBID_ENV, "1");
@@ -51,6 +58,27 @@ fn clean(c: &mut std::process::Command) {
     ] {
         c.env_remove(var);
     }
+}
+
+/// A measurement lock file no other command uses: one per command in this test process's
+/// directory of them (zero-byte files, in the temp directory; the directory is world-readable
+/// and the files are 0644).
+pub fn private_measure_lock() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("pb-test-measure-locks-{}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_ok() {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+    }
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!("{n}.lock"));
+    // Made here, readable by all: a command a test runs as another user opens it read-only,
+    // as it would open the machine's lock file that root made.
+    if let Ok(f) = std::fs::File::create(&path) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = f.set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    path
 }
 
 /// `patchbench` for assert_cmd, with the worker and the AIM7 task program found and no store
