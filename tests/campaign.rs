@@ -360,6 +360,34 @@ fn sigkill_mid_step_leaves_no_workload_and_resume_reruns_the_step() {
 }
 
 #[test]
+fn a_campaign_whose_every_step_failed_exits_1_with_the_count() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let out = start(
+        &store,
+        "allfail",
+        &[
+            "--rounds",
+            "1",
+            "--base-setup",
+            "exit 3",
+            "--patched-setup",
+            "exit 3",
+        ],
+        &workload(d.path(), "0.2"),
+    )
+    .output()
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("0 steps done, 2 failed"), "{err}");
+    assert!(
+        err.contains("campaign allfail: every step failed (2); their errors"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_failing_side_is_retried_once_then_recorded_and_the_campaign_goes_on() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");

@@ -433,7 +433,8 @@ fn run_here(mut store: Store, name: &str, executor: &mut dyn Executor) -> anyhow
     Ok(said(name, &summary?, store.location()))
 }
 
-/// The line that says how a run of a campaign ended; its exit status.
+/// The line that says how a run of a campaign ended; its exit status: 1 when it finished
+/// with every step failed, else 0.
 fn said(name: &str, summary: &Summary, location: &Location) -> i32 {
     let word = match summary.end {
         End::Finished => "finished",
@@ -447,6 +448,16 @@ fn said(name: &str, summary: &Summary, location: &Location) -> i32 {
         summary.failed,
         location.hint()
     ));
+    // Nothing measured at all: a script that reads the exit status must not read success.
+    if matches!(summary.end, End::Finished) && summary.done == 0 && summary.failed > 0 {
+        crate::safe_text::eprint_line(&format!(
+            "patchbench: error: campaign {name}: every step failed ({}); their errors and \
+             console tails: `patchbench campaign status {name}{}`",
+            summary.failed,
+            location.hint()
+        ));
+        return 1;
+    }
     0
 }
 
