@@ -91,7 +91,9 @@ enum MeasuringCommand {
     Model(super::model::ModelArgs),
 }
 
-/// Checks the workload: a measuring command with valid arguments, none of the options the
+/// Checks the workload: a measuring command with valid arguments and test names (run's
+/// tests, aim7's without a workfile, scale's testcases, model's model and variants), none of
+/// the options the
 /// campaign sets itself, and no `--dir` together with `--scratch`. Returns whether it keeps
 /// perf data (`--profile-data`), which only a step on this machine or a kexec box can keep.
 fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
@@ -131,31 +133,48 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
                 list: false,
             }
         }
-        MeasuringCommand::Aim7(a) => Sets {
-            output: &a.output,
-            other_file: None,
-            store: &a.store,
-            dir: !a.dirs.is_empty(),
-            list: false,
-        },
-        MeasuringCommand::Scale(s) => Sets {
-            output: &s.opts.output,
-            other_file: s
-                .csv
-                .as_ref()
-                .map(|_| "--csv")
-                .or(s.svg.as_ref().map(|_| "--svg")),
-            store: &s.opts.store,
-            dir: s.opts.dir.dir.is_some(),
-            list: s.list,
-        },
-        MeasuringCommand::Model(m) => Sets {
-            output: &m.opts.output,
-            other_file: None,
-            store: &m.opts.store,
-            dir: m.opts.dir.dir.is_some(),
-            list: m.list,
-        },
+        MeasuringCommand::Aim7(a) => {
+            // The tests' names now, before any build or step; a workfile is read where the
+            // step runs (it may be the step's machine's own file).
+            if a.workfile.is_none() {
+                crate::aim7::resolve_mixes(None, &a.tests)?;
+            }
+            Sets {
+                output: &a.output,
+                other_file: None,
+                store: &a.store,
+                dir: !a.dirs.is_empty(),
+                list: false,
+            }
+        }
+        MeasuringCommand::Scale(s) => {
+            if !s.list {
+                super::scale::resolve(&s.tests)?;
+            }
+            Sets {
+                output: &s.opts.output,
+                other_file: s
+                    .csv
+                    .as_ref()
+                    .map(|_| "--csv")
+                    .or(s.svg.as_ref().map(|_| "--svg")),
+                store: &s.opts.store,
+                dir: s.opts.dir.dir.is_some(),
+                list: s.list,
+            }
+        }
+        MeasuringCommand::Model(m) => {
+            if !m.list {
+                super::model::check(m)?;
+            }
+            Sets {
+                output: &m.opts.output,
+                other_file: None,
+                store: &m.opts.store,
+                dir: m.opts.dir.dir.is_some(),
+                list: m.list,
+            }
+        }
     };
     let refused = if let Some(o) = sets.output.given() {
         Some(o)
@@ -490,6 +509,14 @@ mod tests {
     fn workloads_are_checked() {
         let w = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
         assert!(check_workload(&w("run --quick syscall"), false).is_ok());
+        for good in [
+            "scale getppid1",
+            "aim7 creat-clo",
+            "aim7 --workfile /nowhere/on/this/host",
+            "model isize",
+        ] {
+            assert!(check_workload(&w(good), false).is_ok(), "{good}");
+        }
         for (bad, why) in [
             ("list", "measuring command"),
             ("compare a b", "measuring command"),
@@ -499,6 +526,10 @@ mod tests {
             ("run --quick nosuchtest", "nosuchtest"),
             ("run --copies 0", "workload's arguments"),
             ("scale --list", "--list"),
+            ("scale nosuch_test", "unknown testcase \"nosuch_test\""),
+            ("aim7 nosuch", "unknown AIM7 test \"nosuch\""),
+            ("model nosuch-model", "unknown model \"nosuch-model\""),
+            ("model setbit --variants bogus", "unknown variant \"bogus\""),
         ] {
             let e = check_workload(&w(bad), false).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");

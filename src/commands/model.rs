@@ -46,14 +46,42 @@ pub fn execute(args: &ModelArgs) -> Result<i32> {
         crate::report::print(&crate::report::model::list())?;
         return Ok(0);
     }
+    match which(args)? {
+        Which::Setbit => run_setbit(args),
+        Which::Isize => run_isize(args),
+    }
+}
+
+/// The two models.
+enum Which {
+    Setbit,
+    Isize,
+}
+
+/// The model named, or one line saying it is unknown or missing.
+fn which(args: &ModelArgs) -> Result<Which> {
     match args.model.as_deref().map(str::trim) {
-        Some("model-setbit") | Some("setbit") => run_setbit(args),
-        Some("model-isize") | Some("isize") => run_isize(args),
+        Some("model-setbit") | Some("setbit") => Ok(Which::Setbit),
+        Some("model-isize") | Some("isize") => Ok(Which::Isize),
         Some(other) => usage(format!(
             "unknown model {other:?}; the models are model-setbit and model-isize"
         )),
         None => usage("give a model: model-setbit or model-isize (`patchbench model --list`)"),
     }
+}
+
+/// Checks the model's name and variants without running anything (a campaign's or a
+/// bisection's workload, before any build or step).
+pub fn check(args: &ModelArgs) -> Result<()> {
+    match which(args)? {
+        Which::Setbit => {
+            pick_variants(&args.variants, setbit::CHOICES, setbit::DEFAULT)?;
+        }
+        Which::Isize => {
+            pick_variants(&args.variants, isize::CHOICES, isize::DEFAULT)?;
+        }
+    }
+    Ok(())
 }
 
 /// The sinks, the record (started in the sinks) and the session of a model run.

@@ -147,7 +147,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
 }
 
 /// The testcases named, or one line saying which name is unknown or given twice.
-fn resolve(names: &[String]) -> Result<Vec<&'static Testcase>> {
+pub fn resolve(names: &[String]) -> Result<Vec<&'static Testcase>> {
     if names.is_empty() {
         return usage(
             "give at least one testcase, e.g. `patchbench scale getppid1`; \
