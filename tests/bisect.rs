@@ -496,8 +496,32 @@ fn bad_input_is_one_line_with_exit_status_2_and_stores_nothing() {
         assert!(err.contains(want), "{args:?}: {err}");
         assert!(!store.exists(), "{args:?}: a store was made");
     }
-    // Not a measuring command; a bad name.
+    // With GIT_DIR set (a hook, `git rebase --exec`), the refs are still the tree's.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert!(std::process::Command::new("git")
+        .args(["init", "-q"])
+        .arg(&empty)
+        .status()
+        .unwrap()
+        .success());
+    let (code, _, err) = run(patchbench_with_store(&store)
+        .env("GIT_DIR", empty.join(".git"))
+        .args([
+            "bisect", "start", "b", "--tree", &t, "--good", "HEAD~1", "--bad", "HEAD",
+        ])
+        .args(["--allow-tcg", "--", "scale", "getppid1"]));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is not a Linux source tree"), "{err}");
+    assert!(!store.exists(), "a store was made");
+    // Not a measuring command; a bad name; a workload's unknown test (before any build).
     for (name, work, want) in [
+        (
+            "b",
+            vec!["scale", "nosuch_test"],
+            "unknown testcase \"nosuch_test\"",
+        ),
+        ("b", vec!["aim7", "nosuch"], "unknown AIM7 test \"nosuch\""),
         ("b", vec!["list"], "must be a measuring command"),
         ("a/b", vec!["scale", "getppid1"], "is not usable"),
     ] {
@@ -512,6 +536,7 @@ fn bad_input_is_one_line_with_exit_status_2_and_stores_nothing() {
             err.contains(want) && err.trim().lines().count() == 1,
             "{err}"
         );
+        assert!(!store.exists(), "{work:?}: a store was made");
     }
     // status, report, resume, stop of a bisection that is not there.
     for sub in ["report", "resume", "stop", "status"] {

@@ -31,15 +31,12 @@ impl Commit {
     }
 }
 
+/// git in `tree` with the build's fixed environment (`crate::build::tree::git`: no `GIT_DIR`
+/// or `GIT_WORK_TREE` from a hook or `git rebase --exec`, no user or system config), and
+/// read-only: no optional locks (`git status` would refresh the index), no pager.
 fn git(tree: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.arg("-C")
-        .arg(tree)
-        // Read-only: no optional locks (`git status` would refresh the index), no pager.
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("GIT_PAGER", "cat")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null());
+    let mut c = crate::build::tree::git(tree);
+    c.env("GIT_OPTIONAL_LOCKS", "0").env("GIT_PAGER", "cat");
     c
 }
 
