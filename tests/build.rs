@@ -119,6 +119,20 @@ fn staging_in(cache: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether process `pid` has a build slot's lock file open (`CACHE/.work/slot-*.lock`).
+fn holds_slot_lock(pid: i32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.flatten().any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|t| {
+                    let t = t.to_string_lossy();
+                    t.contains("/.work/slot-") && t.ends_with(".lock")
+                })
+            })
+        })
+        .unwrap_or(false)
+}
+
 /// The one line a refused build says (after any tail lines of a log).
 fn last_line(err: &str) -> String {
     err.lines()
@@ -407,7 +421,7 @@ fn a_compiler_error_shows_the_logs_tail_and_path_stores_nothing_and_is_not_built
 }
 
 #[test]
-fn ctrl_c_mid_build_leaves_no_build_and_no_make_then_the_build_finishes() {
+fn a_killed_build_holds_its_slot_until_its_compilers_are_gone_and_ctrl_c_leaves_no_build() {
     let kt = kernel_tree();
     // A change no other test (and no earlier run) builds, so this one is never a cache hit;
     // its build is removed at the end.
@@ -422,7 +436,7 @@ fn ctrl_c_mid_build_leaves_no_build_and_no_make_then_the_build_finishes() {
         &patch,
         format!(
             "diff --git a/kernel/sys.c b/kernel/sys.c\n--- a/kernel/sys.c\n+++ b/kernel/sys.c\n\
-             @@ -{n},2 +{n},3 @@\n {a}\n+/* patchbench's Ctrl-C test {nonce} */\n {b}\n",
+             @@ -{n},2 +{n},3 @@\n {a}\n+/* patchbench's kill test {nonce} */\n {b}\n",
             n = line + 1,
             a = "SYSCALL_DEFINE0(getppid)",
             b = "{",
@@ -430,65 +444,105 @@ fn ctrl_c_mid_build_leaves_no_build_and_no_make_then_the_build_finishes() {
         ),
     )
     .unwrap();
-    // The base first, so the interrupted build is an incremental one in a built slot.
+    // The base first, so the interrupted builds are incremental ones in a built slot.
     build_ok(&kt, &kt.cache, &[]);
     let before = builds_in(&kt.cache);
-    let mut cmd = build_cmd(&kt, &kt.cache, &["--patch", &patch.display().to_string()]);
-    // In a session of its own, so whatever it started (make, the compilers) can be counted.
-    use std::os::unix::process::CommandExt;
-    // SAFETY: setsid is async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let sid = child.id() as i32;
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
-    let mut seen = Vec::new();
-    for l in lines.by_ref().map_while(Result::ok) {
-        let started = l.contains("patchbench: building");
-        seen.push(l);
-        if started {
-            break;
+    let patch_arg = patch.display().to_string();
+    // A build in a session of its own (whatever it starts, make and the compilers, can be
+    // counted), its stderr read line by line until it starts make.
+    let start = || {
+        let mut cmd = build_cmd(&kt, &kt.cache, &["--patch", &patch_arg]);
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
         }
-    }
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines =
+            std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+        let mut seen = Vec::new();
+        for l in lines.by_ref().map_while(Result::ok) {
+            let started = l.contains("patchbench: building");
+            seen.push(l);
+            if started {
+                break;
+            }
+        }
+        (child, lines, seen)
+    };
+
+    // SIGKILL mid-make: patchbench dies at once, its make with it (the parent-death signal),
+    // but the compilers make started finish their files, reparented to init.
+    let (mut first, _, seen) = start();
     assert!(
         seen.iter().any(|l| l.contains("patchbench: building")),
         "the build never started: {seen:?}"
     );
-    // Well into make.
+    let first_sid = first.id() as i32;
     std::thread::sleep(Duration::from_secs(3));
-    common::signal(&child, libc::SIGINT);
+    // Every process of the build holds the slot's lock, not patchbench alone.
+    let holders: Vec<(i32, String)> = common::session_pids(first_sid)
+        .into_iter()
+        .filter(|(pid, _)| *pid != first_sid && holds_slot_lock(*pid))
+        .collect();
+    assert!(
+        holders.iter().any(|(_, name)| name == "make"),
+        "make holds no slot lock: {:?} of {:?}",
+        holders,
+        common::session_pids(first_sid)
+    );
+    common::signal(&first, libc::SIGKILL);
+    let _ = wait_with_timeout(&mut first, Duration::from_secs(10));
+    let left_at_kill = common::session_members(first_sid);
+
+    // Started at once, the same build waits for the slot until the last of them is gone: when
+    // it starts make, nothing of the first build is left.
+    let (mut second, lines, seen) = start();
+    let second_sid = second.id() as i32;
+    assert!(
+        seen.iter().any(|l| l.contains("patchbench: building")),
+        "the second build never started: {seen:?}"
+    );
+    let left_at_make = common::session_members(first_sid);
+    let waited = seen.iter().any(|l| {
+        l.contains("patchbench: waiting: another build of this tree is using its build slot")
+    });
+    eprintln!(
+        "killed build: {left_at_kill} processes left at the kill, {left_at_make} when the next \
+         started make; it waited: {waited}"
+    );
+    eprintln!("{}", seen.join("\n"));
+    assert_eq!(left_at_make, 0, "{seen:?}");
+
+    // Ctrl-C mid-make: no build published, no make, no compiler, no staging left.
+    std::thread::sleep(Duration::from_secs(2));
+    common::signal(&second, libc::SIGINT);
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = wait_with_timeout(&mut child, Duration::from_secs(60));
+    let status = wait_with_timeout(&mut second, Duration::from_secs(60));
     assert_eq!(status.code(), Some(130), "{rest:?}");
     common::wait_until(
         Duration::from_secs(10),
         "make and the compilers to go",
-        || common::session_members(sid) == 0,
+        || common::session_members(second_sid) == 0,
     );
-    let after_interrupt = builds_in(&kt.cache);
+    // (The killed build's staging directory is the next build's to sweep.)
     let leftover: Vec<String> = staging_in(&kt.cache)
         .into_iter()
-        .filter(|n| n.starts_with(&format!("build-{sid}-")))
+        .filter(|n| n.starts_with(&format!("build-{second_sid}-")))
         .collect();
     assert!(leftover.is_empty(), "{leftover:?}");
-    let (done, secs) = build_ok(&kt, &kt.cache, &["--patch", &patch.display().to_string()]);
-    eprintln!("after Ctrl-C, the same build finished in {secs:.0} s");
-    assert_eq!(done["cached"], false);
-    let id = done["id"].as_str().unwrap().to_string();
-    assert!(!before.contains(&id));
-    assert!(
-        !after_interrupt.contains(&id),
-        "the interrupted build was not published"
+    assert_eq!(
+        builds_in(&kt.cache),
+        before,
+        "neither the killed nor the interrupted build was published"
     );
-    std::fs::remove_dir_all(kt.cache.join(&id)).unwrap();
 }
 
 #[test]

@@ -161,9 +161,12 @@ impl Cache {
             })?;
             match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
                 Ok(held) => return Ok(Lock { _held: held }),
-                Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+                Err((file, nix::errno::Errno::EWOULDBLOCK)) => {
                     if !said {
-                        progress.line(&format!("patchbench: waiting: {waiting}"));
+                        let holder = crate::proc::lock_holder::describe(&file)
+                            .map(|h| format!(" ({h})"))
+                            .unwrap_or_default();
+                        progress.line(&format!("patchbench: waiting: {waiting}{holder}"));
                         said = true;
                     }
                     signals.sleep(Duration::from_millis(250))?;
@@ -244,6 +247,24 @@ impl Cache {
 /// A held lock; released when dropped.
 pub struct Lock {
     _held: nix::fcntl::Flock<File>,
+}
+
+impl Lock {
+    /// Lets every process started while this lock is held inherit its descriptor, so the lock
+    /// stays held until the last of them is gone, not only until this process ends: a build
+    /// slot whose patchbench was killed (SIGKILL) stays locked while its make's compilers,
+    /// reparented to init, still write into the object directory.
+    pub fn held_by_children_too(&self) -> anyhow::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: F_SETFD on a descriptor this lock owns.
+        if unsafe { libc::fcntl(self._held.as_raw_fd(), libc::F_SETFD, 0) } != 0 {
+            anyhow::bail!(
+                "cannot let the build inherit its slot's lock: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Writes a file atomically: a temporary beside it, flushed, renamed over it.

@@ -434,6 +434,8 @@ fn run(
         progress,
         signals,
     )?;
+    // Held by make and its compilers too: the slot is free only when all of them are gone.
+    _slot.held_by_children_too()?;
     let slot = cache.slot_dir(&slot_key);
     let src = slot.join("src");
     std::fs::create_dir_all(&slot)

@@ -13,6 +13,7 @@ pub mod contain;
 pub mod gate;
 pub mod group;
 pub mod limits;
+pub mod lock_holder;
 pub mod measure_lock;
 pub mod signals;
 pub mod status;

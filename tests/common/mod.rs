@@ -524,21 +524,26 @@ fn drain(mut r: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<
 
 /// Live (not zombie) processes whose session id is `sid`.
 pub fn session_members(sid: i32) -> usize {
+    session_pids(sid).len()
+}
+
+/// The live (not zombie) processes of session `sid`, with their command names.
+pub fn session_pids(sid: i32) -> Vec<(i32, String)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
+        return Vec::new();
     };
     entries
         .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .filter(|stat| {
-            let Some((_, rest)) = stat.rsplit_once(')') else {
-                return false;
-            };
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(')')?;
+            let name = head.split_once('(')?.1.to_string();
             let f: Vec<&str> = rest.split_whitespace().collect();
             // After the command name: state, ppid, pgrp, session.
-            f.len() > 3 && f[0] != "Z" && f[3] == sid.to_string()
+            (f.len() > 3 && f[0] != "Z" && f[3] == sid.to_string()).then_some((pid, name))
         })
-        .count()
+        .collect()
 }
 
 /// The store's bytes and which of its side files exist: equal fingerprints mean the store was
