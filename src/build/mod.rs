@@ -333,6 +333,18 @@ fn run(
     // Everything the user gave, checked before anything is made.
     let tree = Tree::open(&req.tree)?;
     let base = tree.resolve(&req.git_ref)?;
+    if matches!(mode, Mode::Build | Mode::Expect(_)) {
+        if let Some(what) = tree.left_out(&base) {
+            progress.line(&format!(
+                "patchbench: warning: {} has uncommitted changes, which this build of {} \
+                 ({}) leaves out (a build is of what is committed): {what}; commit them, or \
+                 give them as a --patch, to build them",
+                req.tree.display(),
+                crate::safe_text::field(&req.git_ref),
+                &base[..12]
+            ));
+        }
+    }
     let files = req
         .patches
         .iter()

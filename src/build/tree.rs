@@ -157,6 +157,68 @@ impl Tree {
         short_hash(self.objects.as_os_str().as_encoded_bytes())
     }
 
+    /// What a build of `commit` leaves out when `commit` is the tree's checked-out HEAD and
+    /// the working tree has uncommitted changes (a build is always of a commit, as committed):
+    /// `1 staged, 2 modified, 1 untracked: kernel/sys.c, ...`, naming up to three paths. None
+    /// for a clean tree, another commit, or a tree whose state git cannot say. Read-only: no
+    /// optional locks, so `git status` does not refresh the user's index.
+    pub fn left_out(&self, commit: &str) -> Option<String> {
+        let head = run(
+            git(&self.path).args(["rev-parse", "--verify", "--quiet", "HEAD"]),
+            "git rev-parse",
+        )
+        .ok()?;
+        if head.trim() != commit {
+            return None;
+        }
+        let status = run(
+            git(&self.path).env("GIT_OPTIONAL_LOCKS", "0").args([
+                "status",
+                "--porcelain=v1",
+                "-z",
+                "--untracked-files=normal",
+            ]),
+            "git status",
+        )
+        .ok()?;
+        let (mut staged, mut modified, mut untracked) = (0, 0, 0);
+        let mut paths = Vec::new();
+        let mut entries = status.split('\0').filter(|e| e.len() > 3);
+        while let Some(e) = entries.next() {
+            let (x, y, path) = (e.as_bytes()[0], e.as_bytes()[1], &e[3..]);
+            if x == b'?' {
+                untracked += 1;
+            } else {
+                staged += usize::from(x != b' ');
+                modified += usize::from(y != b' ');
+            }
+            // A rename or copy names its source in the next entry.
+            if matches!(x, b'R' | b'C') {
+                entries.next();
+            }
+            paths.push(crate::safe_text::field(path));
+        }
+        if paths.is_empty() {
+            return None;
+        }
+        let counts: Vec<String> = [
+            (staged, "staged"),
+            (modified, "modified"),
+            (untracked, "untracked"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, w)| format!("{n} {w}"))
+        .collect();
+        let more = if paths.len() > 3 {
+            format!(" and {} more", paths.len() - 3)
+        } else {
+            String::new()
+        };
+        paths.truncate(3);
+        Some(format!("{}: {}{more}", counts.join(", "), paths.join(", ")))
+    }
+
     /// The commit `git_ref` names in this tree; an unknown ref, or a commit that is not a
     /// Linux source tree, is bad input.
     pub fn resolve(&self, git_ref: &str) -> anyhow::Result<String> {
@@ -422,6 +484,40 @@ mod tests {
             .unwrap()
             .trim()
             .to_string()
+    }
+
+    #[test]
+    fn uncommitted_changes_at_head_are_named_without_touching_the_index() {
+        let d = tempfile::tempdir().unwrap();
+        let user = d.path().join("linux");
+        std::fs::create_dir(&user).unwrap();
+        run(git(&user).args(["init", "-q"]), "init").unwrap();
+        let first = commit_in(&user, &[("Makefile", "all:\n"), ("a.c", "1\n")]);
+        let head = commit_in(&user, &[("b.c", "2\n")]);
+        let tree = Tree::open(&user).unwrap();
+        assert_eq!(tree.left_out(&head), None, "a clean tree");
+        std::fs::write(user.join("Makefile"), "all: x\n").unwrap();
+        std::fs::write(user.join("staged.c"), "3\n").unwrap();
+        run(git(&user).args(["add", "staged.c"]), "add").unwrap();
+        std::fs::write(user.join("new.c"), "4\n").unwrap();
+        let index = user.join(".git/index");
+        let before = std::fs::metadata(&index).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let said = tree.left_out(&head).unwrap();
+        assert_eq!(
+            said,
+            "1 staged, 1 modified, 1 untracked: Makefile, staged.c, new.c"
+        );
+        assert_eq!(
+            std::fs::metadata(&index).unwrap().modified().unwrap(),
+            before,
+            "the user's index is not rewritten"
+        );
+        assert_eq!(
+            tree.left_out(&first),
+            None,
+            "not HEAD: nothing of the tree is left out"
+        );
     }
 
     #[test]
