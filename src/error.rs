@@ -11,10 +11,24 @@ pub struct Usage(pub String);
 
 /// The run was stopped by a signal (SIGINT, SIGTERM, SIGHUP); exit status 128 + signal.
 #[derive(Debug, Error)]
-#[error("interrupted by {name}; completed results were kept")]
+#[error("interrupted by {name}; {kept}")]
 pub struct Interrupted {
     pub signal: i32,
     pub name: &'static str,
+    /// What of the work was kept: [`KEPT`] for the measuring and campaign commands, whose
+    /// every finished unit is stored; a build says that nothing was stored.
+    pub kept: &'static str,
+}
+
+/// What an interrupted measurement kept: its finished units.
+pub const KEPT: &str = "completed results were kept";
+
+/// `e` with `kept` as what was kept, when it is an interruption; else `e` unchanged.
+pub fn interrupted_keeping(e: anyhow::Error, kept: &'static str) -> anyhow::Error {
+    match e.downcast::<Interrupted>() {
+        Ok(i) => Interrupted { kept, ..i }.into(),
+        Err(other) => other,
+    }
 }
 
 /// The store's server cannot be reached, or the connection to it was lost: exit status 2 for a

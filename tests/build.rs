@@ -527,6 +527,11 @@ fn a_killed_build_holds_its_slot_until_its_compilers_are_gone_and_ctrl_c_leaves_
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = wait_with_timeout(&mut second, Duration::from_secs(60));
     assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("interrupted by SIGINT; nothing was stored as a build")),
+        "{rest:?}"
+    );
     common::wait_until(
         Duration::from_secs(10),
         "make and the compilers to go",

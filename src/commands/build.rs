@@ -81,8 +81,13 @@ pub fn build_with_progress(req: &BuildRequest) -> anyhow::Result<Build> {
     let mut progress = Progress::new();
     let b = crate::build::build(req, &progress, &signals);
     progress.finish();
-    b
+    b.map_err(|e| crate::error::interrupted_keeping(e, NOTHING_BUILT))
 }
+
+/// What an interrupted build keeps: no build (its staging directory is swept).
+const NOTHING_BUILT: &str = "nothing was stored as a build";
+/// What an interrupted `--config-only` keeps: no config.
+const NOTHING_STORED: &str = "nothing was stored";
 
 /// `patchbench build`.
 pub fn build(a: &BuildArgs) -> anyhow::Result<i32> {
@@ -100,7 +105,7 @@ pub fn build(a: &BuildArgs) -> anyhow::Result<i32> {
         let mut progress = Progress::new();
         let r = crate::build::resolve_config(&req, &progress, &signals);
         progress.finish();
-        let r = r?;
+        let r = r.map_err(|e| crate::error::interrupted_keeping(e, NOTHING_STORED))?;
         let text = match a.format {
             TextOrJson::Text => r.text.clone(),
             TextOrJson::Json => {

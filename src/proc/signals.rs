@@ -136,5 +136,9 @@ pub fn interrupted(signal: i32) -> Interrupted {
     let name = nix::sys::signal::Signal::try_from(signal)
         .map(|s| s.as_str())
         .unwrap_or("a signal");
-    Interrupted { signal, name }
+    Interrupted {
+        signal,
+        name,
+        kept: crate::error::KEPT,
+    }
 }
