@@ -387,12 +387,7 @@ pub fn running_config() -> anyhow::Result<(String, String)> {
 
 /// Reads a config or fragment file the user named; bad input when it cannot be read.
 pub fn read_user_file(what: &str, path: &Path) -> anyhow::Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Usage(format!(
-            "cannot read the {what} {}: {e}",
-            crate::safe_text::field(&path.display().to_string())
-        ))
-    })?;
+    let bytes = super::input::read_bounded(what, path, super::input::CONFIG_LIMIT)?;
     String::from_utf8(bytes).map_err(|_| {
         Usage(format!(
             "the {what} {} is not text",

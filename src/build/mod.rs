@@ -50,12 +50,14 @@
 //!   for, with the first failure's message: a bisection asks for a broken commit again on
 //!   every resume.
 //!
-//! Modules: [`tree`] (git), [`patches`] (mail and diffs), [`config`] (configs, fragments,
+//! Modules: [`tree`] (git), [`input`] (the user's files, bounded), [`patches`] (mail and
+//! diffs), [`config`] (configs, fragments,
 //! checks), [`tools`] (what a build needs), [`make`] (kbuild under supervision), [`cache`]
 //! (layout, locks, publishing, listing).
 
 pub mod cache;
 pub mod config;
+pub mod input;
 pub mod make;
 pub mod patches;
 pub mod tools;

@@ -57,12 +57,7 @@ pub struct AppliedPatch {
 impl PatchFile {
     /// Reads a patch file; an unreadable or empty one is bad input.
     pub fn read(path: &Path) -> anyhow::Result<PatchFile> {
-        let bytes = std::fs::read(path).map_err(|e| {
-            Usage(format!(
-                "cannot read the patch {}: {e}",
-                crate::safe_text::field(&path.display().to_string())
-            ))
-        })?;
+        let bytes = super::input::read_bounded("patch", path, super::input::PATCH_LIMIT)?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
