@@ -294,6 +294,22 @@ fn bad_input_is_one_line_with_exit_status_2_and_leaves_nothing() {
         let found = patchbench::build::tools::on_path(t).unwrap_or_else(|| panic!("{t}"));
         std::os::unix::fs::symlink(found, tools.join(t)).unwrap();
     }
+    // A patch that adds a link named as the build's object directory, pointing out of the
+    // cache: refused before any checkout, and nothing is written where it points.
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let obj_link = d.path().join("obj-link.diff");
+    std::fs::write(
+        &obj_link,
+        format!(
+            "diff --git a/.patchbench-obj b/.patchbench-obj\nnew file mode 120000\n\
+             --- /dev/null\n+++ b/.patchbench-obj\n@@ -0,0 +1 @@\n+{}\n\
+             \\ No newline at end of file\n",
+            outside.display()
+        ),
+    )
+    .unwrap();
+    let obj_link_s = obj_link.display().to_string();
     let stale = fixture("build/stale.mbox");
     let junk_s = junk.display().to_string();
     let frag_s = bad_fragment.display().to_string();
@@ -318,6 +334,18 @@ fn bad_input_is_one_line_with_exit_status_2_and_leaves_nothing() {
             ],
         ),
         (vec!["--patch", &junk_s], None, "neither a patch mail", &[]),
+        (
+            vec!["--patch", &obj_link_s],
+            None,
+            "has .patchbench-obj, the name a build keeps for its object directory",
+            &[],
+        ),
+        (
+            vec!["--patch", "/dev/zero"],
+            None,
+            "is a device: give a regular file",
+            &[],
+        ),
         (
             vec!["--patch", "/no/such.mbox"],
             None,
@@ -358,6 +386,10 @@ fn bad_input_is_one_line_with_exit_status_2_and_leaves_nothing() {
         "{err}"
     );
     assert!(builds_in(&cache).is_empty());
+    assert!(
+        common::entries(&outside).is_empty(),
+        "nothing written through the link"
+    );
     assert_eq!(tree_state(&kt), before, "the user's tree is untouched");
 }
 

@@ -406,6 +406,16 @@ fn run(
     }
     let commit = applied.commit.clone();
     mode.check("commit after the patches", &commit, |k| &k.commit)?;
+    // The object directory's name is ours: a tree (or a patch) that has it could send the
+    // build's writes through a link out of the cache.
+    if repo.has_path(&commit, OBJ_DIR)? {
+        return Err(Usage(format!(
+            "the tree at {} has {OBJ_DIR}, the name a build keeps for its object directory \
+             (added by a patch?): rename it there",
+            &commit[..12]
+        ))
+        .into());
+    }
     if matches!(mode, Mode::CommitOnly) {
         return Ok(Done::Commit(commit));
     }
@@ -499,6 +509,16 @@ fn run(
 
     // The object tree gets the config only when it differs (a rewrite would relink all).
     let obj = src.join(OBJ_DIR);
+    // A real directory, never a link (checked on every build of the slot, before anything
+    // is made through it).
+    if std::fs::symlink_metadata(&obj).is_ok_and(|m| !m.file_type().is_dir()) {
+        anyhow::bail!(
+            "{} is not a directory of the build slot's own (a link?); remove the slot {} and \
+             build again",
+            obj.display(),
+            slot.display()
+        );
+    }
     std::fs::create_dir_all(&obj)
         .map_err(|e| make::full_or(&cache.root, e, "cannot make the object directory"))?;
     let dot_config = obj.join(".config");

@@ -357,6 +357,17 @@ impl Repo {
     /// Makes `src` a worktree of this repository at `commit`, or moves it there: only files
     /// that differ are rewritten. A lock file left by a killed git is removed first (the
     /// caller holds the slot's lock, so no git runs there).
+    /// Whether `commit` has `path` (a file, link or directory) in its tree.
+    pub fn has_path(&self, commit: &str, path: &str) -> anyhow::Result<bool> {
+        Ok(output(
+            self.git()
+                .args(["cat-file", "-e", &format!("{commit}:{path}")]),
+            "git cat-file",
+        )?
+        .status
+        .success())
+    }
+
     pub fn checkout(&self, src: &Path, commit: &str) -> anyhow::Result<()> {
         if !src.join(".git").exists() {
             // git says no ENOSPC when a checkout fills the disk ("unable to write file"), and
