@@ -316,6 +316,16 @@ fn a_commit_that_does_not_build_is_skipped_and_an_interrupted_bisection_resumes(
         !status.success(),
         "an interrupted bisection does not end well"
     );
+    // Until resumed it says it was interrupted, not that it runs.
+    let doc: serde_json::Value = serde_json::from_str(&report(&store, "broken", "json")).unwrap();
+    assert_eq!(doc["state"], "interrupted", "{doc}");
+    assert!(
+        doc["state_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`patchbench bisect resume broken`"),
+        "{doc}"
+    );
     let (code, out, err) = run(patchbench_with_store(&store).args(["bisect", "resume", "broken"]));
     let secs = t.elapsed().as_secs_f64();
     eprintln!("{err}\n{out}\nbisect broken: {secs:.0} s");

@@ -226,6 +226,23 @@ pub enum StopSaid {
     Now,
 }
 
+/// The state shown for a bisection a signal interrupted: `bisect resume` goes on with it.
+/// Stored as `running` with no owner and a reason that begins [`INTERRUPTED_BY`] (the
+/// store's states are those of schema version 7).
+pub const INTERRUPTED: &str = "interrupted";
+/// How the stored reason of an interrupted bisection begins.
+const INTERRUPTED_BY: &str = "interrupted by ";
+
+/// The state to show for a stored state and reason: [`INTERRUPTED`] for a running
+/// bisection that a signal interrupted, else the stored state.
+pub fn shown_state<'a>(state: &'a str, reason: Option<&str>) -> &'a str {
+    if state == "running" && reason.is_some_and(|r| r.starts_with(INTERRUPTED_BY)) {
+        INTERRUPTED
+    } else {
+        state
+    }
+}
+
 /// Asks bisection `name` to end: its running campaign stops after its current step, and the
 /// bisection with it.
 pub fn stop(store: &mut Store, name: &str) -> anyhow::Result<StopSaid> {
@@ -288,9 +305,30 @@ impl Bisector<'_> {
             }
         }
         self.store.set_bisect_owner(row.id, Some(&me))?;
+        if shown_state(&row.state, row.state_reason.as_deref()) == INTERRUPTED {
+            self.store.set_bisect_state(row.id, "running", None, None)?;
+        }
         let ended = self.drive(name);
+        // Interrupted, it says so (not "running", which nobody then is) until resumed.
+        let marked = match &ended {
+            Err(e) => match e.downcast_ref::<Interrupted>() {
+                Some(i) => self.store.set_bisect_state(
+                    row.id,
+                    "running",
+                    Some(&format!(
+                        "{INTERRUPTED_BY}{}; `patchbench bisect resume {name}` goes on from \
+                         where it was",
+                        i.name
+                    )),
+                    None,
+                ),
+                None => Ok(()),
+            },
+            Ok(_) => Ok(()),
+        };
         let released = self.store.set_bisect_owner(row.id, None);
         let ended = ended?;
+        marked?;
         released?;
         Ok(ended)
     }

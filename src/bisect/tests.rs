@@ -397,6 +397,13 @@ fn interrupted_in_a_build_and_in_a_campaign_it_resumes_without_running_a_judged_
     assert!(e.is::<Interrupted>(), "{e}");
     let path = f.path();
     assert_eq!(path.last().unwrap().state, PathState::Building, "{path:#?}");
+    // Interrupted, it says so until it is resumed (not "running", which nobody then is).
+    let (row, _) = flow::find(&open(&f.store_at), "b").unwrap();
+    assert_eq!(
+        flow::shown_state(&row.state, row.state_reason.as_deref()),
+        flow::INTERRUPTED
+    );
+    assert!(row.state_reason.unwrap().contains("bisect resume b"));
     // In the middle of a campaign's steps this time.
     f.levels.lock().unwrap().interrupt_at = Some(f.steps_run() + 3);
     let e = f.run().unwrap_err();

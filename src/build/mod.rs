@@ -527,6 +527,8 @@ fn run(
             .map_err(|e| make::full_or(&cache.root, e, "cannot write the config"))?;
     }
     let incremental = obj.join("vmlinux").is_file();
+    // No vmlinux yet, but objects an interrupted build left: make goes on from them.
+    let resumed = !incremental && obj.join("scripts").is_dir();
 
     let release_suffix = format!("-pb{}", &commit[..12]);
     let what = format!("{} ({})", &id, short_what(&req.git_ref, &applied.patches));
@@ -548,6 +550,8 @@ fn run(
         jobs,
         if incremental {
             ", incrementally"
+        } else if resumed {
+            ", going on from the objects an interrupted build left"
         } else {
             ", from scratch"
         },

@@ -317,7 +317,7 @@ pub fn apply(
                     .unwrap_or_default();
                 return Err(Usage(format!(
                     "the patch {}{place} \"{}\" does not apply to {} ({}){first} ({}); \
-                     rebase it onto that commit or give another --ref",
+                     rebase it onto that commit, or build it on another ref",
                     file.shown(),
                     crate::safe_text::field(&m.subject),
                     crate::safe_text::field(base_name),

@@ -91,6 +91,24 @@ enum MeasuringCommand {
     Model(super::model::ModelArgs),
 }
 
+/// Clap's complaint as one line: its `error:` line, and when that ends with a colon (`the
+/// following required arguments were not provided:`) the indented lines it announces.
+fn clap_line(text: &str) -> String {
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("error:"));
+    let Some(first) = lines.next() else {
+        return "invalid arguments".to_string();
+    };
+    let first = first.trim_start_matches("error: ").trim_end();
+    if !first.ends_with(':') {
+        return first.to_string();
+    }
+    let listed: Vec<&str> = lines
+        .take_while(|l| l.starts_with(' ') && !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    format!("{first} {}", listed.join(", "))
+}
+
 /// Checks the workload: a measuring command with valid arguments and test names (run's
 /// tests, aim7's without a workfile, scale's testcases, model's model and variants), none of
 /// the options the
@@ -107,13 +125,10 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
         ));
     }
     let parsed = Workload::try_parse_from(words).map_err(|e| {
-        let text = e.to_string();
-        let line = text
-            .lines()
-            .find(|l| l.starts_with("error:"))
-            .unwrap_or("invalid arguments")
-            .trim_start_matches("error: ");
-        Usage(format!("the workload's arguments: {line}"))
+        Usage(format!(
+            "the workload's arguments: {}",
+            clap_line(&e.to_string())
+        ))
     })?;
     struct Sets<'a> {
         output: &'a super::shared::OutputOpts,
@@ -503,6 +518,27 @@ mod tests {
         for bad in ["", "-x", ".x", "a/b", "a b", "a\nb", &"x".repeat(65)] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn clap_complaints_become_one_whole_line() {
+        let text = "error: the following required arguments were not provided:\n  \
+                    --profile\n  --other\n\nUsage: patchbench run --profile\n";
+        assert_eq!(
+            clap_line(text),
+            "the following required arguments were not provided: --profile, --other"
+        );
+        assert_eq!(
+            clap_line("error: unexpected argument '--x' found\n\n  tip: ...\n"),
+            "unexpected argument '--x' found"
+        );
+        let e = check_workload(
+            &["run", "syscall", "--profile-data", "/tmp/p"].map(str::to_string),
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("were not provided: --profile"), "{e}");
     }
 
     #[test]

@@ -268,8 +268,9 @@ impl BisectView {
             }
         });
         let name = &spec.name;
+        let state = crate::bisect::flow::shown_state(state, state_reason);
         let hint_line = match state {
-            "running" | "stopping" => format!(
+            "running" | "stopping" | crate::bisect::flow::INTERRUPTED => format!(
                 "`patchbench bisect status {name}{hint}` follows it; `patchbench bisect resume \
                  {name}{hint}` continues it after an interruption"
             ),
