@@ -221,39 +221,10 @@ impl Fragment {
     pub fn parse(name: &str, text: &str) -> Result<Fragment, String> {
         let mut values = Vec::new();
         for (i, raw) in text.lines().enumerate() {
-            let line = raw.trim();
-            if line.is_empty() {
-                continue;
-            }
-            if let Some(rest) = line.strip_prefix("# ") {
-                if let Some(sym) = rest.strip_suffix(" is not set") {
-                    if sym.starts_with("CONFIG_") {
-                        values.push((sym.to_string(), "n".to_string()));
-                    }
-                }
-                continue;
-            }
-            if line.starts_with('#') {
-                continue;
-            }
-            match line.split_once('=') {
-                Some((sym, value))
-                    if sym.starts_with("CONFIG_")
-                        && sym[7..]
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || c == '_')
-                        && !value.is_empty() =>
-                {
-                    values.push((sym.to_string(), value.to_string()))
-                }
-                _ => {
-                    return Err(format!(
-                        "{name} line {}: {:?} is not a config line (CONFIG_X=y, CONFIG_X=n, \
-                         CONFIG_X=\"text\", CONFIG_X=123 or # CONFIG_X is not set)",
-                        i + 1,
-                        crate::safe_text::field_cut(raw, 60)
-                    ))
-                }
+            match config_line(raw) {
+                Ok(Some(v)) => values.push(v),
+                Ok(None) => {}
+                Err(why) => return Err(bad_line(name, i, raw, why)),
             }
         }
         Ok(Fragment { values })
@@ -408,6 +379,78 @@ pub struct Start {
     pub origin: String,
 }
 
+/// One line of a config or fragment, checked as kconfig writes them: `CONFIG_X=y|m|n`, a
+/// number (`123`, `-1`, `0x1f`), a `"string"` (with `\"` and `\\` escapes, closed at the
+/// line's end), `# CONFIG_X is not set` (as `n`), another comment or a blank line (None).
+fn config_line(raw: &str) -> Result<Option<(String, String)>, &'static str> {
+    let line = raw.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    if let Some(comment) = line.strip_prefix('#') {
+        let not_set = comment
+            .trim_start()
+            .strip_suffix(" is not set")
+            .filter(|sym| symbol_ok(sym));
+        return Ok(not_set.map(|sym| (sym.to_string(), "n".to_string())));
+    }
+    let Some((sym, value)) = line.split_once('=') else {
+        return Err("not CONFIG_X=VALUE");
+    };
+    if !symbol_ok(sym) {
+        return Err("no CONFIG_ symbol before the =");
+    }
+    let number = |v: &str| {
+        let digits = v.strip_prefix('-').unwrap_or(v);
+        (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
+            || v.strip_prefix("0x")
+                .or_else(|| v.strip_prefix("0X"))
+                .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
+    };
+    if matches!(value, "y" | "m" | "n") || number(value) {
+        return Ok(Some((sym.to_string(), value.to_string())));
+    }
+    if let Some(inner) = value.strip_prefix('"') {
+        // Closed by the last character, with every quote inside escaped.
+        let mut escaped = false;
+        let mut closed_at = None;
+        for (i, c) in inner.char_indices() {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => {
+                    closed_at = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        return match closed_at {
+            Some(i) if i + 1 == inner.len() => Ok(Some((sym.to_string(), value.to_string()))),
+            Some(_) => Err("text after the closing quote"),
+            None => Err("an unterminated string"),
+        };
+    }
+    Err("a value that is not y, m, n, a number or a \"string\"")
+}
+
+/// `CONFIG_` and at least one letter, digit or underscore.
+fn symbol_ok(sym: &str) -> bool {
+    sym.strip_prefix("CONFIG_").is_some_and(|rest| {
+        !rest.is_empty() && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The one-line complaint about line `i` (0-based) of config text `name`.
+fn bad_line(name: &str, i: usize, raw: &str, why: &str) -> String {
+    format!(
+        "{name} line {}: {:?} is not a config line ({why}; a line is CONFIG_X=y, CONFIG_X=n, \
+         CONFIG_X=\"text\", CONFIG_X=123 or # CONFIG_X is not set)",
+        i + 1,
+        crate::safe_text::field_cut(raw, 60)
+    )
+}
+
 impl Start {
     /// Reads what `choice` starts from; bad input when it cannot be read.
     pub fn read(choice: &ConfigChoice) -> anyhow::Result<Start> {
@@ -422,6 +465,15 @@ impl Start {
             }
         };
         if let Some(t) = &text {
+            for (i, raw) in t.lines().enumerate() {
+                if let Err(why) = config_line(raw) {
+                    return Err(Usage(format!(
+                        "{}: give a kernel .config",
+                        bad_line(&format!("the config {origin}"), i, raw, why)
+                    ))
+                    .into());
+                }
+            }
             if !t.lines().any(|l| l.starts_with("CONFIG_")) {
                 return Err(Usage(format!(
                     "the config {origin} has no CONFIG_ line: give a kernel .config"
@@ -571,6 +623,49 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_lines_are_checked_as_kconfig_writes_them() {
+        for good in [
+            "CONFIG_SMP=y",
+            "CONFIG_X86=m",
+            "CONFIG_NR_CPUS=64",
+            "CONFIG_X=-1",
+            "CONFIG_PHYSICAL_START=0x1000000",
+            "CONFIG_CMDLINE=\"console=ttyS0 a=\\\"b\\\"\"",
+            "CONFIG_EMPTY=\"\"",
+            "# CONFIG_FOO is not set",
+            "# Automatically generated file; DO NOT EDIT.",
+            "",
+        ] {
+            assert!(config_line(good).is_ok(), "{good}");
+        }
+        for (bad, why) in [
+            ("CONFIG_SMP=maybe", "not y, m, n"),
+            ("CONFIG_CMDLINE=\"console=ttyS0", "unterminated"),
+            ("CONFIG_CMDLINE=\"a\" b", "after the closing quote"),
+            ("CONFIG_=y", "no CONFIG_ symbol"),
+            ("=y", "no CONFIG_ symbol"),
+            ("hello world", "not CONFIG_X=VALUE"),
+            ("CONFIG_X=0x", "not y, m, n"),
+        ] {
+            assert!(config_line(bad).unwrap_err().contains(why), "{bad}");
+        }
+        let e = Fragment::parse("f.config", "CONFIG_A=y\nCONFIG_SMP=maybe\n").unwrap_err();
+        assert!(
+            e.starts_with("f.config line 2:") && e.contains("not y, m, n"),
+            "{e}"
+        );
+        // A text that is no config is no starting point.
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("hello");
+        std::fs::write(&f, "hello world\nCONFIG_\n=y\n").unwrap();
+        let e = Start::read(&ConfigChoice::File(f)).unwrap_err().to_string();
+        assert!(
+            e.contains("line 1") && e.contains("give a kernel .config"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn the_shipped_fragments_parse_and_pin_one_preemption_model() {
