@@ -622,3 +622,46 @@ fn the_running_config_resolves_with_the_fairness_options_holding() {
     );
     assert_eq!(tree_state(&kt), before);
 }
+
+#[test]
+fn builds_shows_the_work_area_and_prune_frees_it_and_old_builds() {
+    let kt = kernel_tree();
+    let (base, _) = build_ok(&kt, &kt.cache, &[]);
+    let id = base["id"].as_str().unwrap().to_string();
+    // A cache of its own: a copy of the base build and a slot, so the shared one is kept.
+    let d = tempfile::tempdir().unwrap();
+    let cache = d.path().join("cache");
+    std::fs::create_dir_all(cache.join(".work/slots/0000/src")).unwrap();
+    std::fs::write(cache.join(".work/slots/0000/src/obj.o"), vec![0u8; 4096]).unwrap();
+    assert!(std::process::Command::new("cp")
+        .arg("-a")
+        .arg(kt.cache.join(&id))
+        .arg(cache.join(&id))
+        .status()
+        .unwrap()
+        .success());
+    let builds = |args: &[&str]| {
+        run(std_patchbench()
+            .args(["builds", "--cache"])
+            .arg(&cache)
+            .args(args))
+    };
+    let (code, out, err) = builds(&[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(&id) && out.contains("work area: "), "{out}");
+    // Pruned: the slot goes, the build stays (it is not older than a day).
+    let (code, out, err) = builds(&["--prune", "--older-than", "1", "--format", "json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["pruned"]["slots_removed"], 1, "{doc}");
+    assert_eq!(doc["builds"].as_array().unwrap().len(), 1, "{doc}");
+    assert!(!cache.join(".work/slots/0000").exists());
+    // Older than 0 days: every build goes, taken out of the cache by a rename first.
+    let (code, out, err) = builds(&["--prune", "--older-than", "0"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(&format!("1 build(s): {id}")), "{out}");
+    assert!(out.contains("no builds in"), "{out}");
+    assert!(builds_in(&cache).is_empty());
+    let (code, _, err) = builds(&["--older-than", "3"]);
+    assert_eq!(code, Some(2), "--older-than needs --prune: {err}");
+}

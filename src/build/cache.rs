@@ -144,6 +144,18 @@ impl Cache {
         let _ = write_atomic(&path, message.as_bytes());
     }
 
+    /// Takes the lock called `name` if it is free now; None when another process holds it.
+    pub fn try_lock(&self, name: &str) -> anyhow::Result<Option<Lock>> {
+        let path = self.work().join(format!("{name}.lock"));
+        let file = File::create(&path)
+            .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", path.display()))?;
+        match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+            Ok(held) => Ok(Some(Lock { _held: held })),
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+            Err((_, e)) => anyhow::bail!("cannot lock {}: {e}", path.display()),
+        }
+    }
+
     /// Takes the lock called `name` (`repo-KEY`, `slot-KEY`), waiting (interruptibly) while
     /// another process holds it; `waiting` says what for, once, when it has to wait.
     pub fn lock(

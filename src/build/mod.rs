@@ -60,6 +60,7 @@ pub mod config;
 pub mod input;
 pub mod make;
 pub mod patches;
+pub mod prune;
 pub mod tools;
 pub mod tree;
 

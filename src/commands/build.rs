@@ -73,6 +73,14 @@ pub struct BuildsArgs {
     /// Output format: the table, or JSON (schema patchbench.builds/1).
     #[arg(long, value_enum, default_value = "text")]
     pub format: TextOrJson,
+    /// Free the cache's work area first: the build slots no build is using (make's objects:
+    /// the next build of that tree starts from scratch), failed builds' logs and records, and
+    /// staging left by dead processes. Finished builds stay unless --older-than.
+    #[arg(long)]
+    pub prune: bool,
+    /// With --prune: also remove the finished builds built more than DAYS days ago.
+    #[arg(long, value_name = "DAYS", requires = "prune", value_parser = parse_days)]
+    pub older_than: Option<f64>,
 }
 
 /// Builds (or finds) what a request asks for, with a progress line and Ctrl-C handled.
@@ -128,13 +136,27 @@ pub fn build(a: &BuildArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// A number of days, 0 or more (`30`, `0.5`).
+fn parse_days(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(d) if d.is_finite() && d >= 0.0 => Ok(d),
+        _ => Err(format!("{s:?} is not a number of days (e.g. 30 or 0.5)")),
+    }
+}
+
 /// `patchbench builds`.
 pub fn builds(a: &BuildsArgs) -> anyhow::Result<i32> {
     let dir = match &a.cache {
         Some(d) => d.clone(),
         None => crate::build::cache::default_dir()?,
     };
-    let list: Vec<(Build, u64)> = match crate::build::cache::Cache::existing(Some(&dir))? {
+    let cache = crate::build::cache::Cache::existing(Some(&dir))?;
+    let pruned = match (&cache, a.prune) {
+        (Some(c), true) => Some(crate::build::prune::prune(c, a.older_than)?),
+        _ => None,
+    };
+    let work = cache.as_ref().map(crate::build::prune::WorkArea::of);
+    let list: Vec<(Build, u64)> = match &cache {
         Some(c) => c
             .list()
             .into_iter()
@@ -146,8 +168,12 @@ pub fn builds(a: &BuildsArgs) -> anyhow::Result<i32> {
         None => Vec::new(),
     };
     let text = match a.format {
-        TextOrJson::Text => crate::report::build::builds_text(&dir, &list),
-        TextOrJson::Json => crate::report::build::builds_json(&dir, &list)?,
+        TextOrJson::Text => {
+            crate::report::build::builds_text(&dir, &list, work.as_ref(), pruned.as_ref())
+        }
+        TextOrJson::Json => {
+            crate::report::build::builds_json(&dir, &list, work.as_ref(), pruned.as_ref())?
+        }
     };
     crate::report::print(&text)?;
     Ok(0)

@@ -3,6 +3,7 @@
 //! age); both also as JSON (`patchbench.build/1`, `patchbench.builds/1`). Every string from a
 //! build's record (subjects, authors, paths) is shown escaped (`crate::safe_text::field`).
 
+use crate::build::prune::{Pruned, WorkArea};
 use crate::build::Build;
 use crate::safe_text::field;
 use std::fmt::Write as _;
@@ -140,15 +141,59 @@ fn age(since: &str) -> String {
 }
 
 /// `patchbench builds`'s table (each build with its size on disk).
-pub fn builds_text(cache: &std::path::Path, list: &[(Build, u64)]) -> String {
-    if list.is_empty() {
-        return format!(
-            "no builds in {} (make one with `patchbench build --tree DIR`)\n",
-            cache.display()
+pub fn builds_text(
+    cache: &std::path::Path,
+    list: &[(Build, u64)],
+    work: Option<&WorkArea>,
+    pruned: Option<&Pruned>,
+) -> String {
+    let mut out = String::new();
+    if let Some(p) = pruned {
+        let _ = writeln!(
+            out,
+            "pruned: freed {} ({} build slot(s), {} build(s){}){}",
+            size(p.freed_bytes),
+            p.slots_removed,
+            p.builds_removed.len(),
+            if p.builds_removed.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", p.builds_removed.join(", "))
+            },
+            if p.slots_in_use.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; left {} slot(s) a running build is using",
+                    p.slots_in_use.len()
+                )
+            }
         );
     }
-    let mut out = format!(
-        "{:<16}  {:<12}  {:<36}  {:<20}  {:<28}  {:>8}  {:>6}\n",
+    let work_line = work.filter(|w| w.total() > 0).map(|w| {
+        format!(
+            "work area: {} in {}/.work (build slots {}: make's objects, which make the next \
+             build of a tree incremental; repositories {}; logs and the rest {}); `patchbench \
+             builds --prune` frees the slots and logs\n",
+            size(w.total()),
+            cache.display(),
+            size(w.slots),
+            size(w.repos),
+            size(w.other)
+        )
+    });
+    if list.is_empty() {
+        let _ = write!(
+            out,
+            "no builds in {} (make one with `patchbench build --tree DIR`)\n{}",
+            cache.display(),
+            work_line.unwrap_or_default()
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{:<16}  {:<12}  {:<36}  {:<20}  {:<28}  {:>8}  {:>6}",
         "ID", "COMMIT", "FROM", "CONFIG", "RELEASE", "SIZE", "AGE"
     );
     for (b, bytes) in list {
@@ -175,11 +220,17 @@ pub fn builds_text(cache: &std::path::Path, list: &[(Build, u64)]) -> String {
         );
     }
     let _ = writeln!(out, "cache: {}", cache.display());
+    out.push_str(&work_line.unwrap_or_default());
     out
 }
 
 /// `patchbench builds --format json`.
-pub fn builds_json(cache: &std::path::Path, list: &[(Build, u64)]) -> anyhow::Result<String> {
+pub fn builds_json(
+    cache: &std::path::Path,
+    list: &[(Build, u64)],
+    work: Option<&WorkArea>,
+    pruned: Option<&Pruned>,
+) -> anyhow::Result<String> {
     let builds: Vec<serde_json::Value> = list
         .iter()
         .map(|(b, bytes)| {
@@ -190,10 +241,18 @@ pub fn builds_json(cache: &std::path::Path, list: &[(Build, u64)]) -> anyhow::Re
             v
         })
         .collect();
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "schema": "patchbench.builds/1",
         "cache": cache.display().to_string(),
         "builds": builds,
     });
+    if let Some(o) = doc.as_object_mut() {
+        if let Some(w) = work {
+            o.insert("work_area_bytes".into(), serde_json::to_value(w)?);
+        }
+        if let Some(p) = pruned {
+            o.insert("pruned".into(), serde_json::to_value(p)?);
+        }
+    }
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
