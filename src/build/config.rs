@@ -277,6 +277,10 @@ pub struct Dropped {
     pub got: String,
     /// Which fragment asked for it (`tiny`, `fairness`, `reproducible` or a file name).
     pub from: String,
+    /// Why kconfig did not keep it, as far as the tree shows ([`explain`]); empty in records
+    /// of earlier builds.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why: String,
 }
 
 impl std::fmt::Display for Dropped {
@@ -285,7 +289,61 @@ impl std::fmt::Display for Dropped {
             f,
             "{}={} (from {}) became {}",
             self.symbol, self.wanted, self.from, self.got
-        )
+        )?;
+        if !self.why.is_empty() {
+            write!(f, ": {}", self.why)?;
+        }
+        Ok(())
+    }
+}
+
+/// Says why each dropped value was not kept, from the tree at `src` (its Kconfig files): an
+/// unknown symbol, a forced or selected one, an unmet dependency, a value not taken.
+pub fn explain(dropped: &mut [Dropped], src: &Path) {
+    for d in dropped {
+        d.why = reason(d, symbol_in_kconfig(src, &d.symbol)).to_string();
+    }
+}
+
+/// Why `d` was not kept; `known`: whether the tree's Kconfig defines its symbol (None: not
+/// known).
+fn reason(d: &Dropped, known: Option<bool>) -> &'static str {
+    let tristate = |v: &str| matches!(v, "y" | "m" | "n");
+    match (known, d.wanted.as_str(), d.got.as_str()) {
+        (Some(false), _, _) => "this tree's Kconfig has no such symbol",
+        (_, "n", _) => "another enabled option selects it, or it cannot be turned off",
+        (_, "m", "y") => "it can only be built in here (modules off, or selected as built-in)",
+        (_, w, "n") if w == "y" || w == "m" => {
+            "a dependency is not met (see its `depends on` in Kconfig)"
+        }
+        (_, w, _) if !tristate(w) => {
+            "kconfig did not take the value (out of its range, or the symbol has no prompt)"
+        }
+        _ => "kconfig chose another value (a dependency or a select)",
+    }
+}
+
+/// Whether a Kconfig file of the tree at `src` defines `symbol` (`config X` or `menuconfig
+/// X`); None when git cannot say.
+fn symbol_in_kconfig(src: &Path, symbol: &str) -> Option<bool> {
+    let name = symbol.strip_prefix("CONFIG_")?;
+    let out = super::tree::output(
+        super::tree::git(src).args([
+            "grep",
+            "-q",
+            "-E",
+            &format!("^[[:space:]]*(menu)?config[[:space:]]+{name}[[:space:]]*$"),
+            "--",
+            "Kconfig*",
+            "*/Kconfig*",
+        ]),
+        "git grep",
+    )
+    .ok()?;
+    match out.status.code() {
+        Some(0) => Some(true),
+        Some(1) => Some(false),
+        _ => None,
     }
 }
 
@@ -310,6 +368,7 @@ pub fn recheck(requests: &[(String, Fragment)], config: &str) -> Vec<Dropped> {
                 wanted: wanted.to_string(),
                 got: got.to_string(),
                 from: from.to_string(),
+                why: String::new(),
             })
         })
         .collect()
@@ -606,7 +665,8 @@ pub fn resolve(
     .map_err(super::make::Failed::into_error)?;
     let text = std::fs::read_to_string(&dot_config)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", dot_config.display()))?;
-    let dropped = recheck(&requests, &text);
+    let mut dropped = recheck(&requests, &text);
+    explain(&mut dropped, places.src);
     let diff = match (&start.choice, &start.text) {
         (ConfigChoice::Resolved(_), Some(given)) => diff(given, &text),
         _ => Vec::new(),
@@ -709,10 +769,56 @@ mod tests {
                 symbol: "CONFIG_D".into(),
                 wanted: "y".into(),
                 got: "m".into(),
-                from: "b".into()
+                from: "b".into(),
+                why: String::new(),
             }]
         );
         assert_eq!(dropped[0].to_string(), "CONFIG_D=y (from b) became m");
+    }
+
+    #[test]
+    fn a_dropped_value_says_why_from_the_trees_kconfig() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path();
+        std::fs::create_dir_all(src.join("init")).unwrap();
+        std::fs::write(src.join("Kconfig"), "source \"init/Kconfig\"\n").unwrap();
+        std::fs::write(
+            src.join("init/Kconfig"),
+            "config MODULE_SIG\n\tbool\nmenuconfig NET\n\tbool \"net\"\n",
+        )
+        .unwrap();
+        super::super::tree::run(super::super::tree::git(src).args(["init", "-q"]), "init").unwrap();
+        super::super::tree::run(super::super::tree::git(src).args(["add", "-A"]), "add").unwrap();
+        let drop = |sym: &str, wanted: &str, got: &str| Dropped {
+            symbol: sym.into(),
+            wanted: wanted.into(),
+            got: got.into(),
+            from: "f".into(),
+            why: String::new(),
+        };
+        let mut all = vec![
+            drop("CONFIG_NO_SUCH", "y", "n"),
+            drop("CONFIG_MODULE_SIG", "n", "y"),
+            drop("CONFIG_NET", "y", "n"),
+            drop("CONFIG_NET", "m", "y"),
+            drop("CONFIG_NET", "64", "32"),
+        ];
+        explain(&mut all, src);
+        let whys: Vec<&str> = all.iter().map(|d| d.why.as_str()).collect();
+        assert_eq!(
+            whys,
+            vec![
+                "this tree's Kconfig has no such symbol",
+                "another enabled option selects it, or it cannot be turned off",
+                "a dependency is not met (see its `depends on` in Kconfig)",
+                "it can only be built in here (modules off, or selected as built-in)",
+                "kconfig did not take the value (out of its range, or the symbol has no prompt)",
+            ]
+        );
+        assert_eq!(
+            all[0].to_string(),
+            "CONFIG_NO_SUCH=y (from f) became n: this tree's Kconfig has no such symbol"
+        );
     }
 
     #[test]

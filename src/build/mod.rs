@@ -490,9 +490,7 @@ fn run(
         }
     };
     for d in &resolved.dropped {
-        progress.line(&format!(
-            "patchbench: the config did not keep {d} (a dependency is not met)"
-        ));
+        progress.line(&format!("patchbench: the config did not keep {d}"));
     }
     if only_config {
         return Ok(Done::Config(resolved));
