@@ -11,10 +11,11 @@
 //!   even by SIGKILL, so no stale lock survives a crash.
 //! - **`--allow-overlap`** measures even while another measurement runs: the lock is taken if
 //!   it is free (so that others still wait for this one), else the run goes on and its record
-//!   says whom it overlapped ([`MeasureLock::overlapped`]), and `compare` warns.
+//!   says whom it overlapped (`system.extra.measured_beside`), and `compare` warns.
 
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 /// The environment variable that names another lock file (tests; a machine whose `/run/lock`
@@ -25,33 +26,27 @@ pub const LOCK_ENV: &str = "PATCHBENCH_MEASURE_LOCK";
 /// own output, not only in the passing status line).
 pub const WAITING: &str = "patchbench: waiting for ";
 
-/// A held (or, with `--allow-overlap`, possibly not held) measurement lock; released on drop.
-#[derive(Debug)]
-pub struct MeasureLock {
-    /// The open lock file, while this process holds the lock.
-    _file: Option<File>,
-    /// With `--allow-overlap` when another measurement held the lock: who it was.
-    pub overlapped: Option<String>,
-}
-
 /// The lock this process holds until it exits (a measuring command measures, reports and
-/// exits; its record and report take moments, and the kernel releases the lock at exit).
-static HELD: std::sync::Mutex<Option<MeasureLock>> = std::sync::Mutex::new(None);
+/// exits; its record and report take moments, and the kernel releases the lock at exit), and
+/// whom it measured beside when `--allow-overlap` found the lock taken (then it holds none).
+#[allow(clippy::type_complexity)]
+static HELD: std::sync::Mutex<Option<(Option<Flock<File>>, Option<String>)>> =
+    std::sync::Mutex::new(None);
 
-/// Takes the lock as [`acquire`] does and keeps it until this process exits; returns whom
-/// the measurement overlaps (with `allow_overlap`), for the record. Taking it again in the
-/// same process is a no-op.
+/// Takes the measurement lock and keeps it until this process exits, waiting while another
+/// process holds it (`say` gets one line naming the holder, once); with `allow_overlap`,
+/// takes it only if it is free, and otherwise goes on, saying whom it overlaps and returning
+/// that for the record. Taking it again in the same process is a no-op.
 pub fn hold_for_process(
     allow_overlap: bool,
     say: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Option<String>> {
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(lock) = held.as_ref() {
-        return Ok(lock.overlapped.clone());
+    if let Some((_, overlapped)) = held.as_ref() {
+        return Ok(overlapped.clone());
     }
-    let lock = acquire(allow_overlap, say)?;
-    let overlapped = lock.overlapped.clone();
-    *held = Some(lock);
+    let (lock, overlapped) = acquire(allow_overlap, say)?;
+    *held = Some((lock, overlapped.clone()));
     Ok(overlapped)
 }
 
@@ -68,18 +63,16 @@ pub fn path() -> PathBuf {
     }
 }
 
-/// Takes the measurement lock, waiting while another process holds it (`say` gets one line
-/// naming the holder, once); with `allow_overlap`, takes it only if it is free and otherwise
-/// goes on, saying and recording whom it overlaps.
-pub fn acquire(allow_overlap: bool, say: &mut dyn FnMut(&str)) -> anyhow::Result<MeasureLock> {
+/// The lock (None when `allow_overlap` found it taken) and whom it overlaps.
+fn acquire(
+    allow_overlap: bool,
+    say: &mut dyn FnMut(&str),
+) -> anyhow::Result<(Option<Flock<File>>, Option<String>)> {
     let path = path();
-    let file = open(&path)?;
-    if try_lock(&file)? {
-        return Ok(MeasureLock {
-            _file: Some(file),
-            overlapped: None,
-        });
-    }
+    let file = match try_lock(open(&path)?)? {
+        Ok(held) => return Ok((Some(held), None)),
+        Err(file) => file,
+    };
     let holder =
         super::lock_holder::describe(&file).unwrap_or_else(|| "another process".to_string());
     if allow_overlap {
@@ -87,10 +80,7 @@ pub fn acquire(allow_overlap: bool, say: &mut dyn FnMut(&str)) -> anyhow::Result
             "patchbench: measuring beside {holder} (--allow-overlap): the record says so, and \
              compare warns"
         ));
-        return Ok(MeasureLock {
-            _file: None,
-            overlapped: Some(holder),
-        });
+        return Ok((None, Some(holder)));
     }
     say(&format!(
         "{WAITING}{holder} to finish measuring: one measurement at a time on this machine \
@@ -100,17 +90,12 @@ pub fn acquire(allow_overlap: bool, say: &mut dyn FnMut(&str)) -> anyhow::Result
     // A blocking wait: the kernel wakes the waiter as the lock is released, before the
     // holder's campaign can start its next step (a poll lost that race to every next step of a
     // running campaign, which then measured all its steps first).
+    let mut file = file;
     loop {
-        // SAFETY: flock on a valid descriptor has no other preconditions.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Ok(MeasureLock {
-                _file: Some(file),
-                overlapped: None,
-            });
-        }
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINTR) {
-            return Err(anyhow::anyhow!("cannot lock the measurement lock: {e}"));
+        match Flock::lock(file, FlockArg::LockExclusive) {
+            Ok(held) => return Ok((Some(held), None)),
+            Err((f, Errno::EINTR)) => file = f,
+            Err((_, e)) => anyhow::bail!("cannot lock the measurement lock: {e}"),
         }
     }
 }
@@ -159,16 +144,13 @@ fn open(path: &std::path::Path) -> anyhow::Result<File> {
     )))
 }
 
-/// Takes the lock without waiting: true when this process holds it now.
-fn try_lock(file: &File) -> anyhow::Result<bool> {
-    // SAFETY: flock on a valid descriptor has no other preconditions.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(true);
-    }
-    let e = std::io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::EWOULDBLOCK) | Some(libc::EINTR) => Ok(false),
-        _ => Err(anyhow::anyhow!("cannot lock the measurement lock: {e}")),
+/// Takes the lock without waiting: the held lock, or the file back when another process
+/// holds it.
+fn try_lock(file: File) -> anyhow::Result<Result<Flock<File>, File>> {
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+        Ok(held) => Ok(Ok(held)),
+        Err((file, Errno::EWOULDBLOCK | Errno::EINTR)) => Ok(Err(file)),
+        Err((_, e)) => anyhow::bail!("cannot lock the measurement lock: {e}"),
     }
 }
 
@@ -180,18 +162,16 @@ mod tests {
     fn a_second_lock_waits_for_the_first_and_overlap_names_the_holder() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("m.lock");
-        let first = open(&file).unwrap();
-        assert!(try_lock(&first).unwrap());
+        let first = try_lock(open(&file).unwrap()).unwrap().unwrap();
         // Another open file description (as another process has) cannot take it.
-        let second = open(&file).unwrap();
-        assert!(!try_lock(&second).unwrap());
+        let second = try_lock(open(&file).unwrap()).unwrap().unwrap_err();
         let me = super::super::lock_holder::describe(&second).unwrap();
         assert!(
             me.starts_with(&format!("pid {} (", std::process::id())),
             "{me}"
         );
         drop(first);
-        assert!(try_lock(&second).unwrap());
+        assert!(try_lock(second).unwrap().is_ok());
         // A link is never followed.
         let link = dir.path().join("link.lock");
         std::os::unix::fs::symlink(&file, &link).unwrap();
