@@ -70,6 +70,19 @@ impl Default for Settings {
 /// default band. An interval that holds 0 but reaches beyond it is inconclusive.
 pub const NOISE_BAND_PCT: f64 = 1.0;
 
+/// Why there is nothing to bisect, in words every report and message uses: the interval
+/// inside the noise band (`no_change`), or holding 0 but reaching beyond it.
+pub fn nothing_to_bisect(no_change: bool) -> String {
+    if no_change {
+        format!("inside the ±{NOISE_BAND_PCT} % noise band")
+    } else {
+        format!(
+            "the interval holds 0 but reaches beyond the ±{NOISE_BAND_PCT} % noise band: \
+             measure longer (--rounds, --until)"
+        )
+    }
+}
+
 /// What the endpoints' campaign measured: D̂ = mean ln(bad / good) and its interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Endpoints {
@@ -120,14 +133,7 @@ impl Endpoints {
 
     /// Why a bisection whose endpoints found nothing stops, after the interval's words.
     pub fn why_nothing(&self) -> String {
-        if self.no_change() {
-            format!("inside the ±{NOISE_BAND_PCT} % noise band")
-        } else {
-            format!(
-                "the interval holds 0 but reaches beyond the ±{NOISE_BAND_PCT} % noise band: \
-                 measure longer (--rounds, --until)"
-            )
-        }
+        nothing_to_bisect(self.no_change())
     }
 
     /// The midpoint D̂/2 the steps are judged against.

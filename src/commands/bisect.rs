@@ -339,12 +339,7 @@ fn run(mut store: crate::store::db::Store, name: &str, signals: &Signals) -> any
                 view.endpoints
                     .map(|e| format!("{} in {} rounds", e.words(), e.rounds))
                     .unwrap_or_default(),
-                if inconclusive {
-                    "its interval holds 0 but reaches beyond the noise band; measure longer \
-                     (--rounds, --until) or check the endpoints"
-                } else {
-                    "its interval lies inside the noise band"
-                }
+                crate::bisect::rule::nothing_to_bisect(!inconclusive)
             ))
             .into())
         }

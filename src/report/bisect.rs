@@ -7,7 +7,7 @@
 
 use crate::bisect::flow::confirmation_words;
 use crate::bisect::git::Commit;
-use crate::bisect::rule::{Verdict, NOISE_BAND_PCT};
+use crate::bisect::rule::{nothing_to_bisect, Verdict};
 use crate::bisect::search::{Answer, Mark, Search};
 use crate::bisect::state::{BisectSpec, Conclusion, PathState, PathStep, Role};
 use crate::safe_text::field;
@@ -319,13 +319,12 @@ impl BisectView {
                 a.commits[a.commits.len() - 1].short()
             ),
             "no-change" => format!(
-                "no change between the endpoints (inside the ±{NOISE_BAND_PCT} % noise band): \
-                 nothing to bisect"
+                "no change between the endpoints ({}): nothing to bisect",
+                nothing_to_bisect(true)
             ),
             "inconclusive" => format!(
-                "inconclusive between the endpoints (the interval holds 0 but reaches beyond \
-                 the ±{NOISE_BAND_PCT} % noise band): nothing bisected; measure longer \
-                 (--rounds, --until)"
+                "inconclusive between the endpoints ({}): nothing bisected",
+                nothing_to_bisect(false)
             ),
             _ => format!(
                 "not finished: the change lies in {} commits {}..{}",
