@@ -310,21 +310,22 @@ impl Bisector<'_> {
         }
         let ended = self.drive(name);
         // Interrupted, it says so (not "running", which nobody then is) until resumed.
-        let marked = match &ended {
-            Err(e) => match e.downcast_ref::<Interrupted>() {
-                Some(i) => self.store.set_bisect_state(
-                    row.id,
-                    "running",
-                    Some(&format!(
-                        "{INTERRUPTED_BY}{}; `patchbench bisect resume {name}` goes on from \
-                         where it was",
-                        i.name
-                    )),
-                    None,
-                ),
-                None => Ok(()),
-            },
-            Ok(_) => Ok(()),
+        let interrupted = ended
+            .as_ref()
+            .err()
+            .and_then(|e| e.downcast_ref::<Interrupted>());
+        let marked = match interrupted {
+            Some(i) => self.store.set_bisect_state(
+                row.id,
+                "running",
+                Some(&format!(
+                    "{INTERRUPTED_BY}{}; `patchbench bisect resume {name}` goes on from where \
+                     it was",
+                    i.name
+                )),
+                None,
+            ),
+            None => Ok(()),
         };
         let released = self.store.set_bisect_owner(row.id, None);
         let ended = ended?;
