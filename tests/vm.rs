@@ -453,6 +453,29 @@ fn sigkill_of_patchbench_mid_step_leaves_no_qemu() {
     );
     let s = common::open_store(&store);
     assert!(s.list(None).unwrap().is_empty(), "no half-stored run");
+    // The killed process's private directory (the guest's initramfs, the step's script) is
+    // still there; `campaign stop` plans the dead step again and removes it.
+    let prefix = format!("patchbench-vm-{}-", child.id());
+    let left = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .count()
+    };
+    assert_eq!(left(), 1, "a SIGKILL leaves its private directory");
+    let out = patchbench_with_store(&store)
+        .args(["campaign", "stop", "kill"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("campaign kill is stopped"), "{err}");
+    assert!(
+        err.contains("removed what killed patchbench processes left"),
+        "{err}"
+    );
+    assert_eq!(left(), 0, "{err}");
 }
 
 #[test]

@@ -260,16 +260,8 @@ pub fn resume(
             .map(Resumed::PerBoot);
     }
     take_back_dead(&mut store, &campaign, progress)?;
-    let swept = sweep_dead_leftovers(&campaign.spec);
-    if !swept.is_empty() {
-        progress.line(&format!(
-            "patchbench: removed what killed patchbench processes left behind: {}",
-            swept
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+    if let Some(line) = removed_line(&sweep_dead_leftovers(&campaign.spec)) {
+        progress.line(&line);
     }
     let Runner::Here(mut executor) = runner_for(&campaign.spec, By::Starter)? else {
         return usage(format!("campaign {name} cannot be run by this process"));
@@ -339,13 +331,28 @@ pub fn sweep_dead_leftovers(spec: &CampaignSpec) -> Vec<std::path::PathBuf> {
     removed
 }
 
+/// The line that says what [`sweep_dead_leftovers`] removed; None when it removed nothing.
+pub fn removed_line(removed: &[std::path::PathBuf]) -> Option<String> {
+    (!removed.is_empty()).then(|| {
+        format!(
+            "patchbench: removed what killed patchbench processes left behind: {}",
+            removed
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
 /// What `stop` did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stopped {
     /// It was over already, in this state.
     AlreadyOver(CampaignState),
-    /// It stops after the step running now (`Stopping`), or is stopped (`Stopped`).
-    Now(CampaignState),
+    /// It stops after the step running now (`Stopping`), or is stopped (`Stopped`); with
+    /// what dead processes of its steps had left and was removed.
+    Now(CampaignState, Vec<std::path::PathBuf>),
     /// A kexec campaign: it stops at its next boot (or once this boot's step is stored) and
     /// returns to this kernel (its image).
     AtNextBoot(String),
@@ -356,6 +363,21 @@ pub fn stop(store: &mut Store, name: &str) -> anyhow::Result<Stopped> {
     let c = find(store, name)?;
     if !c.state.is_open() {
         return Ok(Stopped::AlreadyOver(c.state));
+    }
+    // A step whose process died on this host (a SIGKILL, a crash) runs nowhere: it is
+    // planned again, so the campaign stops now, and what the dead process left is removed.
+    let mut removed = Vec::new();
+    if runner_kind(c.spec.executor) != RunnerKind::PerBoot {
+        for s in store.steps(c.id)? {
+            let Some(owner) = s.owner.as_deref() else {
+                continue;
+            };
+            let dead = Owner::parse(owner).is_some_and(|o| o.is_dead_here());
+            if s.state == StepState::Running && dead {
+                store.release_step(s.id, owner)?;
+            }
+        }
+        removed = sweep_dead_leftovers(&c.spec);
     }
     let steps = store.steps(c.id)?;
     let running = steps.iter().any(|s| s.state == StepState::Running);
@@ -375,5 +397,5 @@ pub fn stop(store: &mut Store, name: &str) -> anyhow::Result<Stopped> {
                 }),
         ));
     }
-    Ok(Stopped::Now(state))
+    Ok(Stopped::Now(state, removed))
 }

@@ -333,7 +333,7 @@ fn stop_ends_the_campaign_after_the_step_that_runs() {
             let mut other = open(&at);
             assert_eq!(
                 flow::stop(&mut other, "stop").unwrap(),
-                flow::Stopped::Now(CampaignState::Stopping)
+                flow::Stopped::Now(CampaignState::Stopping, Vec::new())
             );
         }
         Act::measure(100.0)

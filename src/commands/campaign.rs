@@ -564,17 +564,22 @@ fn stop(a: &StopArgs) -> anyhow::Result<i32> {
              returns to {home}",
             a.name
         ),
-        Stopped::Now(state) => format!(
-            "campaign {} {}; `patchbench campaign report {}{}` compares what it has",
-            a.name,
-            if state == CampaignState::Stopping {
-                "will stop after its current step"
-            } else {
-                "is stopped"
-            },
-            a.name,
-            store.location().hint()
-        ),
+        Stopped::Now(state, removed) => {
+            if let Some(line) = crate::campaign::flow::removed_line(&removed) {
+                crate::safe_text::eprint_line(&line);
+            }
+            format!(
+                "campaign {} {}; `patchbench campaign report {}{}` compares what it has",
+                a.name,
+                if state == CampaignState::Stopping {
+                    "will stop after its current step"
+                } else {
+                    "is stopped"
+                },
+                a.name,
+                store.location().hint()
+            )
+        }
     };
     crate::safe_text::eprint_line(&format!("patchbench: {line}"));
     Ok(0)

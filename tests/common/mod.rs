@@ -60,16 +60,25 @@ fn clean(c: &mut std::process::Command) {
     }
 }
 
+/// The prefix of a test process's directory of measurement lock files in the temp directory.
+const MEASURE_LOCKS: &str = "pb-test-measure-locks-";
+
 /// A measurement lock file no other command uses: one per command in this test process's
 /// directory of them (zero-byte files, in the temp directory; the directory is world-readable
-/// and the files are 0644).
+/// and the files are 0644). A test binary exits without destructors, so the directories of
+/// test processes that are gone are removed when the next one makes its own.
 pub fn private_measure_lock() -> PathBuf {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!("pb-test-measure-locks-{}", std::process::id()));
-    if std::fs::create_dir_all(&dir).is_ok() {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
-    }
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        remove_dead_measure_lock_dirs();
+        let dir = std::env::temp_dir().join(format!("{MEASURE_LOCKS}{}", std::process::id()));
+        if std::fs::create_dir_all(&dir).is_ok() {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755));
+        }
+        dir
+    });
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path = dir.join(format!("{n}.lock"));
     // Made here, readable by all: a command a test runs as another user opens it read-only,
@@ -79,6 +88,27 @@ pub fn private_measure_lock() -> PathBuf {
         let _ = f.set_permissions(std::fs::Permissions::from_mode(0o644));
     }
     path
+}
+
+/// Removes the lock directories of test processes that no longer run (only ours: the name's
+/// prefix and a process id with no /proc entry).
+fn remove_dead_measure_lock_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(MEASURE_LOCKS))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// `patchbench` for assert_cmd, with the worker and the AIM7 task program found and no store
