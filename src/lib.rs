@@ -50,6 +50,7 @@ pub mod out_of_memory;
 pub mod perf_events;
 pub mod private_dir;
 pub mod proc;
+pub mod proc_stat;
 pub mod progress;
 pub mod record;
 pub mod remove_tree;

@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
         "out_of_memory",
         "perf_events",
         "private_dir",
+        "proc_stat",
         "safe_text",
         "remove_tree",
         "sysinfo",

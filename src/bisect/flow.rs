@@ -89,25 +89,8 @@ pub enum Ended {
     Stopped,
 }
 
-/// Names a bisection may have: letters, digits, `._-`, up to 40 characters (its campaigns are
-/// named `NAME.SEQ-ROLE-COMMIT`).
-pub fn check_name(name: &str) -> anyhow::Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 40
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        && !name.starts_with(['-', '.']);
-    if ok {
-        Ok(())
-    } else {
-        usage(format!(
-            "bisection name {:?} is not usable: use 1-40 letters, digits, '.', '_' or '-', not \
-             starting with '-' or '.'",
-            crate::safe_text::field(name)
-        ))
-    }
-}
+/// The longest bisection name: its campaigns are named `NAME.SEQ-ROLE-COMMIT`.
+pub const NAME_MAX: usize = 40;
 
 /// What `bisect start` reads of the tree: the two endpoints and the candidates between them,
 /// each fault one line (a ref that does not exist, good not an ancestor of bad, nothing
@@ -153,7 +136,7 @@ pub fn read_history(
 
 /// Stores a new bisection (refusing a name already used), owned by this process.
 pub fn create(store: &mut Store, spec: &BisectSpec) -> anyhow::Result<i64> {
-    check_name(&spec.name)?;
+    crate::campaign::check_name("bisection", &spec.name, NAME_MAX)?;
     let json = serde_json::to_string(spec)?;
     store.create_bisect(&spec.name, &json, &Owner::me().to_string())
 }

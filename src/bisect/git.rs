@@ -197,9 +197,7 @@ pub(crate) mod tests {
     /// A tree of `n` commits on a line, each changing file `f`; the last has a Link: trailer.
     pub(crate) fn line_of_commits(dir: &Path, n: usize) -> Vec<String> {
         let run = |args: &[&str]| {
-            let out = Command::new("git")
-                .arg("-C")
-                .arg(dir)
+            let out = crate::build::tree::git(dir)
                 .args(args)
                 .env("GIT_AUTHOR_NAME", "A U Thor")
                 .env("GIT_AUTHOR_EMAIL", "a@example.org")

@@ -12,7 +12,7 @@ use crate::build::{Build, BuildRequest};
 use crate::error::Interrupted;
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
-use crate::record::campaign::spec::{CampaignBuild, KernelSpec, SideBuild};
+use crate::record::campaign::spec::{CampaignBuild, SideBuild};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -56,11 +56,7 @@ impl<'s> CacheKernels<'s> {
             tree: spec.tree.clone(),
             git_ref: commit.to_string(),
             patches: patches.to_vec(),
-            fragments: if matches!(config, ConfigChoice::Resolved(_)) {
-                Vec::new()
-            } else {
-                opts.fragments.clone()
-            },
+            fragments: config.fragments(&opts.fragments),
             config,
             jobs: opts.jobs,
             cache_dir: opts.cache.clone(),
@@ -85,7 +81,7 @@ impl<'s> CacheKernels<'s> {
             ConfigChoice::parse(&opts.config),
         );
         let b = crate::build::build(&req, progress, self.signals)?;
-        say_built(progress, &spec.name, &b);
+        crate::campaign::side_kernel::say_built(progress, &format!("bisect {}", spec.name), &b);
         self.good = Some(b.clone());
         Ok(b)
     }
@@ -117,45 +113,12 @@ fn is_fatal(e: &anyhow::Error) -> bool {
     e.is::<Interrupted>() || e.to_string().contains("no space left on device")
 }
 
-fn say_built(progress: &Progress, name: &str, b: &Build) {
-    let how = if b.cached {
-        "found in the cache".to_string()
-    } else {
-        format!(
-            "built in {:.0} s{}",
-            b.build_secs,
-            if b.incremental {
-                ", incrementally"
-            } else {
-                ", from scratch"
-            }
-        )
-    };
-    progress.line(&format!(
-        "patchbench: bisect {name}: kernel {} ({how}): {}",
-        b.release,
-        b.to_ref().line()
-    ));
-}
-
-/// What a campaign side boots of a build.
-fn kernel_of(b: &Build) -> Result<KernelSpec, String> {
-    let info = crate::campaign::kernel_image::inspect(&b.image)?;
-    Ok(KernelSpec {
-        image: b.image.clone(),
-        sha256: info.sha256,
-        release: b.release.clone(),
-        initrd: None,
-        modules: b.modules.clone(),
-    })
-}
-
 fn built(spec: &BisectSpec, good: &Build, b: &Build, patches: &[PathBuf]) -> Result<Built, String> {
     let config_text = std::fs::read_to_string(&good.config_file)
         .map_err(|e| format!("cannot read {}: {e}", good.config_file.display()))?;
     Ok(Built {
         id: b.id.clone(),
-        kernel: kernel_of(b)?,
+        kernel: crate::campaign::side_kernel::of_build(b, None)?,
         side: Some(SideBuild {
             git_ref: b.base_commit.clone(),
             patches: patches
@@ -214,7 +177,11 @@ impl Kernels for CacheKernels<'_> {
         );
         match crate::build::build(&req, progress, self.signals) {
             Ok(b) => {
-                say_built(progress, &spec.name, &b);
+                crate::campaign::side_kernel::say_built(
+                    progress,
+                    &format!("bisect {}", spec.name),
+                    &b,
+                );
                 if !b.config.diff.is_empty() {
                     progress.line(&format!(
                         "patchbench: bisect {}: the config at {} differs from the good \

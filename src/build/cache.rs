@@ -4,7 +4,8 @@
 //! CACHE/                        $XDG_CACHE_HOME/patchbench/builds, or --cache DIR
 //!   <id>/                       a finished build (id: 16 hex digits of its key)
 //!     build.json                what it is (the `Build`), written last inside the build
-//!     boot/vmlinuz-RELEASE      the image; boot/System.map-RELEASE, boot/config-RELEASE
+//!     boot/                     the image (its distribution name, `KernelSpec::image_file_name`),
+//!                               System.map-RELEASE, config-RELEASE
 //!     vmlinux                   for profiles
 //!     lib/modules/RELEASE/      the modules, when the config has any
 //!     build.log                 make's whole output

@@ -37,6 +37,18 @@ pub enum ConfigChoice {
 }
 
 impl ConfigChoice {
+    /// The user's fragments that apply to this choice: none to an already resolved config
+    /// (it has its fragments already), all of them to any other.
+    pub fn fragments(&self, given: &[PathBuf]) -> Vec<PathBuf> {
+        if matches!(self, ConfigChoice::Resolved(_)) {
+            Vec::new()
+        } else {
+            given.to_vec()
+        }
+    }
+}
+
+impl ConfigChoice {
     /// `running`, `tiny` or a file, as `--config` takes it.
     pub fn parse(s: &str) -> ConfigChoice {
         match s {

@@ -67,6 +67,7 @@ pub mod tree;
 use crate::error::Usage;
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
+use crate::record::campaign::spec::KernelSpec;
 use cache::Cache;
 use config::{ConfigChoice, Dropped, Fragment, Start};
 use patches::{AppliedPatch, PatchFile};
@@ -209,7 +210,7 @@ impl Build {
     fn fill_paths(&mut self, dir: &Path) {
         let r = &self.release;
         self.dir = dir.to_path_buf();
-        self.image = dir.join(format!("boot/vmlinuz-{r}"));
+        self.image = dir.join("boot").join(KernelSpec::image_file_name(r));
         self.system_map = dir.join(format!("boot/System.map-{r}"));
         self.config_file = dir.join(format!("boot/config-{r}"));
         self.vmlinux = dir.join("vmlinux");
@@ -226,6 +227,23 @@ impl Build {
             .filter(|p| p.skipped.is_none())
             .map(|p| p.subject.clone())
             .collect()
+    }
+
+    /// How it was had: "found in the cache", or "built in 31 s, incrementally" / "..., from
+    /// scratch".
+    pub fn how(&self) -> String {
+        if self.cached {
+            return "found in the cache".to_string();
+        }
+        format!(
+            "built in {}{}",
+            crate::clock::human_secs(self.build_secs),
+            if self.incremental {
+                ", incrementally"
+            } else {
+                ", from scratch"
+            }
+        )
     }
 
     /// What a campaign run records of it.
@@ -600,7 +618,10 @@ fn run(
         Ok(())
     };
     let outputs = make::outputs(&obj);
-    copy(&outputs[0].0, &format!("boot/vmlinuz-{release}"))?;
+    copy(
+        &outputs[0].0,
+        &format!("boot/{}", KernelSpec::image_file_name(&release)),
+    )?;
     copy(&outputs[1].0, &format!("boot/System.map-{release}"))?;
     copy(&outputs[3].0, &format!("boot/config-{release}"))?;
     copy(&outputs[2].0, "vmlinux")?;

@@ -5,47 +5,13 @@
 //! shares with it (a build as a side's kernel, the line that says what was built).
 
 use crate::build::config::ConfigChoice;
-use crate::build::{Build, BuildRequest};
+use crate::build::BuildRequest;
 use crate::error::Usage;
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
-use crate::record::campaign::spec::{CampaignSpec, KernelSpec};
+use crate::record::campaign::spec::CampaignSpec;
 use base64::Engine as _;
-use std::path::{Path, PathBuf};
-
-/// The kernel spec of a build, for a side to boot.
-pub fn kernel_of(b: &Build, initrd: Option<&Path>) -> anyhow::Result<KernelSpec> {
-    let info = crate::campaign::kernel_image::inspect(&b.image).map_err(Usage)?;
-    Ok(KernelSpec {
-        image: b.image.clone(),
-        sha256: info.sha256,
-        release: b.release.clone(),
-        initrd: initrd.map(Path::to_path_buf),
-        modules: b.modules.clone(),
-    })
-}
-
-/// Says what a side's kernel is and how it was had (built, incrementally, or from the cache).
-pub fn say_built(progress: &Progress, side: &str, b: &Build) {
-    let how = if b.cached {
-        "found in the cache".to_string()
-    } else {
-        format!(
-            "built in {}{}",
-            crate::clock::human_secs(b.build_secs),
-            if b.incremental {
-                ", incrementally"
-            } else {
-                ", from scratch"
-            }
-        )
-    };
-    progress.line(&format!(
-        "patchbench: {side}: kernel {} ({how}): {}",
-        b.release,
-        b.to_ref().line()
-    ));
-}
+use std::path::PathBuf;
 
 /// Where a lab agent builds: its tree (default: the campaign's), cache and jobs.
 #[derive(Debug, Clone, Default)]
@@ -122,11 +88,14 @@ pub fn on_this_box(
                 e
             }
         })?;
-        say_built(progress, &side.name, &b);
-        side.kernel = Some(kernel_of(
-            &b,
-            side.kernel.as_ref().and_then(|k| k.initrd.as_deref()),
-        )?);
+        super::side_kernel::say_built(progress, &side.name, &b);
+        side.kernel = Some(
+            super::side_kernel::of_build(
+                &b,
+                side.kernel.as_ref().and_then(|k| k.initrd.as_deref()),
+            )
+            .map_err(Usage)?,
+        );
     }
     private.close()?;
     Ok(local)

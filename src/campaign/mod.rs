@@ -20,6 +20,7 @@
 //!   driver and the flow without QEMU or a server.
 //! - [`primary`]: which metric the schedule follows, its per-round ratios, and the `--until`
 //!   decision (Stein's two-stage rule on the pilot's ratios).
+//! - [`side_kernel`]: which kernel a side boots, and with what.
 //!
 //! A step runs the measuring command as a program (`patchbench run ... --json FILE
 //! --no-store`) inside whatever the executor provides; the engine never reaches into the
@@ -35,6 +36,7 @@ pub mod kexec;
 pub mod local;
 pub mod primary;
 pub mod scripted;
+pub mod side_kernel;
 pub mod vm;
 
 #[cfg(test)]
@@ -45,3 +47,27 @@ pub use flow::{
     agent_may_offer, check_host_before_build, create, default_executor, find, resume, run,
     run_by_one_process, runner_for, stop, By, Resumed, Runner, Stopped, Summary,
 };
+
+/// The longest campaign name.
+pub const NAME_MAX: usize = 64;
+
+/// Checks the name of a campaign, or of what names campaigns after itself (a bisection, `what`):
+/// 1 to `max` letters, digits, `._-`, not starting with `-` or `.` (it becomes a label prefix
+/// and is typed on command lines).
+pub fn check_name(what: &str, name: &str, max: usize) -> anyhow::Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= max
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && !name.starts_with(['-', '.']);
+    if ok {
+        Ok(())
+    } else {
+        crate::error::usage(format!(
+            "{what} name {:?} is not usable: use 1-{max} letters, digits, '.', '_' or '-', not \
+             starting with '-' or '.'",
+            crate::safe_text::field(name)
+        ))
+    }
+}

@@ -212,7 +212,7 @@ fn refuse_side_options(c: &CampaignStart) -> anyhow::Result<()> {
 /// Everything checked and read before anything is stored or built: the spec.
 fn spec_of(a: &BisectStart) -> anyhow::Result<BisectSpec> {
     let c = &a.campaign;
-    flow::check_name(&c.name)?;
+    crate::campaign::check_name("bisection", &c.name, flow::NAME_MAX)?;
     refuse_side_options(c)?;
     let Some(tree) = &c.tree else {
         return usage("--tree DIR: a bisection builds every kernel from a git tree");

@@ -62,7 +62,7 @@ pub enum CampaignCommand {
 #[derive(Debug, Clone, Args, Default)]
 pub struct SideArgs {
     /// Kernel image and extra command-line words of the base side: IMAGE[:WORDS], or :WORDS for
-    /// the running kernel's image (e.g. --base /boot/vmlinuz-6.1.0-27-amd64:"pti=on"). With
+    /// the running kernel's image (e.g. --base /boot/IMAGE:"pti=on"). With
     /// --tree: the git ref to build, REF[:WORDS] (e.g. --base v6.1).
     #[arg(long, value_name = "IMAGE[:WORDS]", allow_hyphen_values = true)]
     pub base: Option<String>,
@@ -179,8 +179,8 @@ pub struct StartArgs {
     /// Seconds a step may take before it is stopped and counted as failed.
     #[arg(long, value_name = "SECS", default_value = "3600", value_parser = crate::args::parse_duration)]
     pub step_timeout: f64,
-    /// kexec: the kernel image the last boot returns to (default: the running kernel's,
-    /// /boot/vmlinuz-RELEASE).
+    /// kexec: the kernel image the last boot returns to (default: the running kernel's image
+    /// in /boot).
     #[arg(long, value_name = "IMAGE")]
     pub return_to: Option<PathBuf>,
     /// kexec: the initrd of the kernel returned to (default: initrd.img-RELEASE beside it;

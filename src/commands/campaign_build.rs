@@ -7,7 +7,7 @@ use super::campaign::StartArgs;
 use crate::build::config::ConfigChoice;
 use crate::build::patches::PatchFile;
 use crate::build::BuildRequest;
-use crate::campaign::built::{kernel_of, say_built};
+use crate::campaign::side_kernel::{of_build, say_built};
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
 use crate::record::campaign::spec::{CampaignBuild, CampaignSpec, PatchSource, SideBuild};
@@ -50,11 +50,7 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
         tree: tree.clone(),
         git_ref: git_ref.to_string(),
         patches: patches.to_vec(),
-        fragments: if matches!(config, ConfigChoice::Resolved(_)) {
-            Vec::new()
-        } else {
-            a.build.fragments.clone()
-        },
+        fragments: config.fragments(&a.build.fragments),
         config,
         jobs: a.build.jobs.map(|j| j as usize),
         cache_dir: a.build.cache.clone(),
@@ -122,7 +118,7 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
             s.patched_initrd.as_deref(),
         ),
     ] {
-        let kernel = kernel_of(b, initrd)?;
+        let kernel = of_build(b, initrd).map_err(crate::error::Usage)?;
         if let Some(spec_side) = spec.sides.iter_mut().find(|x| x.name == side) {
             spec_side.kernel = Some(kernel);
             spec_side.build = Some(SideBuild {

@@ -6,34 +6,13 @@
 //! the [`CampaignSpec`] the store keeps.
 
 use super::campaign::StartArgs;
-use crate::campaign::kernel_image;
 use crate::error::{usage, Usage};
 use crate::record::campaign::plan;
 use crate::record::campaign::spec::{
-    CampaignSpec, ExecutorKind, KernelSpec, LabSpec, Schedule, Scratch, SideSpec,
+    CampaignSpec, ExecutorKind, LabSpec, Schedule, Scratch, SideSpec,
 };
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
-
-/// A campaign name: letters, digits and `._-`, up to 64 characters (it becomes a label prefix
-/// and is typed on command lines).
-fn check_name(name: &str) -> anyhow::Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        && !name.starts_with(['-', '.']);
-    if ok {
-        Ok(())
-    } else {
-        usage(format!(
-            "campaign name {:?} is not usable: use 1-64 letters, digits, '.', '_' or '-', not \
-             starting with '-' or '.'",
-            crate::safe_text::field(name)
-        ))
-    }
-}
 
 /// `3600`, `90s`, `90m`, `8h`, `2d` as seconds.
 pub(super) fn parse_span(s: &str) -> Result<f64, String> {
@@ -235,21 +214,6 @@ fn split_side(s: &str) -> (Option<PathBuf>, Vec<String>) {
     )
 }
 
-/// The running kernel's image, for a side that gives command-line words only.
-fn running_image() -> anyhow::Result<PathBuf> {
-    let release = crate::campaign::executor::this_kernel().release;
-    let p = PathBuf::from(format!("/boot/vmlinuz-{release}"));
-    if p.is_file() {
-        Ok(p)
-    } else {
-        usage(format!(
-            "a side without an image boots the running kernel, but {} does not exist; give \
-             the image (--base IMAGE:WORDS)",
-            p.display()
-        ))
-    }
-}
-
 /// Builds and checks one side. With `tree`, `given` is `REF[:WORDS]` and the kernel is
 /// built later (`super::campaign_build`).
 fn side(
@@ -297,26 +261,17 @@ fn side(
     let kernel = if boots {
         let image = match image {
             Some(i) => i,
-            None => running_image()?,
-        };
-        let info = kernel_image::inspect(&image).map_err(Usage)?;
-        if let Some(i) = initrd.filter(|i| *i != Path::new("none")) {
-            std::fs::File::open(i).map_err(|e| {
+            None => crate::campaign::side_kernel::running_image().map_err(|e| {
                 Usage(format!(
-                    "cannot read the {name} initrd {}: {e}",
-                    i.display()
+                    "a side without an image boots the running kernel, but {e}; give the image \
+                     (--{name} IMAGE:WORDS)"
                 ))
-            })?;
-        }
-        let modules = kernel_image::modules_for(&image, &info.release, modules).map_err(Usage)?;
-        let image = image.canonicalize().unwrap_or(image);
-        Some(KernelSpec {
-            image,
-            sha256: info.sha256,
-            release: info.release,
-            initrd: initrd.map(Path::to_path_buf),
-            modules,
-        })
+            })?,
+        };
+        Some(
+            crate::campaign::side_kernel::of_image(&image, initrd, modules)
+                .map_err(|e| Usage(format!("the {name} side: {e}")))?,
+        )
     } else {
         None
     };
@@ -344,7 +299,7 @@ fn check_setup(name: &str, setup: Option<&str>) -> anyhow::Result<()> {
 
 /// Builds the spec from the arguments, checking everything that can be checked here.
 pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
-    check_name(&a.name)?;
+    crate::campaign::check_name("campaign", &a.name, crate::campaign::NAME_MAX)?;
     let keeps_perf_data = check_workload(&a.workload, a.scratch.is_some())?;
     let s = &a.sides;
     let tree = a.tree.is_some();
@@ -514,9 +469,11 @@ mod tests {
 
     #[test]
     fn names_are_checked() {
-        assert!(check_name("pti-test_1.2").is_ok());
+        let campaign_name =
+            |n: &str| crate::campaign::check_name("campaign", n, crate::campaign::NAME_MAX);
+        assert!(campaign_name("pti-test_1.2").is_ok());
         for bad in ["", "-x", ".x", "a/b", "a b", "a\nb", &"x".repeat(65)] {
-            assert!(check_name(bad).is_err(), "{bad:?}");
+            assert!(campaign_name(bad).is_err(), "{bad:?}");
         }
     }
 

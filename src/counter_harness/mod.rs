@@ -630,15 +630,12 @@ pub(crate) fn in_child(
 /// The aggregate "cpu" line of /proc/stat: user nice system idle iowait irq softirq steal
 /// guest guest_nice (the ten fields runtest.py adds up, guest time counted twice as it does).
 pub fn cpu_times() -> Option<Vec<u64>> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    Some(
-        line.split_whitespace()
-            .skip(1)
-            .take(10)
-            .filter_map(|v| v.parse().ok())
-            .collect(),
-    )
+    let mut cpu = crate::proc_stat::ProcStat::read()?.cpu;
+    if cpu.is_empty() {
+        return None;
+    }
+    cpu.truncate(10);
+    Some(cpu)
 }
 
 /// Idle + iowait as a percentage of all time between two /proc/stat readings.

@@ -18,33 +18,22 @@ pub fn vmstat(text: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// The states of `/proc/stat`'s `cpu` line, in its order (guest time is inside user).
-pub const CPU_STATES: [&str; 8] = [
-    "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
-];
+/// The states of `/proc/stat`'s `cpu` line recorded, in its order (guest time is inside user,
+/// so the two guest fields are left out).
+pub const CPU_STATES: &[&str] = crate::proc_stat::CPU_STATES.split_at(8).0;
 
 /// The machine's CPU time by state from the `cpu` line of `/proc/stat`, in USER_HZ ticks,
 /// as `proc-stat.ticks.<state>`, and the `ctxt` and `intr` totals as `proc-stat.ctxt` and
-/// `proc-stat.intr`.
+/// `proc-stat.intr` (`crate::proc_stat` reads the file).
 pub fn stat(text: &str) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let mut f = line.split_whitespace();
-        match f.next() {
-            Some("cpu") => {
-                for (state, v) in CPU_STATES.iter().zip(f) {
-                    if let Ok(v) = v.parse::<f64>() {
-                        out.push((format!("proc-stat.ticks.{state}"), v));
-                    }
-                }
-            }
-            Some(name @ ("ctxt" | "intr")) => {
-                if let Some(Ok(v)) = f.next().map(str::parse::<f64>) {
-                    out.push((format!("proc-stat.{name}"), v));
-                }
-            }
-            _ => {}
-        }
+    let s = crate::proc_stat::ProcStat::parse(text);
+    let mut out: Vec<(String, f64)> = CPU_STATES
+        .iter()
+        .zip(&s.cpu)
+        .map(|(state, v)| (format!("proc-stat.ticks.{state}"), *v as f64))
+        .collect();
+    for (name, v) in [("proc-stat.ctxt", s.ctxt), ("proc-stat.intr", s.intr)] {
+        out.extend(v.map(|v| (name.to_string(), v as f64)));
     }
     out
 }

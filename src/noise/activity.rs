@@ -70,29 +70,17 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 
 /// Parses the `cpu` line of `/proc/stat`; also returns the number of `cpuN` lines.
 pub fn parse_proc_stat(text: &str) -> Option<(CpuTimes, usize)> {
-    let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let f: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|v| v.parse().unwrap_or(0))
-        .collect();
-    if f.len() < 4 {
+    let s = crate::proc_stat::ProcStat::parse(text);
+    if s.cpu.len() < 4 {
         return None;
     }
-    let at = |i: usize| f.get(i).copied().unwrap_or(0);
+    let at = |i: usize| s.ticks(i);
     let times = CpuTimes {
         busy: at(0) + at(1) + at(2) + at(5) + at(6),
         idle: at(3) + at(4),
         steal: at(7),
     };
-    let cpus = text
-        .lines()
-        .filter(|l| {
-            l.strip_prefix("cpu")
-                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
-        })
-        .count();
-    Some((times, cpus))
+    Some((times, s.cpus))
 }
 
 /// Parses `/proc/<pid>/stat`. The command name is in parentheses and may itself contain

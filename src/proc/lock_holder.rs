@@ -61,10 +61,7 @@ fn started_at(pid: u32) -> Option<String> {
     // The fields after the command name, which is in parentheses and may hold spaces.
     let rest = &stat[stat.rfind(')')? + 2..];
     let ticks: u64 = rest.split_whitespace().nth(19)?.parse().ok()?;
-    let btime: i64 = std::fs::read_to_string("/proc/stat")
-        .ok()?
-        .lines()
-        .find_map(|l| l.strip_prefix("btime ")?.trim().parse().ok())?;
+    let btime = crate::proc_stat::ProcStat::read()?.btime?;
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz <= 0 {

@@ -11,20 +11,7 @@ use std::fmt::Write as _;
 /// `patchbench build`'s text.
 pub fn build_text(b: &Build) -> String {
     let mut out = String::new();
-    let how = if b.cached {
-        "found in the cache".to_string()
-    } else {
-        format!(
-            "built in {}{}",
-            crate::clock::human_secs(b.build_secs),
-            if b.incremental {
-                ", incrementally"
-            } else {
-                ", from scratch"
-            }
-        )
-    };
-    let _ = writeln!(out, "build {} ({how})", b.id);
+    let _ = writeln!(out, "build {} ({})", b.id, b.how());
     let _ = writeln!(
         out,
         "  commit      {} ({} = {})",

@@ -4,7 +4,7 @@
 //! known, and that the store lives on a file system that survives a reboot. Each failure is one
 //! line saying what is wrong and what to do.
 
-use crate::campaign::kernel_image;
+use crate::campaign::{kernel_image, side_kernel};
 use crate::record::campaign::spec::{BootTarget, KernelSpec};
 use std::path::{Path, PathBuf};
 
@@ -103,9 +103,9 @@ pub fn side_kernel_built(side: &str, k: &mut KernelSpec, built: bool) -> Result<
         return Ok(());
     }
     if k.modules.is_none() {
-        let installed = PathBuf::from("/lib/modules").join(&k.release);
-        if installed.join("modules.dep").is_file() {
-            k.modules = Some(installed);
+        let installed = side_kernel::installed_modules(&k.release);
+        if let Some(dir) = side_kernel::installed_modules_if_any(&k.release) {
+            k.modules = Some(dir);
         } else {
             return Err(format!(
                 "the {side} image {} ({}) has no modules: install them in {} (make \
@@ -132,7 +132,7 @@ fn initrd_beside(image: &Path, release: &str) -> Option<PathBuf> {
 }
 
 /// The kernel the campaign returns to at its end: `--return-to IMAGE` (with `--return-initrd`),
-/// else the running kernel's image `/boot/vmlinuz-<release>` and its initrd; with this boot's
+/// else the running kernel's installed image and its initrd; with this boot's
 /// command line less patchbench's words.
 pub fn return_target(
     image: Option<&Path>,
@@ -146,7 +146,7 @@ pub fn return_target(
             (i.to_path_buf(), info.release)
         }
         None => {
-            let p = PathBuf::from(format!("/boot/vmlinuz-{running_release}"));
+            let p = side_kernel::installed_image(running_release);
             if !p.is_file() {
                 return Err(format!(
                     "the campaign returns to the running kernel at its end, but its image {} \

@@ -4,8 +4,8 @@
 //! readable, a kernel, unchanged since the campaign started), its modules (of the image's
 //! release, with what the guest needs: 9p over virtio, the console ports of a duet, the RAM
 //! disk and file system of a scratch), and that the patchbench program is where the guest can
-//! see it. A side without a kernel gets the running kernel's (`/boot/vmlinuz-RELEASE` and
-//! `/lib/modules/RELEASE`) when the campaign starts.
+//! see it. A side without a kernel gets the running kernel's (`crate::campaign::side_kernel`)
+//! when the campaign starts.
 
 use super::accel::{self, Accel};
 use super::host_tools;
@@ -44,56 +44,6 @@ impl Checked {
     pub fn side(&self, name: &str) -> Option<&SidePlan> {
         self.sides.iter().find(|s| s.name == name)
     }
-}
-
-/// The running kernel as a side's kernel: its image in `/boot` and its modules, checked.
-pub fn running_kernel() -> Result<KernelSpec, String> {
-    let release = nix::sys::utsname::uname()
-        .map(|u| u.release().to_string_lossy().into_owned())
-        .map_err(|e| format!("cannot read the running kernel's release: {e}"))?;
-    let image = PathBuf::from(format!("/boot/vmlinuz-{release}"));
-    if !image.exists() {
-        return Err(format!(
-            "a side without a kernel boots the running kernel, but {} does not exist; name the \
-             image with --base IMAGE / --patched IMAGE",
-            image.display()
-        ));
-    }
-    kernel_spec(&image, None, None)
-}
-
-/// A side's kernel from its image (and optional initrd and modules directory), checked.
-pub fn kernel_spec(
-    image: &Path,
-    initrd: Option<&Path>,
-    modules: Option<&Path>,
-) -> Result<KernelSpec, String> {
-    let info = kernel_image::inspect(image)?;
-    if let Some(i) = initrd {
-        std::fs::File::open(i).map_err(|e| format!("cannot read initrd {}: {e}", i.display()))?;
-    }
-    let modules = kernel_image::modules_for(image, &info.release, modules)?.or_else(|| {
-        let installed = PathBuf::from("/lib/modules").join(&info.release);
-        installed.join("modules.dep").is_file().then_some(installed)
-    });
-    Ok(KernelSpec {
-        image: image.to_path_buf(),
-        sha256: info.sha256,
-        release: info.release,
-        initrd: initrd.map(Path::to_path_buf),
-        modules,
-    })
-}
-
-/// Gives every side without a kernel the running kernel (a `vm` campaign boots a kernel for
-/// every step).
-pub fn fill_running_kernel(spec: &mut CampaignSpec) -> Result<(), String> {
-    for side in &mut spec.sides {
-        if side.kernel.is_none() {
-            side.kernel = Some(running_kernel()?);
-        }
-    }
-    Ok(())
 }
 
 /// What the host gives every guest: QEMU, the accelerator, a static busybox.
@@ -183,7 +133,7 @@ fn check_side(spec: &CampaignSpec, side: &SideSpec) -> Result<SidePlan, String> 
     let name = &side.name;
     let kernel = match &side.kernel {
         Some(k) => k.clone(),
-        None => running_kernel()?,
+        None => crate::campaign::side_kernel::running()?,
     };
     let info = kernel_image::inspect(&kernel.image).map_err(|e| format!("the {name} side: {e}"))?;
     if info.sha256 != kernel.sha256 {

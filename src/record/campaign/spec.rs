@@ -132,6 +132,14 @@ pub struct KernelSpec {
     pub modules: Option<PathBuf>,
 }
 
+impl KernelSpec {
+    /// The file name of a release's kernel image, as distributions install it in `/boot` and
+    /// as the build cache keeps it in a build's `boot/`: the one place it is spelled.
+    pub fn image_file_name(release: &str) -> String {
+        format!("vmlinuz-{release}")
+    }
+}
+
 /// How many rounds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case")]
