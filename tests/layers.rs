@@ -238,3 +238,183 @@ fn commands_hold_no_campaign_flow_and_only_the_store_names_a_backend() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A file's module path below the crate: `commands/campaign.rs` is `[commands, campaign]`,
+/// `campaign/vm/mod.rs` is `[campaign, vm]` (None for the binaries, main.rs, cli.rs and lib.rs).
+fn module_path(src: &Path, file: &Path) -> Option<Vec<String>> {
+    module_of(src, file)?;
+    let rel = file.strip_prefix(src).ok()?.with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .filter_map(|c| c.as_os_str().to_str().map(str::to_string))
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    Some(parts)
+}
+
+/// The identifier at the start of `s`.
+fn ident(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first segments of the paths a `{...}` group at the start of `s` imports
+/// (`{a::b, c}` gives `a`, `c`).
+fn group_heads(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut at_start = true;
+    for (i, c) in s.char_indices() {
+        match c {
+            '{' => {
+                depth += 1;
+                at_start = depth == 1;
+            }
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            ',' if depth == 1 => at_start = true,
+            c if c.is_whitespace() => {}
+            _ if at_start && depth == 1 => {
+                let id = ident(&s[i..]);
+                if !id.is_empty() && id != "self" {
+                    out.push(id.to_string());
+                }
+                at_start = false;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Every module path a file names, made absolute: `crate::a::b`, `super::x` (from the file's
+/// own module) and `self::x`; a `{...}` group counts each of its heads.
+fn named_paths(me: &[String], code: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("::") {
+        // The path's start: walk back over identifiers and `::`.
+        let head = &code[..i];
+        let start = head
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+            .map_or(0, |p| p + 1);
+        if start != i - ident_len_back(head) {
+            continue; // not the first `::` of a path
+        }
+        let first = &code[start..i];
+        let mut base: Vec<String> = match first {
+            "crate" => Vec::new(),
+            "self" => me.to_vec(),
+            "super" => me[..me.len().saturating_sub(1)].to_vec(),
+            _ => continue,
+        };
+        let mut rest = &code[i + 2..];
+        while let Some(r) = rest.strip_prefix("super::") {
+            base.pop();
+            rest = r;
+        }
+        let mut path = base.clone();
+        loop {
+            if rest.starts_with('{') {
+                for h in group_heads(rest) {
+                    let mut p = path.clone();
+                    p.push(h);
+                    out.push(p);
+                }
+                break;
+            }
+            let id = ident(rest);
+            if id.is_empty() {
+                out.push(path.clone());
+                break;
+            }
+            path.push(id.to_string());
+            match rest[id.len()..].strip_prefix("::") {
+                Some(r) => rest = r,
+                None => {
+                    out.push(path.clone());
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The length of the identifier that ends `s`.
+fn ident_len_back(s: &str) -> usize {
+    s.chars()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .count()
+}
+
+#[test]
+fn no_folder_has_a_circle_of_imports_among_its_files() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    files(&src, &mut all);
+    // Per folder (a module path with children), the graph of its children.
+    let mut graphs: BTreeMap<Vec<String>, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
+    for f in &all {
+        let Some(me) = module_path(&src, f) else {
+            continue;
+        };
+        let code = code_of(&std::fs::read_to_string(f).unwrap());
+        // A `#[cfg(test)]` module may reach anywhere in its folder: only the code above it.
+        let code = code.split("#[cfg(test)]").next().unwrap_or("");
+        for named in named_paths(&me, code) {
+            for k in 1..me.len() {
+                if named.len() <= k || named[..k] != me[..k] || named[k] == me[k] {
+                    continue;
+                }
+                graphs
+                    .entry(me[..k].to_vec())
+                    .or_default()
+                    .entry(me[k].clone())
+                    .or_default()
+                    .insert(named[k].clone());
+            }
+        }
+    }
+    let mut cycles = Vec::new();
+    for (folder, graph) in &graphs {
+        // Tarjan-free: a child on a path back to itself (depth-first, each start).
+        for start in graph.keys() {
+            let mut stack = vec![(start.clone(), vec![start.clone()])];
+            let mut seen = BTreeSet::new();
+            while let Some((m, path)) = stack.pop() {
+                for d in graph.get(&m).into_iter().flatten() {
+                    if d == start {
+                        cycles.push(format!(
+                            "{}/: {} -> {start}",
+                            folder.join("/"),
+                            path.join(" -> ")
+                        ));
+                    } else if seen.insert(d.clone()) {
+                        let mut p = path.clone();
+                        p.push(d.clone());
+                        stack.push((d.clone(), p));
+                    }
+                }
+            }
+        }
+    }
+    cycles.sort();
+    cycles.dedup();
+    for c in &cycles {
+        println!("{c}");
+    }
+    assert!(
+        cycles.is_empty(),
+        "circles of imports inside a folder:\n{}",
+        cycles.join("\n")
+    );
+}
