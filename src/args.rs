@@ -374,9 +374,61 @@ pub fn check_work_dir(dir: &Path) -> anyhow::Result<(PathBuf, crate::fsinfo::FsI
     Ok((dir, info))
 }
 
+/// `3600`, `90s`, `90m`, `8h`, `2d` as seconds.
+pub fn parse_span(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('s') => (&t[..t.len() - 1], 1.0),
+        Some('m') => (&t[..t.len() - 1], 60.0),
+        Some('h') => (&t[..t.len() - 1], 3600.0),
+        Some('d') => (&t[..t.len() - 1], 86400.0),
+        _ => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * mult <= 366.0 * 86400.0 => Ok(v * mult),
+        _ => Err(format!(
+            "{s:?} is not a time span; give seconds or a number with s, m, h or d (e.g. 8h)"
+        )),
+    }
+}
+
+/// `ext4:1G` as a campaign's scratch file system.
+pub fn parse_scratch(s: &str) -> Result<crate::record::campaign::spec::Scratch, String> {
+    let (fs, size) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: give FS:SIZE, e.g. ext4:1G"))?;
+    if fs != "ext4" {
+        return Err(format!(
+            "scratch file system {fs:?} is not supported; use ext4 (e.g. ext4:1G)"
+        ));
+    }
+    let kib = crate::args::parse_kib(size)?;
+    if !(16 * 1024..=1 << 30).contains(&kib) {
+        return Err(format!(
+            "a scratch file system must be from 16M to 1T, got {size}"
+        ));
+    }
+    Ok(crate::record::campaign::spec::Scratch {
+        fs: fs.to_string(),
+        bytes: kib * 1024,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_and_scratch_parse() {
+        assert_eq!(parse_span("90m"), Ok(5400.0));
+        assert_eq!(parse_span("8h"), Ok(28800.0));
+        assert_eq!(parse_span("3600"), Ok(3600.0));
+        assert!(parse_span("soon").is_err() && parse_span("-1h").is_err());
+        let s = parse_scratch("ext4:64M").unwrap();
+        assert_eq!(s.bytes, 64 << 20);
+        assert!(parse_scratch("xfs:1G").is_err() && parse_scratch("ext4").is_err());
+        assert!(parse_scratch("ext4:1k").is_err());
+    }
 
     #[test]
     fn sizes_parse_in_kib() {

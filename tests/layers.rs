@@ -219,7 +219,7 @@ fn commands_hold_no_campaign_flow_and_only_the_store_names_a_backend() {
                 }
             }
             // Only the arguments-to-spec checks name an executor kind (its options' rules).
-            if rel != "commands/campaign_spec.rs" && code.contains("ExecutorKind::") {
+            if rel != "commands/campaign/spec.rs" && code.contains("ExecutorKind::") {
                 problems.push(format!(
                     "{rel} matches an executor kind: `crate::campaign::runner_for` chooses"
                 ));

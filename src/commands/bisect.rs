@@ -4,12 +4,12 @@
 //! - `start NAME --tree DIR --good REF --bad REF [campaign options] -- WORKLOAD`: reads the
 //!   history and checks everything (the refs, good an ancestor of bad, the workload, the
 //!   executor's needs) before anything is stored or built, then runs the bisection in the
-//!   foreground. Every option of `campaign start` that makes sense for a step is accepted and
-//!   means the same (they are the campaign's own definitions, flattened).
+//!   foreground. It takes `campaign start`'s step options (`StepArgs`, the same definitions)
+//!   and no side, lab or kexec option: clap itself refuses those.
 //! - `resume NAME`: continues after Ctrl-C, a crash or a reboot.
 //! - `status [NAME]`, `report NAME [--format text|markdown|json|html]`, `stop NAME`.
 
-use super::campaign::StartArgs as CampaignStart;
+use super::campaign::{StartArgs, StepArgs};
 use super::shared::StoreArg;
 use crate::bisect::flow::{self, Bisector, CampaignExecutors, Ended};
 use crate::bisect::kernels::{BuildOptions, CacheKernels};
@@ -28,52 +28,18 @@ pub struct BisectArgs {
     pub command: BisectCommand,
 }
 
-/// The options of `campaign start` that a bisection's steps do not take: it builds both
-/// sides of every campaign itself, from --good, --bad and the candidates.
-const SIDE_OPTIONS: [&str; 10] = [
-    "base",
-    "patched",
-    "base_patches",
-    "patched_patches",
-    "base_initrd",
-    "patched_initrd",
-    "base_modules",
-    "patched_modules",
-    "base_setup",
-    "patched_setup",
-];
-
 #[derive(Debug, Clone, Subcommand)]
 pub enum BisectCommand {
     /// Find the commit between --good and --bad that changed the workload's metric: the
     /// endpoints first (is there a change, how large), then a paired campaign per candidate,
     /// then confirmations of the culprit (against its parent, and reverted).
     #[command(
-        mut_arg("name", |a| a.index(1).help("The bisection's name (1-40 letters, digits, '.', '_', '-'); \
-            its campaigns are named NAME.SEQ-ROLE-COMMIT")),
-        mut_arg("workload", |a| a.index(2)),
         mut_arg("tree", |a| a.required(true).help("The git tree of Linux to bisect (never \
             written: kernels are built in the build cache's private worktree)")),
         mut_arg("rounds", |a| a.help("Rounds of the endpoints' campaign (default: 5); each \
             step's rounds are sized by the rule from the endpoints' change and spread")),
         mut_arg("until", |a| a.help("Run the endpoints' campaign until its paired interval is \
             within ±PCT % (as campaign start --until); the steps are sized by the rule")),
-        mut_arg("base", |a| a.hide(true)),
-        mut_arg("patched", |a| a.hide(true)),
-        mut_arg("base_patches", |a| a.hide(true)),
-        mut_arg("patched_patches", |a| a.hide(true)),
-        mut_arg("base_initrd", |a| a.hide(true)),
-        mut_arg("patched_initrd", |a| a.hide(true)),
-        mut_arg("base_modules", |a| a.hide(true)),
-        mut_arg("patched_modules", |a| a.hide(true)),
-        mut_arg("base_setup", |a| a.hide(true)),
-        mut_arg("patched_setup", |a| a.hide(true)),
-        mut_arg("boxes", |a| a.hide(true)),
-        mut_arg("tags", |a| a.hide(true)),
-        mut_arg("return_to", |a| a.hide(true)),
-        mut_arg("return_initrd", |a| a.hide(true)),
-        mut_arg("yes", |a| a.hide(true)),
-        mut_arg("reboot_in", |a| a.hide(true)),
         mut_arg("executor", |a| a.help("Where steps run: vm (a QEMU guest per step booting \
             the step's kernels; the default); kexec is not supported by bisect yet")),
     )]
@@ -90,6 +56,10 @@ pub enum BisectCommand {
 
 #[derive(Debug, Clone, Args)]
 pub struct BisectStart {
+    /// The bisection's name (1-40 letters, digits, '.', '_', '-'); its campaigns are named
+    /// NAME.SEQ-ROLE-COMMIT.
+    #[arg(value_name = "NAME")]
+    pub name: String,
     /// The last commit known good (a branch, tag or hash of --tree).
     #[arg(long, value_name = "REF")]
     pub good: String,
@@ -111,8 +81,13 @@ pub struct BisectStart {
     #[arg(long, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u32).range(2..=10000))]
     pub max_step_rounds: u32,
+    /// What each step runs and where, as `campaign start` takes it (the sides are the
+    /// bisection's own: the good endpoint against each candidate).
     #[command(flatten)]
-    pub campaign: CampaignStart,
+    pub steps: StepArgs,
+    /// The measuring command and its arguments, after `--` (as `campaign start` takes it).
+    #[arg(last = true, required = true, value_name = "WORKLOAD")]
+    pub workload: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -176,48 +151,22 @@ pub fn execute(a: &BisectArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// Refuses what a bisection's steps do not take, in one line.
-fn refuse_side_options(c: &CampaignStart) -> anyhow::Result<()> {
-    let s = &c.sides;
-    let given = [
-        s.base.is_some(),
-        s.patched.is_some(),
-        !s.base_patches.is_empty(),
-        !s.patched_patches.is_empty(),
-        s.base_initrd.is_some(),
-        s.patched_initrd.is_some(),
-        s.base_modules.is_some(),
-        s.patched_modules.is_some(),
-        s.base_setup.is_some(),
-        s.patched_setup.is_some(),
-    ];
-    if let Some(i) = given.iter().position(|g| *g) {
-        return usage(format!(
-            "--{}: a bisection builds both sides of every campaign itself (the good endpoint \
-             against each candidate); drop it",
-            SIDE_OPTIONS[i]
-                .replace('_', "-")
-                .replace("patches", "patch")
-        ));
-    }
-    if c.boxes.is_some() || !c.tags.is_empty() {
-        return usage(
-            "--boxes/--tag: a bisection runs its campaigns on this machine (lab agents do not \
-             run bisections yet); drop them",
-        );
-    }
-    Ok(())
-}
-
 /// Everything checked and read before anything is stored or built: the spec.
 fn spec_of(a: &BisectStart) -> anyhow::Result<BisectSpec> {
-    let c = &a.campaign;
-    crate::campaign::check_name("bisection", &c.name, flow::NAME_MAX)?;
-    refuse_side_options(c)?;
-    let Some(tree) = &c.tree else {
+    crate::campaign::check_name("bisection", &a.name, flow::NAME_MAX)?;
+    // The campaigns' template: the bisection's step options, no side of its own.
+    let c = &StartArgs {
+        name: a.name.clone(),
+        sides: Default::default(),
+        steps: a.steps.clone(),
+        lab: Default::default(),
+        kexec: Default::default(),
+        workload: a.workload.clone(),
+    };
+    let Some(tree) = &c.steps.tree else {
         return usage("--tree DIR: a bisection builds every kernel from a git tree");
     };
-    let template = super::campaign_spec::spec(c)?;
+    let template = super::campaign::spec(c)?;
     if !crate::campaign::run_by_one_process(&template) {
         return usage(format!(
             "--executor {}: a bisection runs its campaigns in this process, so its steps use \
@@ -242,10 +191,10 @@ fn spec_of(a: &BisectStart) -> anyhow::Result<BisectSpec> {
         ..Settings::default()
     };
     let build = BuildOptions {
-        config: c.build.config.clone(),
-        fragments: c.build.fragments.clone(),
-        jobs: c.build.jobs.map(|j| j as usize),
-        cache: c.build.cache.clone(),
+        config: c.steps.build.config.clone(),
+        fragments: c.steps.build.fragments.clone(),
+        jobs: c.steps.build.jobs.map(|j| j as usize),
+        cache: c.steps.build.cache.clone(),
     };
     Ok(BisectSpec {
         name: c.name.clone(),
@@ -273,7 +222,7 @@ fn start(a: &BisectStart) -> anyhow::Result<i32> {
     let checked = crate::bisect::kernels::check_good(&spec, &opts, &progress, &signals);
     progress.finish();
     checked?;
-    let mut store = a.campaign.store.open_for(Access::Create)?;
+    let mut store = a.steps.store.open_for(Access::Create)?;
     flow::create(&mut store, &spec)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench: bisect {}: {} candidates between {} ({}) and {} ({}); a plain bisection \

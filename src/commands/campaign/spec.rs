@@ -5,54 +5,12 @@
 //! guest's vCPUs, memory and CPU set; `--scratch`), a lab's boxes and tags, and from all of it
 //! the [`CampaignSpec`] the store keeps.
 
-use super::campaign::StartArgs;
+use super::args::StartArgs;
 use crate::error::{usage, Usage};
 use crate::record::campaign::plan;
-use crate::record::campaign::spec::{
-    CampaignSpec, ExecutorKind, LabSpec, Schedule, Scratch, SideSpec,
-};
+use crate::record::campaign::spec::{CampaignSpec, ExecutorKind, LabSpec, Schedule, SideSpec};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
-
-/// `3600`, `90s`, `90m`, `8h`, `2d` as seconds.
-pub(super) fn parse_span(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('s') => (&t[..t.len() - 1], 1.0),
-        Some('m') => (&t[..t.len() - 1], 60.0),
-        Some('h') => (&t[..t.len() - 1], 3600.0),
-        Some('d') => (&t[..t.len() - 1], 86400.0),
-        _ => (t, 1.0),
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v * mult <= 366.0 * 86400.0 => Ok(v * mult),
-        _ => Err(format!(
-            "{s:?} is not a time span; give seconds or a number with s, m, h or d (e.g. 8h)"
-        )),
-    }
-}
-
-/// `ext4:1G` as a [`Scratch`].
-pub(super) fn parse_scratch(s: &str) -> Result<Scratch, String> {
-    let (fs, size) = s
-        .split_once(':')
-        .ok_or_else(|| format!("{s:?}: give FS:SIZE, e.g. ext4:1G"))?;
-    if fs != "ext4" {
-        return Err(format!(
-            "scratch file system {fs:?} is not supported; use ext4 (e.g. ext4:1G)"
-        ));
-    }
-    let kib = crate::args::parse_kib(size)?;
-    if !(16 * 1024..=1 << 30).contains(&kib) {
-        return Err(format!(
-            "a scratch file system must be from 16M to 1T, got {size}"
-        ));
-    }
-    Ok(Scratch {
-        fs: fs.to_string(),
-        bytes: kib * 1024,
-    })
-}
 
 /// The workload, parsed with the measuring commands' own argument definitions.
 #[derive(Debug, Parser)]
@@ -64,10 +22,10 @@ struct Workload {
 
 #[derive(Debug, Subcommand)]
 enum MeasuringCommand {
-    Run(super::run::RunArgs),
-    Aim7(super::aim7::Aim7Args),
-    Scale(super::scale::ScaleArgs),
-    Model(super::model::ModelArgs),
+    Run(crate::commands::run::RunArgs),
+    Aim7(crate::commands::aim7::Aim7Args),
+    Scale(crate::commands::scale::ScaleArgs),
+    Model(crate::commands::model::ModelArgs),
 }
 
 /// Clap's complaint as one line: its `error:` line, and when that ends with a colon (`the
@@ -110,15 +68,15 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
         ))
     })?;
     struct Sets<'a> {
-        output: &'a super::shared::OutputOpts,
+        output: &'a crate::commands::shared::OutputOpts,
         other_file: Option<&'static str>,
-        store: &'a super::shared::StoreOpts,
+        store: &'a crate::commands::shared::StoreOpts,
         dir: bool,
         list: bool,
     }
     let sets = match &parsed.command {
         MeasuringCommand::Run(r) => {
-            super::run::plan(r)?;
+            crate::commands::run::plan(r)?;
             Sets {
                 output: &r.output,
                 other_file: r.csv.as_ref().map(|_| "--csv"),
@@ -143,7 +101,7 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
         }
         MeasuringCommand::Scale(s) => {
             if !s.list {
-                super::scale::resolve(&s.tests)?;
+                crate::commands::scale::resolve(&s.tests)?;
             }
             Sets {
                 output: &s.opts.output,
@@ -159,7 +117,7 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
         }
         MeasuringCommand::Model(m) => {
             if !m.list {
-                super::model::check(m)?;
+                crate::commands::model::check(m)?;
             }
             Sets {
                 output: &m.opts.output,
@@ -239,7 +197,7 @@ fn side(
                 ))
             })?;
         }
-        let (_, words) = super::campaign_build::split_ref(given.unwrap_or("HEAD"));
+        let (_, words) = super::build::split_ref(given.unwrap_or("HEAD"));
         check_setup(name, setup)?;
         return Ok(SideSpec {
             name: name.to_string(),
@@ -298,13 +256,14 @@ fn check_setup(name: &str, setup: Option<&str>) -> anyhow::Result<()> {
 }
 
 /// Builds the spec from the arguments, checking everything that can be checked here.
-pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
+pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     crate::campaign::check_name("campaign", &a.name, crate::campaign::NAME_MAX)?;
-    let keeps_perf_data = check_workload(&a.workload, a.scratch.is_some())?;
+    let keeps_perf_data = check_workload(&a.workload, a.steps.scratch.is_some())?;
     let s = &a.sides;
-    let tree = a.tree.is_some();
+    let tree = a.steps.tree.is_some();
     let boots = s.base.is_some() || s.patched.is_some() || tree;
     let executor = a
+        .steps
         .executor
         .unwrap_or_else(|| crate::campaign::default_executor(boots));
     if keeps_perf_data && executor == ExecutorKind::Vm {
@@ -320,12 +279,12 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
              --executor vm or kexec",
         );
     }
-    if a.duet && executor != ExecutorKind::Vm {
+    if a.steps.duet && executor != ExecutorKind::Vm {
         return usage("--duet runs two guests at once: it needs --executor vm");
     }
-    let lab = (a.boxes.is_some() || !a.tags.is_empty()).then(|| LabSpec {
-        boxes: a.boxes.unwrap_or(1),
-        tags: a.tags.clone(),
+    let lab = (a.lab.boxes.is_some() || !a.lab.tags.is_empty()).then(|| LabSpec {
+        boxes: a.lab.boxes.unwrap_or(1),
+        tags: a.lab.tags.clone(),
     });
     if lab.is_some() && executor == ExecutorKind::Kexec {
         return usage(
@@ -353,32 +312,35 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
             tree,
         )?,
     ];
-    let schedule = match a.until {
+    let schedule = match a.steps.until {
         Some(pct) => Schedule::Until {
             pct,
-            max_rounds: a.max_rounds,
-            max_time_s: a.max_time,
+            max_rounds: a.steps.max_rounds,
+            max_time_s: a.steps.max_time,
         },
         None => Schedule::Rounds {
-            rounds: a.rounds.unwrap_or(5),
+            rounds: a.steps.rounds.unwrap_or(5),
         },
     };
     // SAFETY: geteuid has no preconditions.
-    if executor == ExecutorKind::Local && a.scratch.is_some() && (unsafe { libc::geteuid() }) != 0 {
+    if executor == ExecutorKind::Local
+        && a.steps.scratch.is_some()
+        && (unsafe { libc::geteuid() }) != 0
+    {
         return usage("--scratch with the local executor mounts a loop device: run as root");
     }
     let vm = if executor == ExecutorKind::Vm {
-        let cpus = match a.cpus.as_deref() {
+        let cpus = match a.steps.cpus.as_deref() {
             Some(list) => Some(parse_cpu_list(list).map_err(Usage)?),
             None => None,
         };
         let given = crate::campaign::vm::options::Given {
-            vcpus: a.vcpus,
-            memory_mib: Some(a.memory),
+            vcpus: a.steps.vcpus,
+            memory_mib: Some(a.steps.memory),
             cpus,
-            allow_tcg: a.allow_tcg,
-            qemu: Some(a.qemu.clone()),
-            duet: a.duet,
+            allow_tcg: a.steps.allow_tcg,
+            qemu: Some(a.steps.qemu.clone()),
+            duet: a.steps.duet,
         };
         Some(crate::campaign::vm::options::resolve(&given).map_err(Usage)?)
     } else {
@@ -391,18 +353,18 @@ pub(super) fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
         sides,
         workload: a.workload.clone(),
         schedule,
-        order: a.order,
-        seed: a.seed.unwrap_or_else(plan::new_seed),
+        order: a.steps.order,
+        seed: a.steps.seed.unwrap_or_else(plan::new_seed),
         executor,
-        duet: a.duet,
-        scratch: a.scratch.clone(),
+        duet: a.steps.duet,
+        scratch: a.steps.scratch.clone(),
         vm,
         kexec: None,
         lab,
-        step_timeout_s: a.step_timeout,
-        settle_s: a.settle,
-        primary: a.primary.clone(),
-        confidence: a.confidence,
+        step_timeout_s: a.steps.step_timeout,
+        settle_s: a.steps.settle,
+        primary: a.steps.primary.clone(),
+        confidence: a.steps.confidence,
         program,
         started_on: crate::sysinfo::hostname(),
         build: None,
@@ -439,15 +401,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spans_scratch_and_cpu_lists_parse() {
-        assert_eq!(parse_span("90m"), Ok(5400.0));
-        assert_eq!(parse_span("8h"), Ok(28800.0));
-        assert_eq!(parse_span("3600"), Ok(3600.0));
-        assert!(parse_span("soon").is_err() && parse_span("-1h").is_err());
-        let s = parse_scratch("ext4:64M").unwrap();
-        assert_eq!(s.bytes, 64 << 20);
-        assert!(parse_scratch("xfs:1G").is_err() && parse_scratch("ext4").is_err());
-        assert!(parse_scratch("ext4:1k").is_err());
+    fn cpu_lists_parse() {
         assert_eq!(parse_cpu_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
         assert!(parse_cpu_list("3-1").is_err() && parse_cpu_list("x").is_err());
     }

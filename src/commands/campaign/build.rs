@@ -3,7 +3,7 @@
 //! side's resolved `.config` (a difference that the patched tree's Kconfig makes is shown and
 //! recorded). A lab agent builds the same two kernels on its box: `crate::campaign::built`.
 
-use super::campaign::StartArgs;
+use super::args::StartArgs;
 use crate::build::config::ConfigChoice;
 use crate::build::patches::PatchFile;
 use crate::build::BuildRequest;
@@ -40,7 +40,7 @@ fn sources(files: &[PathBuf]) -> anyhow::Result<Vec<PatchSource>> {
 
 /// Builds both sides of a `--tree` campaign into `spec` (kernels, builds, the config).
 pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()> {
-    let Some(tree) = &a.tree else {
+    let Some(tree) = &a.steps.tree else {
         return Ok(());
     };
     let s = &a.sides;
@@ -50,10 +50,10 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
         tree: tree.clone(),
         git_ref: git_ref.to_string(),
         patches: patches.to_vec(),
-        fragments: config.fragments(&a.build.fragments),
+        fragments: config.fragments(&a.steps.build.fragments),
         config,
-        jobs: a.build.jobs.map(|j| j as usize),
-        cache_dir: a.build.cache.clone(),
+        jobs: a.steps.build.jobs.map(|j| j as usize),
+        cache_dir: a.steps.build.cache.clone(),
     };
     // Both patch lists read now: a bad one is refused before any build.
     let base_sources = sources(&s.base_patches)?;
@@ -63,17 +63,17 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
     let built = (|| {
         // Both sides checked (refs, patches applied, tools) before either is built.
         crate::build::check_request(
-            &request(&base_ref, &s.base_patches, a.build.choice()),
+            &request(&base_ref, &s.base_patches, a.steps.build.choice()),
             &progress,
             &signals,
         )?;
         crate::build::check_request(
-            &request(&patched_ref, &s.patched_patches, a.build.choice()),
+            &request(&patched_ref, &s.patched_patches, a.steps.build.choice()),
             &progress,
             &signals,
         )?;
         let base = crate::build::build(
-            &request(&base_ref, &s.base_patches, a.build.choice()),
+            &request(&base_ref, &s.base_patches, a.steps.build.choice()),
             &progress,
             &signals,
         )?;

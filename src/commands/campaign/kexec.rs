@@ -4,11 +4,11 @@
 //! `resume --boot` (the boot hook's command, quiet when this boot is no campaign's), and
 //! `install-hook` / `remove-hook`.
 
-use super::campaign::StartArgs;
-use super::shared::StoreArg;
+use super::args::StartArgs;
 use crate::campaign::kexec::flow;
 use crate::campaign::kexec::hook;
 use crate::campaign::kexec::load::Authority;
+use crate::commands::shared::StoreArg;
 use crate::error::{usage, Usage};
 use crate::progress::Progress;
 use crate::record::campaign::spec::CampaignSpec;
@@ -18,27 +18,27 @@ use std::io::{BufRead, IsTerminal, Write};
 /// `campaign start --executor kexec`: checks, confirmation, the campaign stored, the first
 /// reboot.
 pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
-    let location = a.store.location()?;
+    let location = a.steps.store.location()?;
     flow::prepare(
         &mut spec,
-        a.return_to.as_deref(),
-        a.return_initrd.as_deref(),
+        a.kexec.return_to.as_deref(),
+        a.kexec.return_initrd.as_deref(),
         &location,
     )?;
     let what = format!(
         "campaign {} reboots this machine (kexec) about {:.0} s after it starts, into round 1's \
          first kernel, then once per step ({} boots), and at the end into {}",
         spec.name,
-        a.reboot_in,
+        a.kexec.reboot_in,
         flow::boots(&spec),
         spec.kexec
             .as_ref()
             .map_or(String::new(), |k| k.return_to.image.display().to_string())
     );
-    let auth = confirm(a.yes, &what)?;
+    let auth = confirm(a.kexec.yes, &what)?;
     // A built kernel's modules go where its boots look for them.
     flow::install_built_modules(&mut spec)?;
-    let mut store = a.store.open_for(Access::Create)?;
+    let mut store = a.steps.store.open_for(Access::Create)?;
     let c = crate::campaign::create(&mut store, &spec)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench: campaign {} planned: {} rounds of 2 steps (kexec executor, seed {}) in \
@@ -56,7 +56,14 @@ pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
     ));
     let signals = crate::proc::signals::Signals::install()?;
     let mut progress = Progress::new();
-    let code = flow::start(store, &c.name, auth, a.reboot_in, &signals, &mut progress);
+    let code = flow::start(
+        store,
+        &c.name,
+        auth,
+        a.kexec.reboot_in,
+        &signals,
+        &mut progress,
+    );
     progress.finish();
     code
 }
