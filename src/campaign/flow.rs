@@ -50,6 +50,79 @@ pub fn default_executor(a_side_boots: bool) -> ExecutorKind {
     }
 }
 
+/// What a campaign asks of the executor that runs its steps, as `campaign start` (or a
+/// bisection) gathers it from its arguments, for [`supports`] to answer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asks<'a> {
+    /// Kernels built from a git tree, to boot (`--tree`).
+    pub built_kernels: bool,
+    /// The first side that names a kernel image, command-line words, an initrd or modules.
+    pub side_kernel: Option<&'a str>,
+    /// Both sides' guests at once (`--duet`).
+    pub duet: bool,
+    /// Lab agents run the steps (`--boxes`, `--tag`).
+    pub agents: bool,
+    /// A fresh scratch file system for every step (`--scratch`).
+    pub scratch: bool,
+    /// The workload keeps perf data files (`--profile-data`).
+    pub perf_data_files: bool,
+}
+
+/// Whether an executor of `kind` can do what a campaign asks: the one place each executor's
+/// abilities are written. `Err` is the line that says why not and what to use instead.
+pub fn supports(kind: ExecutorKind, asks: &Asks) -> Result<(), String> {
+    match kind {
+        ExecutorKind::Local => {
+            if asks.built_kernels {
+                return Err(
+                    "--tree builds kernels to boot: the local executor measures the \
+                            running kernel; use --executor vm or kexec"
+                        .to_string(),
+                );
+            }
+            if let Some(side) = asks.side_kernel {
+                return Err(format!(
+                    "the local executor measures the running kernel: the {side} side cannot \
+                     have a kernel image, command-line words, an initrd or modules (use \
+                     --executor vm or kexec, or a --{side}-setup command)"
+                ));
+            }
+            // SAFETY: geteuid has no preconditions.
+            if asks.scratch && unsafe { libc::geteuid() } != 0 {
+                return Err(
+                    "--scratch with the local executor mounts a loop device: run as root"
+                        .to_string(),
+                );
+            }
+        }
+        ExecutorKind::Vm => {
+            if asks.perf_data_files {
+                return Err(
+                    "the workload's --profile-data would write inside each vm guest, \
+                            whose root is the host's, read-only, and is gone with the guest; \
+                            drop --profile-data (--profile's shares are still recorded per \
+                            step), or use --executor kexec"
+                        .to_string(),
+                );
+            }
+        }
+        ExecutorKind::Kexec => {
+            if asks.agents {
+                return Err(
+                    "an agent runs local or vm steps; a kexec campaign runs on the \
+                            machine that starts it (`campaign start --executor kexec`, without \
+                            --boxes or --tag)"
+                        .to_string(),
+                );
+            }
+        }
+    }
+    if asks.duet && kind != ExecutorKind::Vm {
+        return Err("--duet runs two guests at once: it needs --executor vm".to_string());
+    }
+    Ok(())
+}
+
 /// What runs the steps of a campaign of `spec`, for `by` (the one place an executor is
 /// chosen). Making an executor checks what it needs (QEMU and the kernels for `vm`), each
 /// fault a [`Usage`] error before anything starts.
@@ -61,10 +134,12 @@ pub fn runner_for(spec: &CampaignSpec, by: By) -> anyhow::Result<Runner> {
         ExecutorKind::Local => Runner::Here(Box::new(super::local::Local::new()?)),
         ExecutorKind::Vm => Runner::Here(Box::new(super::vm::Vm::new(spec)?)),
         ExecutorKind::Kexec if by == By::Agent => {
-            return usage(
-                "an agent runs local or vm steps; a kexec campaign runs on the machine that \
-                 starts it (`campaign start --executor kexec`)",
-            )
+            let asks = Asks {
+                agents: true,
+                ..Asks::default()
+            };
+            supports(spec.executor, &asks).map_err(Usage)?;
+            Runner::StepPerBoot
         }
         ExecutorKind::Kexec => Runner::StepPerBoot,
     })

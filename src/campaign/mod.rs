@@ -45,7 +45,7 @@ mod tests;
 pub use driver::End;
 pub use flow::{
     agent_may_offer, check_host_before_build, create, default_executor, find, resume, run,
-    run_by_one_process, runner_for, stop, By, Resumed, Runner, Stopped, Summary,
+    run_by_one_process, runner_for, stop, supports, Asks, By, Resumed, Runner, Stopped, Summary,
 };
 
 /// The longest campaign name.

@@ -572,3 +572,46 @@ fn two_drivers_at_once_never_run_steps_together_and_the_second_is_told_who_runs_
         each_step_stored_once(&dir, "race");
     }
 }
+
+#[test]
+fn each_executor_says_what_it_supports() {
+    use crate::campaign::{supports, Asks};
+    use crate::record::campaign::spec::ExecutorKind::{Kexec, Local, Vm};
+    let plain = Asks::default();
+    for kind in [Local, Vm, Kexec] {
+        assert!(supports(kind, &plain).is_ok(), "{kind:?}");
+    }
+    let tree = Asks {
+        built_kernels: true,
+        ..Asks::default()
+    };
+    assert!(supports(Local, &tree).unwrap_err().contains("--tree"));
+    assert!(supports(Vm, &tree).is_ok() && supports(Kexec, &tree).is_ok());
+    let side = Asks {
+        side_kernel: Some("patched"),
+        ..Asks::default()
+    };
+    assert!(supports(Local, &side)
+        .unwrap_err()
+        .contains("--patched-setup"));
+    let duet = Asks {
+        duet: true,
+        ..Asks::default()
+    };
+    assert!(supports(Vm, &duet).is_ok());
+    assert!(supports(Local, &duet).is_err() && supports(Kexec, &duet).is_err());
+    let agents = Asks {
+        agents: true,
+        ..Asks::default()
+    };
+    assert!(supports(Kexec, &agents)
+        .unwrap_err()
+        .contains("an agent runs local or vm"));
+    assert!(supports(Vm, &agents).is_ok() && supports(Local, &agents).is_ok());
+    let perf = Asks {
+        perf_data_files: true,
+        ..Asks::default()
+    };
+    assert!(supports(Vm, &perf).unwrap_err().contains("--profile-data"));
+    assert!(supports(Kexec, &perf).is_ok() && supports(Local, &perf).is_ok());
+}

@@ -208,14 +208,8 @@ fn side(
         });
     }
     let (image, cmdline) = given.map(split_side).unwrap_or((None, Vec::new()));
+    // The local executor takes no side kernel: `crate::campaign::supports` said so already.
     let boots = executor != ExecutorKind::Local;
-    if !boots && (image.is_some() || !cmdline.is_empty() || initrd.is_some() || modules.is_some()) {
-        return usage(format!(
-            "the local executor measures the running kernel: the {name} side cannot have a \
-             kernel image, command-line words, an initrd or modules (use --executor vm or \
-             kexec, or a --{name}-setup command)"
-        ));
-    }
     let kernel = if boots {
         let image = match image {
             Some(i) => i,
@@ -266,32 +260,29 @@ pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
         .steps
         .executor
         .unwrap_or_else(|| crate::campaign::default_executor(boots));
-    if keeps_perf_data && executor == ExecutorKind::Vm {
-        return usage(
-            "the workload's --profile-data would write inside each vm guest, whose root is the \
-             host's, read-only, and is gone with the guest; drop --profile-data (--profile's \
-             shares are still recorded per step), or use --executor kexec",
-        );
-    }
-    if tree && executor == ExecutorKind::Local {
-        return usage(
-            "--tree builds kernels to boot: the local executor measures the running kernel; use \
-             --executor vm or kexec",
-        );
-    }
-    if a.steps.duet && executor != ExecutorKind::Vm {
-        return usage("--duet runs two guests at once: it needs --executor vm");
-    }
     let lab = (a.lab.boxes.is_some() || !a.lab.tags.is_empty()).then(|| LabSpec {
         boxes: a.lab.boxes.unwrap_or(1),
         tags: a.lab.tags.clone(),
     });
-    if lab.is_some() && executor == ExecutorKind::Kexec {
-        return usage(
-            "--boxes/--tag plan a campaign for lab agents, which run local or vm steps; a kexec \
-             campaign runs on the machine that starts it",
-        );
-    }
+    let side_kernel = [
+        ("base", &s.base, &s.base_initrd, &s.base_modules),
+        ("patched", &s.patched, &s.patched_initrd, &s.patched_modules),
+    ]
+    .into_iter()
+    .find(|(_, given, initrd, modules)| {
+        let (image, words) = given.as_deref().map(split_side).unwrap_or_default();
+        image.is_some() || !words.is_empty() || initrd.is_some() || modules.is_some()
+    })
+    .map(|(name, ..)| name);
+    let asks = crate::campaign::Asks {
+        built_kernels: tree,
+        side_kernel: side_kernel.filter(|_| !tree),
+        duet: a.steps.duet,
+        agents: lab.is_some(),
+        scratch: a.steps.scratch.is_some(),
+        perf_data_files: keeps_perf_data,
+    };
+    crate::campaign::supports(executor, &asks).map_err(Usage)?;
     let sides = vec![
         side(
             "base",
@@ -322,13 +313,6 @@ pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
             rounds: a.steps.rounds.unwrap_or(5),
         },
     };
-    // SAFETY: geteuid has no preconditions.
-    if executor == ExecutorKind::Local
-        && a.steps.scratch.is_some()
-        && (unsafe { libc::geteuid() }) != 0
-    {
-        return usage("--scratch with the local executor mounts a loop device: run as root");
-    }
     let vm = if executor == ExecutorKind::Vm {
         let cpus = match a.steps.cpus.as_deref() {
             Some(list) => Some(parse_cpu_list(list).map_err(Usage)?),
