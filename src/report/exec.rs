@@ -20,7 +20,7 @@ pub fn table(record: &RunRecord) -> String {
             "\n{} {}: {}\n",
             d.tool,
             d.version,
-            d.argv.join(" ")
+            quoted(&d.argv)
         ));
     }
     let width = rows.iter().map(|m| m.name.len()).max().unwrap_or(6).max(6);
@@ -53,6 +53,25 @@ pub fn table(record: &RunRecord) -> String {
         ));
     }
     s
+}
+
+/// The words as a shell would need them typed: a word with anything but letters, digits and
+/// `-_./=:,+@%{}` in single quotes.
+pub fn quoted(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%{}".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn number(v: f64) -> String {
@@ -98,5 +117,15 @@ mod tests {
         assert!(t.contains("stress-ng.get.ops_per_sec"), "{t}");
         assert!(t.contains("10000.0") && t.contains("9000.0") && t.contains("11000.0"));
         assert!(!t.contains("time.user_time"), "{t}");
+    }
+
+    #[test]
+    fn words_are_quoted_as_a_shell_needs_them() {
+        let w = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            quoted(&w(&["sh", "-c", "echo it's 1", "{dir}/x"])),
+            r"sh -c 'echo it'\''s 1' {dir}/x"
+        );
+        assert_eq!(quoted(&w(&["a", ""])), "a ''");
     }
 }

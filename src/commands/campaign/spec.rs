@@ -48,6 +48,7 @@ fn clap_line(text: &str) -> String {
 }
 
 /// The workload as checked: whether it keeps perf data, and its words as a step runs them.
+#[derive(Debug)]
 struct CheckedWorkload {
     keeps_perf_data: bool,
     /// The words given, with `--` before an `exec` workload's program where it was left out,
