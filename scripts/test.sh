@@ -59,7 +59,6 @@ done
 has gcc || packages+=(gcc)
 # perf: the profiles' test (run --profile).
 has perf || packages+=(linux-perf)
-# stress-ng: patchbench exec's reader and its tests (tests/exec.rs).
 has stress-ng || packages+=(stress-ng)
 has dc || packages+=(dc)
 has python3 || packages+=(python3)
