@@ -91,8 +91,15 @@ impl Pattern {
             .captures(stdout)
             .or_else(|| self.regex.captures(stderr))
             .ok_or_else(|| {
+                let last = stdout
+                    .lines()
+                    .chain(stderr.lines())
+                    .rfind(|l| !l.trim().is_empty())
+                    .map_or("nothing".to_string(), |l| {
+                        format!("{:?}", crate::safe_text::field_cut(l.trim(), 120))
+                    });
                 format!(
-                    "its output does not match --metric {}",
+                    "its output does not match --metric {} (its last line: {last})",
                     crate::safe_text::field(&self.given)
                 )
             })?;
