@@ -2,8 +2,10 @@
 //! stored with its LKP-named metrics, a shell command read by a `--metric` pattern with the
 //! `{dir}` placeholder, a failing command (one line with its last words, no value), a
 //! missing tool (refused, exit 2, its Debian package named), Ctrl-C (no process or file left),
-//! and a local A/A campaign of a stress-ng stressor whose report flags nothing. The YAML
-//! reader itself is tested on the real files in `src/exec/stress_ng.rs`.
+//! a local A/A campaign of a stress-ng stressor whose report flags nothing, and `perf bench
+//! sched pipe` read by its labels. The readers themselves are tested on real outputs
+//! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
+//! packages `scripts/test.sh` installs).
 
 mod common;
 
@@ -357,4 +359,48 @@ fn a_local_aa_campaign_of_a_stress_ng_stressor_flags_nothing() {
     // interval is wide, so a false flag here is far rarer than that.)
     assert!(text.contains("0 of 3 rows flagged"), "{text}");
     assert!(text.contains("What changed with it: 0 of"), "{text}");
+}
+
+#[test]
+fn perf_bench_sched_pipe_is_read_by_its_labels() {
+    // linux-perf is in scripts/test.sh's packages (the profiles' test needs it too).
+    let found = std::process::Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(found, "perf is not installed: apt-get install linux-perf");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let out = exec(
+        d.path(),
+        &[
+            "--runs",
+            "2",
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            "perf",
+            "bench",
+            "sched",
+            "pipe",
+            "-l",
+            "2000",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["reader"], "perf-bench");
+    let ops = metric(&doc, "perf-bench.sched-pipe.ops_per_sec");
+    assert!(ops["value"].as_f64().unwrap() > 100.0, "{ops}");
+    assert_eq!(ops["samples"].as_array().unwrap().len(), 2);
+    let usecs = metric(&doc, "perf-bench.sched-pipe.usecs_per_op");
+    assert_eq!(usecs["direction"], "lower-is-better");
+    // The version is perf's number.
+    let version = doc["config"]["version"].as_str().unwrap();
+    assert!(
+        version.starts_with(|c: char| c.is_ascii_digit()),
+        "{version}"
+    );
 }

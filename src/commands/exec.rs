@@ -22,6 +22,10 @@ Readers (--reader auto picks one from the program's name):
   stress-ng  adds --metrics and --yaml FILE (unless given) and reads, per stressor,
              stress-ng.<stressor>.ops_per_sec (bogo ops/s of real time) and
              stress-ng.<stressor>.ops, higher is better
+  hackbench  (rt-tests) hackbench.throughput, messages/s = groups x senders x receivers x
+             loops / Time, higher is better; hackbench.time, its Time: line, lower is better
+  perf-bench perf bench sched messaging|pipe: perf-bench.sched-<bench>.total_time (lower);
+             pipe also .ops_per_sec (higher) and .usecs_per_op (lower)
   generic    the wall time alone (and the --metric patterns)
 Every run also records exec.wall_time, the seconds of each invocation (lower is better), \
 from just before the spawn to the reaping: the tool's own start-up is inside it.
@@ -54,7 +58,8 @@ pub struct ExecArgs {
     #[arg(long, value_name = "SECS", default_value = "600",
           value_parser = crate::args::parse_duration)]
     pub timeout: f64,
-    /// How the program's output is read: auto (from its name), stress-ng, generic.
+    /// How the program's output is read: auto (from its name), stress-ng, hackbench,
+    /// perf-bench, generic.
     #[arg(long, value_enum, default_value_t = ReaderChoice::Auto)]
     pub reader: ReaderChoice,
     /// A metric read from the output: 'NAME[:UNIT[:higher|lower]]=REGEX' (repeatable).
@@ -77,6 +82,8 @@ pub struct ExecArgs {
 pub enum ReaderChoice {
     Auto,
     StressNg,
+    Hackbench,
+    PerfBench,
     Generic,
 }
 
@@ -103,8 +110,10 @@ fn plan(args: &ExecArgs) -> anyhow::Result<Plan> {
         .collect::<Result<Vec<_>, String>>()
         .map_err(crate::error::Usage)?;
     let reader = match args.reader {
-        ReaderChoice::Auto => Reader::for_program(&program),
+        ReaderChoice::Auto => Reader::for_program(&program, &rest),
         ReaderChoice::StressNg => Reader::StressNg,
+        ReaderChoice::Hackbench => Reader::Hackbench,
+        ReaderChoice::PerfBench => Reader::PerfBench,
         ReaderChoice::Generic => Reader::Generic,
     };
     Ok(Plan {
@@ -155,10 +164,7 @@ pub fn execute(args: &ExecArgs) -> anyhow::Result<i32> {
     crate::safe_text::eprint_line(&format!(
         "patchbench exec: {} {version} ({} reader): {} run{}{}, timeout {} s",
         plan.program,
-        match plan.reader {
-            Reader::StressNg => "stress-ng",
-            Reader::Generic => "generic",
-        },
+        plan.reader.name(),
         plan.runs,
         if plan.runs == 1 { "" } else { "s" },
         if plan.warmup > 0 {

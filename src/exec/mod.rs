@@ -16,12 +16,15 @@
 //! spawn and closed after the reaping, outside patchbench's own code.
 //!
 //! What is read: the wall time of every invocation (`exec.wall_time`, lower is better), the
-//! patterns of `--metric` (`pattern`), and the reader's metrics (`stress_ng`). A failed
+//! patterns of `--metric` (`pattern`), and the reader's metrics (`stress_ng`, `hackbench`,
+//! `perf_bench`). A failed
 //! invocation (a non-zero exit, a signal, the timeout, a pattern or a file that cannot be
 //! read) fails the run: one line with the program's own last words on standard error, and
 //! no value is kept.
 
+pub mod hackbench;
 pub mod pattern;
+pub mod perf_bench;
 pub mod stress_ng;
 pub mod tool;
 
@@ -50,16 +53,32 @@ pub const WALL_TIME: &str = "exec.wall_time";
 pub enum Reader {
     /// `--metrics --yaml FILE`, per stressor.
     StressNg,
+    /// rt-tests' hackbench: `Time:` and the throughput derived from it.
+    Hackbench,
+    /// `perf bench sched messaging|pipe`, by labels.
+    PerfBench,
     /// Wall time and patterns only.
     Generic,
 }
 
 impl Reader {
-    /// The reader for a program named `program`.
-    pub fn for_program(program: &str) -> Reader {
+    /// The reader for `program` run with `args`.
+    pub fn for_program(program: &str, args: &[String]) -> Reader {
         match tool::basename(program) {
             "stress-ng" => Reader::StressNg,
+            "hackbench" => Reader::Hackbench,
+            "perf" if perf_bench::reads(args) => Reader::PerfBench,
             _ => Reader::Generic,
+        }
+    }
+
+    /// Its name, as `--reader` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reader::StressNg => "stress-ng",
+            Reader::Hackbench => "hackbench",
+            Reader::PerfBench => "perf-bench",
+            Reader::Generic => "generic",
         }
     }
 }
@@ -131,12 +150,13 @@ impl Plan {
 }
 
 /// One comparable value of an invocation, before it is a metric.
-struct Value {
-    name: String,
-    title: String,
-    unit: String,
-    direction: Direction,
-    value: f64,
+#[derive(Debug, Clone, PartialEq)]
+pub struct Value {
+    pub name: String,
+    pub title: String,
+    pub unit: String,
+    pub direction: Direction,
+    pub value: f64,
 }
 
 /// Runs the plan, adding each invocation to `record` as it ends. A failed invocation ends the
@@ -259,7 +279,7 @@ fn invoke(
             args.extend(extra);
             Some(PathBuf::from(file))
         }
-        Reader::Generic => None,
+        Reader::Hackbench | Reader::PerfBench | Reader::Generic => None,
     };
     let stdout = std::fs::File::create(&stdout_path)
         .with_context(|| format!("cannot make {}", stdout_path.display()))?;
@@ -333,8 +353,19 @@ fn invoke(
             });
         }
     }
-    if let Some(file) = yaml {
-        values.extend(stress_ng_values(&file).map_err(failed)?);
+    match plan.reader {
+        Reader::StressNg => {
+            if let Some(file) = yaml {
+                values.extend(stress_ng_values(&file).map_err(failed)?);
+            }
+        }
+        Reader::Hackbench => {
+            values.extend(hackbench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
+        }
+        Reader::PerfBench => {
+            values.extend(perf_bench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
+        }
+        Reader::Generic => {}
     }
     values.push(Value {
         name: WALL_TIME.to_string(),
@@ -438,9 +469,22 @@ mod tests {
 
     #[test]
     fn the_reader_comes_from_the_programs_name() {
-        assert_eq!(Reader::for_program("stress-ng"), Reader::StressNg);
-        assert_eq!(Reader::for_program("/usr/bin/stress-ng"), Reader::StressNg);
-        assert_eq!(Reader::for_program("sh"), Reader::Generic);
+        let w = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(Reader::for_program("stress-ng", &[]), Reader::StressNg);
+        assert_eq!(
+            Reader::for_program("/usr/bin/stress-ng", &[]),
+            Reader::StressNg
+        );
+        assert_eq!(Reader::for_program("hackbench", &[]), Reader::Hackbench);
+        assert_eq!(
+            Reader::for_program("perf", &w("bench sched pipe")),
+            Reader::PerfBench
+        );
+        assert_eq!(
+            Reader::for_program("perf", &w("bench futex hash")),
+            Reader::Generic
+        );
+        assert_eq!(Reader::for_program("sh", &[]), Reader::Generic);
     }
 
     #[test]

@@ -85,7 +85,7 @@ fn known(program: &str) -> bool {
 }
 
 /// What identifies the program's build: for a tool we know, the version in the first line
-/// of its `--version` (the first number with a dot: stress-ng prints `stress-ng, version
+/// of its `--version` that has one (the first number with a dot: stress-ng prints `stress-ng, version
 /// 0.15.06 (gcc 12.2.0, x86_64 Linux 6.1.0)`, whose kernel release would make every kernel a
 /// new version), else that line; for any other program `sha256:` and 16 hex digits of the
 /// file. `unknown (why)` when neither can be had.
@@ -102,24 +102,30 @@ pub fn version(program: &str, path: &Path, signals: &crate::proc::signals::Signa
     }
 }
 
-/// The first non-empty line `PROGRAM --version` prints within [`VERSION_TIMEOUT`].
+/// The first of the first 5 non-empty lines `PROGRAM --version` prints within
+/// [`VERSION_TIMEOUT`] that has a version number, else the first of them (hackbench has no
+/// `--version`: it says so, then prints its usage, whose first line is `hackbench V 2.40`).
 fn first_line_of_version(path: &Path, signals: &crate::proc::signals::Signals) -> Option<String> {
     let mut cmd = std::process::Command::new(path);
     cmd.arg("--version");
     let running = crate::proc::supervise::Supervised::spawn(cmd).ok()?;
-    let mut first: Option<String> = None;
+    let mut lines: Vec<String> = Vec::new();
     running.wait(
         signals,
         Some(Instant::now() + VERSION_TIMEOUT),
         &mut |line| {
-            if first.is_none() && !line.trim().is_empty() {
-                first = Some(crate::safe_text::field_cut(line.trim(), 120));
+            if lines.len() < 5 && !line.trim().is_empty() {
+                lines.push(crate::safe_text::field_cut(line.trim(), 120));
             }
             true
         },
         &mut || {},
     );
-    first
+    lines
+        .iter()
+        .find(|l| version_number(l).is_some())
+        .or(lines.first())
+        .cloned()
 }
 
 /// The first word of `line` that starts with digits and a dot (`0.15.06`, `3.33`), without
@@ -187,6 +193,7 @@ mod tests {
             Some("6.1.158".to_string())
         );
         assert_eq!(version_number("no number here"), None);
+        assert_eq!(version_number("hackbench V 2.40"), Some("2.40".to_string()));
         assert!(known("/usr/bin/stress-ng") && !known("./bench.sh"));
     }
 
