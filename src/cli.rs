@@ -7,7 +7,7 @@
 use clap::{CommandFactory, Parser, Subcommand};
 use patchbench::commands::{
     agent, aim7, bisect, build, calibrate, campaign, check, compare, completions, debug_writer,
-    import, list, model, push, run, scale, store,
+    exec, import, list, model, push, run, scale, store,
 };
 use patchbench::report::color::{self, ColorChoice};
 
@@ -45,6 +45,9 @@ pub enum Command {
     Scale(scale::ScaleArgs),
     /// Run a user-space model of a kernel mechanism (model-setbit, model-isize).
     Model(model::ModelArgs),
+    /// Run a program we did not write (stress-ng, or any command) and keep its wall time and
+    /// what its output says, as a run: `patchbench exec -- stress-ng --get 1 --timeout 5`.
+    Exec(exec::ExecArgs),
     /// Check the machine for noise before measuring; exit status 1 if anything warns.
     Check(check::CheckArgs),
     /// List the stored runs: id, label, date, host, kernel, tests.
@@ -104,6 +107,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<i32> {
         Command::Aim7(a) => aim7::execute(&a),
         Command::Scale(a) => scale::execute(&a),
         Command::Model(a) => model::execute(&a),
+        Command::Exec(a) => exec::execute(&a),
         Command::Check(a) => check::execute(&a),
         Command::Runs(a) => store::runs(&a),
         Command::Show(a) => store::show(&a),

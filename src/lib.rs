@@ -7,7 +7,8 @@
 //!   path checks they share.
 //! - `bisect`: the search for the commit that changed a metric, and its step rule.
 //! - the suites: `unixbench` (catalog, workloads, runner, worker, protocol), `aim7`,
-//!   `will_it_scale`, `model`, and `counter_harness`, the shared-memory harness that
+//!   `will_it_scale`, `model`, `exec` (programs we did not write: stress-ng, any command),
+//!   and `counter_harness`, the shared-memory harness that
 //!   will-it-scale and the models run on.
 //! - `proc`: the process layer (task group, child start-up, start gate, status, signals,
 //!   limits).
@@ -41,6 +42,7 @@ pub mod compare;
 pub mod counter_harness;
 pub mod emergency;
 pub mod error;
+pub mod exec;
 pub mod fsinfo;
 pub mod import;
 pub mod model;

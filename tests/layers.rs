@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
         "aim7",
         "build",
         "campaign",
+        "exec",
         "model",
         "unixbench",
         "will_it_scale",

@@ -80,19 +80,34 @@ pub trait Executor {
     }
 }
 
-/// The measuring command's arguments for a step: the workload as given, then `--json JSON
-/// --no-store` (and `--dir DIR` for a scratch file system). Options that would write elsewhere
-/// were refused when the campaign started.
+/// The measuring command's arguments for a step: the workload as given, with `--json JSON
+/// --no-store` (and `--dir DIR` for a scratch file system) at its end, or before its first
+/// `--` (an `exec` workload's program and its arguments follow one: they are the program's).
+/// Options that would write elsewhere were refused when the campaign started.
 pub fn workload_args(spec: &CampaignSpec, json: &Path, dir: Option<&Path>) -> Vec<String> {
-    let mut args = spec.workload.clone();
-    args.push("--json".into());
-    args.push(json.display().to_string());
-    args.push("--no-store".into());
+    let mut ours: Vec<String> = vec![
+        "--json".into(),
+        json.display().to_string(),
+        "--no-store".into(),
+    ];
     if let Some(d) = dir {
-        args.push("--dir".into());
-        args.push(d.display().to_string());
+        ours.push("--dir".into());
+        ours.push(d.display().to_string());
     }
+    let at = own_words(&spec.workload);
+    let mut args = spec.workload[..at].to_vec();
+    args.extend(ours);
+    args.extend_from_slice(&spec.workload[at..]);
     args
+}
+
+/// How many of the workload's first words are the measuring command's own: all of them, or
+/// those before its first `--`.
+pub fn own_words(workload: &[String]) -> usize {
+    workload
+        .iter()
+        .position(|w| w == "--")
+        .unwrap_or(workload.len())
 }
 
 /// Exit status of the step's shell when the side's setup command failed.

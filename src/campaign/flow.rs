@@ -393,8 +393,9 @@ pub fn take_back_dead(
 /// whose process is dead; returns what it removed.
 pub fn sweep_dead_leftovers(spec: &CampaignSpec) -> Vec<std::path::PathBuf> {
     let mut places = vec![std::env::temp_dir()];
-    if let Some(i) = spec.workload.iter().position(|w| w == "--dir") {
-        if let Some(d) = spec.workload.get(i + 1) {
+    let own = &spec.workload[..super::executor::own_words(&spec.workload)];
+    if let Some(i) = own.iter().position(|w| w == "--dir") {
+        if let Some(d) = own.get(i + 1) {
             places.push(std::path::PathBuf::from(d));
         }
     }

@@ -156,7 +156,8 @@ fn writes_in_its_directory(run: &RunRecord) -> bool {
             tests.is_empty() || tests.iter().any(|t| t.params.writes_files())
         }
         Kind::Model => false,
-        Kind::Aim7 | Kind::WillItScale | Kind::Debug => true,
+        // A program we did not write may write anywhere in its directory.
+        Kind::Aim7 | Kind::WillItScale | Kind::Exec | Kind::Debug => true,
     }
 }
 

@@ -81,17 +81,35 @@ impl Supervised {
 
     /// [`Supervised::spawn`], the program joining the cgroup whose `cgroup.procs` is open as
     /// `join` before it execs (so everything it starts is in it from the first fork).
-    pub fn spawn_joining(mut cmd: Command, join: Option<RawFd>) -> std::io::Result<Supervised> {
+    pub fn spawn_joining(cmd: Command, join: Option<RawFd>) -> std::io::Result<Supervised> {
+        Supervised::start(cmd, join, None)
+    }
+
+    /// [`Supervised::spawn`], with the program's standard output written to `stdout` (a file
+    /// of the caller's) and only its standard error on the pipe: the console is then its
+    /// standard error (`patchbench exec`, which reads the output of a tool we did not write).
+    pub fn spawn_stdout_to(cmd: Command, stdout: std::fs::File) -> std::io::Result<Supervised> {
+        Supervised::start(cmd, None, Some(stdout))
+    }
+
+    fn start(
+        mut cmd: Command,
+        join: Option<RawFd>,
+        stdout: Option<std::fs::File>,
+    ) -> std::io::Result<Supervised> {
         // (Unit tests run on the test harness's threads; the program itself never does.)
         if !cfg!(test) {
-            super::child::ensure_single_threaded("the campaign")
+            super::child::ensure_single_threaded("the supervisor of a program")
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
         }
         let (read, write) = std::io::pipe()?;
         let parent = std::process::id() as libc::pid_t;
-        cmd.stdin(Stdio::null())
-            .stdout(write.try_clone()?)
-            .stderr(write);
+        cmd.stdin(Stdio::null());
+        match stdout {
+            Some(file) => cmd.stdout(file),
+            None => cmd.stdout(write.try_clone()?),
+        };
+        cmd.stderr(write);
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {

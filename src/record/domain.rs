@@ -316,6 +316,9 @@ impl RunRecord {
         for (i, p) in self.model.iter().flat_map(|d| d.points.iter()).enumerate() {
             p.validate().map_err(|e| points("model", i, e))?;
         }
+        if let Some(d) = &self.exec {
+            d.validate().map_err(|e| format!("exec {e}"))?;
+        }
         Ok(())
     }
 }

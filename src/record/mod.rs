@@ -1,6 +1,6 @@
-//! The result model: what every patchbench command (`run`, `aim7`, `scale`, `model`) records,
-//! writes as JSON and stores, and what `compare` reads; the sinks a run is handed to as it
-//! grows (store, JSON and other files, the terminal), the one atomic file writer, and the
+//! The result model: what every patchbench command (`run`, `aim7`, `scale`, `model`, `exec`)
+//! records, writes as JSON and stores, and what `compare` reads; the sinks a run is handed to
+//! as it grows (store, JSON and other files, the terminal), the one atomic file writer, and the
 //! domain every stored number must lie in (`domain`).
 //!
 //! One [`RunRecord`] is one execution of one command. It carries the system fingerprint, the
@@ -16,6 +16,7 @@
 pub mod aim7;
 pub mod campaign;
 pub mod domain;
+pub mod exec;
 pub mod model;
 pub mod monitors;
 pub mod output_file;
@@ -45,6 +46,8 @@ pub enum Kind {
     Aim7,
     WillItScale,
     Model,
+    /// A program we did not write (`patchbench exec`).
+    Exec,
     /// The store's testing aid (`debug-slow-writer`).
     Debug,
 }
@@ -57,6 +60,7 @@ impl Kind {
             Kind::Aim7 => "aim7",
             Kind::WillItScale => "will-it-scale",
             Kind::Model => "model",
+            Kind::Exec => "exec",
             Kind::Debug => "debug",
         }
     }
@@ -106,6 +110,9 @@ pub struct RunRecord {
     /// Model points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<model::ModelDetails>,
+    /// The tool and the invocations of an `exec` run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<exec::ExecDetails>,
     /// What the monitors saw around each measured unit (`monitors`; empty with
     /// `--no-monitors` and in runs of earlier builds). Their rows are in `metrics` too.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -246,6 +253,7 @@ impl RunRecord {
             aim7: None,
             will_it_scale: None,
             model: None,
+            exec: None,
             monitors: Vec::new(),
             metrics: Vec::new(),
             error: None,

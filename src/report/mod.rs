@@ -1,6 +1,7 @@
 //! Every renderer: the UnixBench text report and CSV, the test list, compare's formats (and
 //! the rounds of a paired comparison, `campaign_rounds`), the
-//! HTML report (`html`), the will-it-scale tables and plot, AIM7's table, the models' tables,
+//! HTML report (`html`), the will-it-scale tables and plot, AIM7's table, the models' tables, an
+//! `exec` run's table,
 //! the store's listings, the builds (`build`), a bisection (`bisect`), `calibrate`'s rates, and the terminal: standard output (closed-pipe safe), the terminal
 //! reporter sink and colour (`color`). (The progress line, which the harnesses draw, is
 //! `crate::progress`.)
@@ -14,6 +15,7 @@ pub mod campaign_rounds;
 pub mod check;
 pub mod color;
 pub mod compare;
+pub mod exec;
 pub mod html;
 pub mod in_window;
 pub mod list;

@@ -211,7 +211,8 @@ pub struct StartArgs {
     #[command(flatten)]
     pub kexec: KexecArgs,
     /// The measuring command and its arguments, after `--`: run ..., aim7 ..., scale ...,
-    /// model ... (without --json, --store, --label: the campaign stores each step itself).
+    /// model ..., exec -- PROGRAM ... (without --json, --store, --label: the campaign stores
+    /// each step itself).
     #[arg(last = true, required = true, value_name = "WORKLOAD")]
     pub workload: Vec<String>,
 }

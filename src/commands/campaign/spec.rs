@@ -26,6 +26,7 @@ enum MeasuringCommand {
     Aim7(crate::commands::aim7::Aim7Args),
     Scale(crate::commands::scale::ScaleArgs),
     Model(crate::commands::model::ModelArgs),
+    Exec(crate::commands::exec::ExecArgs),
 }
 
 /// Clap's complaint as one line: its `error:` line, and when that ends with a colon (`the
@@ -46,18 +47,28 @@ fn clap_line(text: &str) -> String {
     format!("{first} {}", listed.join(", "))
 }
 
+/// The workload as checked: whether it keeps perf data, and its words as a step runs them.
+#[derive(Debug)]
+struct CheckedWorkload {
+    keeps_perf_data: bool,
+    /// The words given, with `--` before an `exec` workload's program where it was left out,
+    /// so that the options a step adds (`--json FILE --no-store`, `--dir`) go before it
+    /// (`crate::campaign::executor::workload_args`) and never to the program.
+    words: Vec<String>,
+}
+
 /// Checks the workload: a measuring command with valid arguments and test names (run's
-/// tests, aim7's without a workfile, scale's testcases, model's model and variants), none of
-/// the options the
-/// campaign sets itself, and no `--dir` together with `--scratch`. Returns whether it keeps
-/// perf data (`--profile-data`), which only a step on this machine or a kexec box can keep.
-fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
-    const MEASURING: [&str; 4] = ["run", "aim7", "scale", "model"];
+/// tests, aim7's without a workfile, scale's testcases, model's model and variants, exec's
+/// program on PATH and its patterns), none of the options the campaign sets itself, and no
+/// `--dir` together with `--scratch`. Says whether it keeps perf data (`--profile-data`),
+/// which only a step on this machine or a kexec box can keep.
+fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<CheckedWorkload> {
+    const MEASURING: [&str; 5] = ["run", "aim7", "scale", "model", "exec"];
     let first = words.first().map(String::as_str).unwrap_or("");
     if !MEASURING.contains(&first) {
         return usage(format!(
-            "the workload after `--` must be a measuring command (run, aim7, scale or model) \
-             with its arguments, got {:?}",
+            "the workload after `--` must be a measuring command (run, aim7, scale, model or \
+             exec) with its arguments, got {:?}",
             crate::safe_text::field(first)
         ));
     }
@@ -115,6 +126,16 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
                 list: s.list,
             }
         }
+        MeasuringCommand::Exec(e) => {
+            crate::commands::exec::check(e)?;
+            Sets {
+                output: &e.output,
+                other_file: None,
+                store: &e.store,
+                dir: e.dir.dir.is_some(),
+                list: false,
+            }
+        }
         MeasuringCommand::Model(m) => {
             if !m.list {
                 crate::commands::model::check(m)?;
@@ -153,7 +174,18 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<bool> {
             "the workload's --dir and --scratch both say where the workload works; drop one",
         );
     }
-    Ok(sets.output.profile_data.is_some())
+    let mut words = words.to_vec();
+    if let MeasuringCommand::Exec(e) = &parsed.command {
+        // The program is the last `command.len()` words; `--` goes before it if missing.
+        let at = words.len().saturating_sub(e.command.len());
+        if at == 0 || words[at - 1] != "--" {
+            words.insert(at, "--".to_string());
+        }
+    }
+    Ok(CheckedWorkload {
+        keeps_perf_data: sets.output.profile_data.is_some(),
+        words,
+    })
 }
 
 /// `IMAGE[:WORDS]` or `:WORDS`: the image (None: the running kernel's) and the words.
@@ -252,7 +284,8 @@ fn check_setup(name: &str, setup: Option<&str>) -> anyhow::Result<()> {
 /// Builds the spec from the arguments, checking everything that can be checked here.
 pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     crate::campaign::check_name("campaign", &a.name, crate::campaign::NAME_MAX)?;
-    let keeps_perf_data = check_workload(&a.workload, a.steps.scratch.is_some())?;
+    let checked = check_workload(&a.workload, a.steps.scratch.is_some())?;
+    let keeps_perf_data = checked.keeps_perf_data;
     let s = &a.sides;
     let tree = a.steps.tree.is_some();
     let boots = s.base.is_some() || s.patched.is_some() || tree;
@@ -335,7 +368,7 @@ pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     Ok(CampaignSpec {
         name: a.name.clone(),
         sides,
-        workload: a.workload.clone(),
+        workload: checked.words,
         schedule,
         order: a.steps.order,
         seed: a.steps.seed.unwrap_or_else(plan::new_seed),
@@ -445,6 +478,8 @@ mod tests {
             "aim7 creat-clo",
             "aim7 --workfile /nowhere/on/this/host",
             "model isize",
+            "exec -- sh -c true",
+            "exec --runs 2 sh -c true",
         ] {
             assert!(check_workload(&w(good), false).is_ok(), "{good}");
         }
@@ -461,10 +496,18 @@ mod tests {
             ("aim7 nosuch", "unknown AIM7 test \"nosuch\""),
             ("model nosuch-model", "unknown model \"nosuch-model\""),
             ("model setbit --variants bogus", "unknown variant \"bogus\""),
+            ("exec -- stress-ng-not-here", "not found on PATH"),
+            ("exec --label x -- sh -c true", "--label"),
+            ("exec --metric nopattern -- sh", "give NAME"),
         ] {
             let e = check_workload(&w(bad), false).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
+        // The step's own options go before an exec workload's program.
+        let c = check_workload(&w("exec --runs 2 sh -c true"), false).unwrap();
+        assert_eq!(c.words, w("exec --runs 2 -- sh -c true"));
+        let c = check_workload(&w("exec -- sh -c --"), false).unwrap();
+        assert_eq!(c.words, w("exec -- sh -c --"));
         let e = check_workload(&w("run --quick syscall --dir /tmp"), true)
             .unwrap_err()
             .to_string();

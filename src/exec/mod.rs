@@ -1,0 +1,513 @@
+//! `patchbench exec`'s harness: runs a program we did not write (stress-ng, or any command),
+//! `warmup` unmeasured times and then `runs` measured times, and keeps what each measured
+//! invocation gave as the samples of one run, as our suites keep their passes.
+//!
+//! Every invocation is spawned in a process group of its own that dies with patchbench
+//! (`crate::proc::supervise`), stdin from /dev/null, its standard output and error written to
+//! files in the run's private directory (never to the terminal), stopped (SIGTERM, then
+//! SIGKILL to the group) at the timeout or on Ctrl-C/SIGTERM. The private directory, made in
+//! `--dir`, holds those files and `work/`, the program's working directory (`{dir}` in its
+//! arguments, `PATCHBENCH_DIR` in its environment); it is removed at the end, whatever
+//! happened.
+//!
+//! What is timed: from just before the spawn to the reaping, on the monotonic clock: the
+//! tool's own start-up (stress-ng's set-up of its stressors, fio's file layout) is inside the
+//! window, as it is in the tool's own wall time. The monitors' window is opened before the
+//! spawn and closed after the reaping, outside patchbench's own code.
+//!
+//! What is read: the wall time of every invocation (`exec.wall_time`, lower is better), the
+//! patterns of `--metric` (`pattern`), and the reader's metrics (`stress_ng`, `hackbench`,
+//! `perf_bench`). A failed
+//! invocation (a non-zero exit, a signal, the timeout, a pattern or a file that cannot be
+//! read) fails the run: one line with the program's own last words on standard error, and
+//! no value is kept.
+
+pub mod hackbench;
+pub mod pattern;
+pub mod perf_bench;
+pub mod stress_ng;
+pub mod tool;
+
+use crate::error::RunFailed;
+use crate::monitor::monitoring::{self, Monitoring};
+use crate::private_dir::PrivateDir;
+use crate::proc::signals::Signals;
+use crate::proc::supervise::{Ended, Supervised};
+use crate::progress::Progress;
+use crate::record::exec::{ExecDetails, Invocation};
+use crate::record::sink::Sinks;
+use crate::record::{Direction, Metric, RunRecord};
+use anyhow::Context;
+use pattern::Pattern;
+use serde::Serialize;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The wall time of each invocation.
+pub const WALL_TIME: &str = "exec.wall_time";
+
+/// How the program's output is read besides its wall time and the patterns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reader {
+    /// `--metrics --yaml FILE`, per stressor.
+    StressNg,
+    /// rt-tests' hackbench: `Time:` and the throughput derived from it.
+    Hackbench,
+    /// `perf bench sched messaging|pipe`, by labels.
+    PerfBench,
+    /// Wall time and patterns only.
+    Generic,
+}
+
+impl Reader {
+    /// The reader for `program` run with `args`.
+    pub fn for_program(program: &str, args: &[String]) -> Reader {
+        match tool::basename(program) {
+            "stress-ng" => Reader::StressNg,
+            "hackbench" => Reader::Hackbench,
+            "perf" if perf_bench::reads(args) => Reader::PerfBench,
+            _ => Reader::Generic,
+        }
+    }
+
+    /// Its name, as `--reader` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reader::StressNg => "stress-ng",
+            Reader::Hackbench => "hackbench",
+            Reader::PerfBench => "perf-bench",
+            Reader::Generic => "generic",
+        }
+    }
+}
+
+/// Everything a run needs, checked.
+pub struct Plan {
+    /// The program as given, and where it is.
+    pub program: String,
+    pub path: PathBuf,
+    /// Its arguments as given (`{dir}` unexpanded).
+    pub args: Vec<String>,
+    pub reader: Reader,
+    pub patterns: Vec<Pattern>,
+    pub runs: u32,
+    pub warmup: u32,
+    pub timeout: Duration,
+    /// Where the run's private directory is made.
+    pub dir: PathBuf,
+    pub monitoring: monitoring::Plan,
+}
+
+/// The run's settings as recorded: two runs whose tool, version or argv differ are runs of
+/// different settings (`compare` says so).
+#[derive(Debug, Serialize)]
+pub struct Config {
+    pub tool: String,
+    pub version: String,
+    pub argv: Vec<String>,
+    pub reader: Reader,
+    pub runs: u32,
+    pub warmup: u32,
+    pub timeout_s: f64,
+    pub metrics: Vec<String>,
+    pub dir: String,
+}
+
+impl Plan {
+    /// The settings, with the version found.
+    pub fn config(&self, version: &str) -> Config {
+        Config {
+            tool: self.program.clone(),
+            version: version.to_string(),
+            argv: self.argv(),
+            reader: self.reader,
+            runs: self.runs,
+            warmup: self.warmup,
+            timeout_s: self.timeout.as_secs_f64(),
+            metrics: self.patterns.iter().map(|p| p.given.clone()).collect(),
+            dir: self.dir.display().to_string(),
+        }
+    }
+
+    /// The program and its arguments as given.
+    pub fn argv(&self) -> Vec<String> {
+        std::iter::once(self.program.clone())
+            .chain(self.args.iter().cloned())
+            .collect()
+    }
+
+    /// The details the record starts with.
+    pub fn details(&self, version: &str) -> ExecDetails {
+        ExecDetails {
+            tool: self.program.clone(),
+            version: version.to_string(),
+            argv: self.argv(),
+            invocations: Vec::new(),
+        }
+    }
+}
+
+/// One comparable value of an invocation, before it is a metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Value {
+    pub name: String,
+    pub title: String,
+    pub unit: String,
+    pub direction: Direction,
+    pub value: f64,
+}
+
+/// Runs the plan, adding each invocation to `record` as it ends. A failed invocation ends the
+/// run with [`RunFailed`] and no metric; an interruption ends it with the metrics of the
+/// invocations done.
+pub fn run(
+    plan: &Plan,
+    signals: &Signals,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let private = PrivateDir::create(&plan.dir, "patchbench-exec-")
+        .with_context(|| format!("cannot make a private directory in {}", plan.dir.display()))?;
+    let work = private.path().join("work");
+    std::fs::create_dir(&work).with_context(|| format!("cannot make {}", work.display()))?;
+    let run_id = record.uuid.clone().unwrap_or_default();
+    let mut monitoring = Monitoring::start(&plan.monitoring, private.path(), &run_id, progress)?;
+    let outcome = invocations(
+        plan,
+        signals,
+        private.path(),
+        &work,
+        &mut monitoring,
+        record,
+        sinks,
+        progress,
+    );
+    if outcome.as_ref().is_err_and(|e| e.is::<RunFailed>()) {
+        record.metrics.clear();
+    }
+    let finished = monitoring.finish().and(private.close());
+    outcome.and(finished)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn invocations(
+    plan: &Plan,
+    signals: &Signals,
+    private: &Path,
+    work: &Path,
+    monitoring: &mut Monitoring,
+    record: &mut RunRecord,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    let total = plan.warmup + plan.runs;
+    let mut measured: Vec<Vec<Value>> = Vec::new();
+    for n in 1..=total {
+        signals.check()?;
+        let warmup = n <= plan.warmup;
+        let what = if warmup {
+            format!("warm-up {n}/{}", plan.warmup)
+        } else {
+            format!("run {}/{}", n - plan.warmup, plan.runs)
+        };
+        progress.show(&format!("{}: {what}", plan.program));
+        let window = if warmup {
+            None
+        } else {
+            monitoring.open(tool::basename(&plan.program))
+        };
+        let ended = invoke(plan, n, signals, private, work);
+        let sample = window.map(|w| monitoring.close(w, progress));
+        let (inv, values) = ended?;
+        progress.line(&format!(
+            "patchbench exec: {} {what}: {:.3} s{}",
+            plan.program,
+            inv.wall_seconds,
+            summary(&values)
+        ));
+        let details = record.exec.get_or_insert_with(ExecDetails::default);
+        details.invocations.push(inv);
+        if !warmup {
+            if let Some(s) = sample {
+                add_monitors(record, &plan.program, s);
+            }
+            measured.push(values);
+            update_metrics(record, &measured);
+        }
+        sinks.progress(record);
+    }
+    Ok(())
+}
+
+/// The first values of an invocation, for its progress line.
+fn summary(values: &[Value]) -> String {
+    values
+        .iter()
+        .filter(|v| v.name != WALL_TIME)
+        .take(2)
+        .map(|v| format!(", {} {}", v.name, shown(v.value)))
+        .collect()
+}
+
+fn shown(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// One invocation: spawned, waited for (until the timeout), read. The error is the run's
+/// failure line, or the interruption.
+fn invoke(
+    plan: &Plan,
+    n: u32,
+    signals: &Signals,
+    private: &Path,
+    work: &Path,
+) -> anyhow::Result<(Invocation, Vec<Value>)> {
+    let stdout_path = private.join(format!("{n}.stdout"));
+    let stderr_path = private.join(format!("{n}.stderr"));
+    let mut args = tool::expand(&plan.args, work);
+    let yaml = match plan.reader {
+        Reader::StressNg => {
+            let ours = private.join(format!("{n}.yaml")).display().to_string();
+            let (extra, file) = stress_ng::additions(&args, &ours);
+            args.extend(extra);
+            Some(PathBuf::from(file))
+        }
+        Reader::Hackbench | Reader::PerfBench | Reader::Generic => None,
+    };
+    let stdout = std::fs::File::create(&stdout_path)
+        .with_context(|| format!("cannot make {}", stdout_path.display()))?;
+    let mut stderr = std::fs::File::create(&stderr_path)
+        .with_context(|| format!("cannot make {}", stderr_path.display()))?;
+    let mut cmd = std::process::Command::new(&plan.path);
+    cmd.args(&args).env(tool::DIR_ENV, work);
+    let start = crate::clock::monotonic_ns();
+    let running = Supervised::spawn_stdout_to(cmd, stdout).map_err(|e| {
+        RunFailed(format!(
+            "{} could not be started: {e}",
+            crate::safe_text::field(&plan.program)
+        ))
+    })?;
+    let outcome = running.wait(
+        signals,
+        Some(Instant::now() + plan.timeout),
+        &mut |line| {
+            let _ = writeln!(stderr, "{line}");
+            true
+        },
+        &mut || {},
+    );
+    let wall_seconds = crate::clock::monotonic_ns().saturating_sub(start) as f64 / 1e9;
+    let last_words = || {
+        outcome
+            .tail
+            .iter()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| format!(": {}", crate::safe_text::field_cut(l.trim(), 200)))
+            .unwrap_or_else(|| " (nothing on its standard error)".to_string())
+    };
+    let program = crate::safe_text::field(&plan.program);
+    let status = match &outcome.ended {
+        Ended::Exited {
+            success: true, how, ..
+        } => how.clone(),
+        Ended::Exited { how, .. } => {
+            return Err(RunFailed(format!("{program} {how}{}", last_words())).into())
+        }
+        Ended::TimedOut => {
+            return Err(RunFailed(format!(
+                "{program} did not end within --timeout {} s and was stopped{}",
+                plan.timeout.as_secs_f64(),
+                last_words()
+            ))
+            .into())
+        }
+        Ended::Interrupted(i) => {
+            return Err(crate::error::Interrupted {
+                kept: crate::error::KEPT,
+                ..*i
+            }
+            .into())
+        }
+    };
+    let failed = |why: String| -> anyhow::Error { RunFailed(format!("{program}: {why}")).into() };
+    let mut values = Vec::new();
+    if !plan.patterns.is_empty() {
+        let out = read_lossy(&stdout_path);
+        let err = read_lossy(&stderr_path);
+        for p in &plan.patterns {
+            let value = p.read(&out, &err).map_err(failed)?;
+            values.push(Value {
+                name: p.name.clone(),
+                title: p.name.clone(),
+                unit: p.unit.clone(),
+                direction: p.direction,
+                value,
+            });
+        }
+    }
+    match plan.reader {
+        Reader::StressNg => {
+            if let Some(file) = yaml {
+                values.extend(stress_ng_values(&file).map_err(failed)?);
+            }
+        }
+        Reader::Hackbench => {
+            values.extend(hackbench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
+        }
+        Reader::PerfBench => {
+            values.extend(perf_bench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
+        }
+        Reader::Generic => {}
+    }
+    values.push(Value {
+        name: WALL_TIME.to_string(),
+        title: format!("{} wall time", plan.program),
+        unit: "s".to_string(),
+        direction: Direction::LowerIsBetter,
+        value: wall_seconds,
+    });
+    let inv = Invocation {
+        n,
+        warmup: n <= plan.warmup,
+        wall_seconds,
+        status,
+        values: values.iter().map(|v| (v.name.clone(), v.value)).collect(),
+    };
+    Ok((inv, values))
+}
+
+/// A file's text (bytes that are not UTF-8 replaced); empty when it cannot be read.
+fn read_lossy(path: &Path) -> String {
+    std::fs::read(path)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// The metrics of stress-ng's YAML file.
+fn stress_ng_values(file: &Path) -> Result<Vec<Value>, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("it wrote no YAML metrics file {} ({e})", file.display()))?;
+    let stressors = stress_ng::parse(&text)
+        .map_err(|e| format!("its YAML file {} is unreadable: {e}", file.display()))?;
+    if stressors.is_empty() {
+        return Err(format!(
+            "its YAML file {} has no metrics (was a stressor given?)",
+            file.display()
+        ));
+    }
+    let mut out = Vec::new();
+    for s in stressors {
+        out.push(Value {
+            name: format!("stress-ng.{}.ops_per_sec", s.name),
+            title: format!("stress-ng {} bogo ops/s (real time)", s.name),
+            unit: "ops/s".to_string(),
+            direction: Direction::HigherIsBetter,
+            value: s.ops_per_sec,
+        });
+        out.push(Value {
+            name: format!("stress-ng.{}.ops", s.name),
+            title: format!("stress-ng {} bogo ops", s.name),
+            unit: "ops".to_string(),
+            direction: Direction::HigherIsBetter,
+            value: s.ops,
+        });
+    }
+    Ok(out)
+}
+
+/// The run's metrics from its measured invocations: each value's mean, with every
+/// invocation's value as a sample (in the first invocation's order), then the monitor rows.
+fn update_metrics(record: &mut RunRecord, measured: &[Vec<Value>]) {
+    let mut metrics: Vec<Metric> = Vec::new();
+    if let Some(first) = measured.first() {
+        for v in first {
+            let samples: Vec<f64> = measured
+                .iter()
+                .filter_map(|inv| inv.iter().find(|x| x.name == v.name).map(|x| x.value))
+                .collect();
+            let mean = crate::stats::mean(&samples).unwrap_or(v.value);
+            metrics.push(Metric::new(
+                v.name.clone(),
+                &[],
+                v.title.clone(),
+                v.unit.clone(),
+                v.direction,
+                mean,
+                samples,
+            ));
+        }
+    }
+    metrics.extend(crate::record::monitors::metrics(&record.monitors));
+    record.metrics = metrics;
+    record.finished_at = crate::clock::now_rfc3339();
+}
+
+/// Adds one measured invocation's monitor window to the run's one unit.
+fn add_monitors(record: &mut RunRecord, program: &str, sample: crate::monitor::Sample) {
+    match record.monitors.first_mut() {
+        Some(u) => u.sample.add(&sample),
+        None => record.monitors.push(crate::record::monitors::Unit::new(
+            &[],
+            program.to_string(),
+            None,
+            sample,
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reader_comes_from_the_programs_name() {
+        let w = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(Reader::for_program("stress-ng", &[]), Reader::StressNg);
+        assert_eq!(
+            Reader::for_program("/usr/bin/stress-ng", &[]),
+            Reader::StressNg
+        );
+        assert_eq!(Reader::for_program("hackbench", &[]), Reader::Hackbench);
+        assert_eq!(
+            Reader::for_program("perf", &w("bench sched pipe")),
+            Reader::PerfBench
+        );
+        assert_eq!(
+            Reader::for_program("perf", &w("bench futex hash")),
+            Reader::Generic
+        );
+        assert_eq!(Reader::for_program("sh", &[]), Reader::Generic);
+    }
+
+    #[test]
+    fn samples_are_the_invocations_and_the_value_their_mean() {
+        let v = |name: &str, value: f64| Value {
+            name: name.into(),
+            title: name.into(),
+            unit: "s".into(),
+            direction: Direction::LowerIsBetter,
+            value,
+        };
+        let mut r = RunRecord::new(crate::record::Kind::Exec, Default::default(), &());
+        update_metrics(
+            &mut r,
+            &[
+                vec![v("exec.score", 1.0), v(WALL_TIME, 2.0)],
+                vec![v("exec.score", 3.0), v(WALL_TIME, 4.0)],
+            ],
+        );
+        assert_eq!(r.metrics.len(), 2);
+        assert_eq!(r.metrics[0].name, "exec.score");
+        assert_eq!(r.metrics[0].value, 2.0);
+        assert_eq!(r.metrics[0].samples, vec![1.0, 3.0]);
+        assert_eq!(r.metrics[1].value, 3.0);
+    }
+}

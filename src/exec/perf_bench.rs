@@ -1,0 +1,141 @@
+//! The `perf bench` reader for `perf bench sched messaging` and `perf bench sched pipe`
+//! (default format), matched by labels, not columns (the text changes across perf versions):
+//!
+//! - `Total time: X [sec]` → `perf-bench.sched-messaging.total_time` or
+//!   `perf-bench.sched-pipe.total_time` (s, lower is better);
+//! - pipe's `X usecs/op` → `perf-bench.sched-pipe.usecs_per_op` (µs, lower is better) and `X
+//!   ops/sec` → `perf-bench.sched-pipe.ops_per_sec` (higher is better).
+//!
+//! The benchmark is the one perf names in its `# Running 'sched/pipe' benchmark:` line. Any
+//! other benchmark, or an output without its figures, is refused: say it with `--reader
+//! generic` and `--metric` instead.
+
+use super::Value;
+use crate::record::Direction;
+
+/// Whether `perf ARGS` runs a benchmark this reader reads (`bench sched messaging|pipe`,
+/// perf's options before them allowed).
+pub fn reads(args: &[String]) -> bool {
+    let words: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    matches!(
+        words.as_slice(),
+        ["bench", "sched", "messaging" | "pipe", ..]
+    )
+}
+
+/// The metrics of one `perf bench sched messaging|pipe` output.
+pub fn parse(text: &str) -> Result<Vec<Value>, String> {
+    let bench = text
+        .lines()
+        .find_map(|l| {
+            let rest = l.trim().strip_prefix("# Running '")?;
+            rest.split_once('\'').map(|(b, _)| b.to_string())
+        })
+        .ok_or("it printed no `# Running '...' benchmark` line (give --format=default)")?;
+    let prefix = match bench.as_str() {
+        "sched/messaging" => "perf-bench.sched-messaging",
+        "sched/pipe" => "perf-bench.sched-pipe",
+        other => {
+            return Err(format!(
+                "its benchmark {other:?} has no reader yet; use --reader generic and --metric"
+            ))
+        }
+    };
+    let total = text
+        .lines()
+        .find_map(|l| {
+            let rest = l.trim().strip_prefix("Total time:")?;
+            rest.split_whitespace().next()?.parse::<f64>().ok()
+        })
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or("it printed no `Total time: X [sec]` line")?;
+    let mut out = vec![Value {
+        name: format!("{prefix}.total_time"),
+        title: format!("perf bench {bench} total time"),
+        unit: "s".into(),
+        direction: Direction::LowerIsBetter,
+        value: total,
+    }];
+    if bench == "sched/pipe" {
+        let before = |label: &str| -> Option<f64> {
+            text.lines().find_map(|l| {
+                let mut w = l.split_whitespace();
+                let v = w.next()?.parse::<f64>().ok()?;
+                (w.next()? == label).then_some(v)
+            })
+        };
+        let usecs = before("usecs/op").ok_or("it printed no `X usecs/op` line")?;
+        let ops = before("ops/sec").ok_or("it printed no `X ops/sec` line")?;
+        out.push(Value {
+            name: format!("{prefix}.ops_per_sec"),
+            title: format!("perf bench {bench} ops/s"),
+            unit: "ops/s".into(),
+            direction: Direction::HigherIsBetter,
+            value: ops,
+        });
+        out.push(Value {
+            name: format!("{prefix}.usecs_per_op"),
+            title: format!("perf bench {bench} µs/op"),
+            unit: "us".into(),
+            direction: Direction::LowerIsBetter,
+            value: usecs,
+        });
+        // The figures perf prints first: the most-followed metric is the first one.
+        out.rotate_left(1);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_benchmarks_it_reads_are_recognised() {
+        let w = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        assert!(reads(&w("bench sched messaging -g 2")));
+        assert!(reads(&w("--no-pager bench sched pipe -l 10")));
+        assert!(!reads(&w("bench futex hash")));
+        assert!(!reads(&w("stat -a true")));
+    }
+
+    #[test]
+    fn the_real_outputs_are_read_by_their_labels() {
+        let m = parse(include_str!(
+            "../../tests/fixtures/exec/perf-bench-sched-messaging.txt"
+        ))
+        .unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].name, "perf-bench.sched-messaging.total_time");
+        assert_eq!(m[0].value, 0.076);
+        let p = parse(include_str!(
+            "../../tests/fixtures/exec/perf-bench-sched-pipe.txt"
+        ))
+        .unwrap();
+        let names: Vec<&str> = p.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "perf-bench.sched-pipe.ops_per_sec",
+                "perf-bench.sched-pipe.usecs_per_op",
+                "perf-bench.sched-pipe.total_time"
+            ]
+        );
+        assert_eq!(p[0].value, 538444.0);
+        assert_eq!(p[1].value, 1.8572);
+        assert_eq!(p[2].value, 0.037);
+    }
+
+    #[test]
+    fn outputs_it_cannot_read_are_refused() {
+        assert!(parse("0.004\n").unwrap_err().contains("--format=default"));
+        let futex = "# Running 'futex/hash' benchmark:\nAveraged 1 operations/sec\n";
+        assert!(parse(futex).unwrap_err().contains("no reader yet"));
+        let cut = "# Running 'sched/pipe' benchmark:\n     Total time: 0.1 [sec]\n";
+        assert!(parse(cut).unwrap_err().contains("usecs/op"));
+    }
+}

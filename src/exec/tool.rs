@@ -1,0 +1,208 @@
+//! The program an `exec` run measures, before anything starts: found on PATH (or at the path
+//! given), refused with the Debian package that installs it when it is missing, and
+//! identified for the record: the version from `PROGRAM --version` for the tools we know
+//! (only those: an unknown program given `--version` might run its benchmark), else the
+//! SHA-256 of the program file. Also the `{dir}` placeholder of its arguments.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The tools we know: the name on PATH and the Debian package that installs it.
+pub const PACKAGES: &[(&str, &str)] = &[
+    ("stress-ng", "stress-ng"),
+    ("perf", "linux-perf"),
+    ("hackbench", "rt-tests"),
+    ("fio", "fio"),
+    ("sysbench", "sysbench"),
+    ("iperf3", "iperf3"),
+];
+
+/// How long `PROGRAM --version` may take.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The placeholder replaced by the run's working directory in the program's arguments.
+pub const DIR_PLACEHOLDER: &str = "{dir}";
+
+/// The environment variable that names the run's working directory to the program.
+pub const DIR_ENV: &str = "PATCHBENCH_DIR";
+
+/// The last component of the program's name (`/usr/bin/stress-ng` → `stress-ng`).
+pub fn basename(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// Where the program is: the path given when it has a `/`, else the first executable file of
+/// that name on `path` (PATH's value). The error is one line naming the package to install.
+pub fn find(program: &str, path: Option<&str>) -> Result<PathBuf, String> {
+    if program.is_empty() {
+        return Err(
+            "give the program to run after `--`, e.g. `patchbench exec -- \
+                    stress-ng --get 1 --timeout 5`"
+                .to_string(),
+        );
+    }
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return if executable(&p) {
+            Ok(p)
+        } else {
+            Err(format!(
+                "{} is not an executable file; give the path of the program to run",
+                crate::safe_text::field(program)
+            ))
+        };
+    }
+    path.unwrap_or("")
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(program))
+        .find(|p| executable(p))
+        .ok_or_else(|| missing(program))
+}
+
+fn executable(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The refusal for a program not on PATH.
+fn missing(program: &str) -> String {
+    let shown = crate::safe_text::field(program);
+    match PACKAGES.iter().find(|(name, _)| *name == program) {
+        Some((_, package)) => format!(
+            "{shown} is not installed (not found on PATH); install Debian's package \
+             {package} (apt-get install {package})"
+        ),
+        None => {
+            format!("{shown} is not found on PATH; install it or give its path (e.g. ./{shown})")
+        }
+    }
+}
+
+/// Whether `--version` is asked of the program (a tool we know).
+fn known(program: &str) -> bool {
+    PACKAGES.iter().any(|(name, _)| *name == basename(program))
+}
+
+/// What identifies the program's build: for a tool we know, the version in the first line
+/// of its `--version` that has one (the first number with a dot: stress-ng prints `stress-ng, version
+/// 0.15.06 (gcc 12.2.0, x86_64 Linux 6.1.0)`, whose kernel release would make every kernel a
+/// new version), else that line; for any other program `sha256:` and 16 hex digits of the
+/// file. `unknown (why)` when neither can be had.
+pub fn version(program: &str, path: &Path, signals: &crate::proc::signals::Signals) -> String {
+    if known(program) {
+        return match first_line_of_version(path, signals) {
+            Some(line) => version_number(&line).unwrap_or(line),
+            None => "unknown (no --version line)".to_string(),
+        };
+    }
+    match digest(path) {
+        Ok(d) => format!("sha256:{d}"),
+        Err(e) => format!("unknown ({e})"),
+    }
+}
+
+/// The first of the first 5 non-empty lines `PROGRAM --version` prints within
+/// [`VERSION_TIMEOUT`] that has a version number, else the first of them (hackbench has no
+/// `--version`: it says so, then prints its usage, whose first line is `hackbench V 2.40`).
+fn first_line_of_version(path: &Path, signals: &crate::proc::signals::Signals) -> Option<String> {
+    let mut cmd = std::process::Command::new(path);
+    cmd.arg("--version");
+    let running = crate::proc::supervise::Supervised::spawn(cmd).ok()?;
+    let mut lines: Vec<String> = Vec::new();
+    running.wait(
+        signals,
+        Some(Instant::now() + VERSION_TIMEOUT),
+        &mut |line| {
+            if lines.len() < 5 && !line.trim().is_empty() {
+                lines.push(crate::safe_text::field_cut(line.trim(), 120));
+            }
+            true
+        },
+        &mut || {},
+    );
+    lines
+        .iter()
+        .find(|l| version_number(l).is_some())
+        .or(lines.first())
+        .cloned()
+}
+
+/// The first word of `line` that starts with digits and a dot (`0.15.06`, `3.33`), without
+/// trailing punctuation; `fio-3.33` gives `3.33`.
+fn version_number(line: &str) -> Option<String> {
+    let re = regex::Regex::new(r"\d+\.\d+[0-9A-Za-z.+~_-]*").ok()?;
+    re.find(line)
+        .map(|m| m.as_str().trim_end_matches(['.', '-', '_']).to_string())
+}
+
+/// 16 hex digits of the file's SHA-256.
+fn digest(path: &Path) -> std::io::Result<String> {
+    use sha2::Digest;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut file, &mut hasher)?;
+    let hex: String = hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Ok(hex)
+}
+
+/// The arguments with every `{dir}` replaced by `dir`.
+pub fn expand(args: &[String], dir: &Path) -> Vec<String> {
+    let d = dir.display().to_string();
+    args.iter()
+        .map(|a| a.replace(DIR_PLACEHOLDER, &d))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_tools_name_their_package() {
+        let e = find("stress-ng", Some("/nonexistent")).unwrap_err();
+        assert!(e.contains("package stress-ng"), "{e}");
+        let e = find("perf", Some("")).unwrap_err();
+        assert!(e.contains("linux-perf"), "{e}");
+        let e = find("hackbench", None).unwrap_err();
+        assert!(e.contains("rt-tests"), "{e}");
+        let e = find("mybench", Some("/nonexistent")).unwrap_err();
+        assert!(e.contains("install it or give its path"), "{e}");
+        let e = find("/nonexistent/x", Some("/bin")).unwrap_err();
+        assert!(e.contains("not an executable file"), "{e}");
+        assert_eq!(
+            find("sh", Some("/nonexistent:/bin")),
+            Ok(PathBuf::from("/bin/sh"))
+        );
+    }
+
+    #[test]
+    fn versions_are_the_number_not_the_line() {
+        assert_eq!(
+            version_number("stress-ng, version 0.15.06 (gcc 12.2.0, x86_64 Linux 6.1.0)"),
+            Some("0.15.06".to_string())
+        );
+        assert_eq!(version_number("fio-3.33"), Some("3.33".to_string()));
+        assert_eq!(
+            version_number("perf version 6.1.158"),
+            Some("6.1.158".to_string())
+        );
+        assert_eq!(version_number("no number here"), None);
+        assert_eq!(version_number("hackbench V 2.40"), Some("2.40".to_string()));
+        assert!(known("/usr/bin/stress-ng") && !known("./bench.sh"));
+    }
+
+    #[test]
+    fn the_dir_placeholder_is_expanded() {
+        let args = ["--filename={dir}/f".to_string(), "x".to_string()];
+        assert_eq!(
+            expand(&args, Path::new("/mnt/s")),
+            ["--filename=/mnt/s/f", "x"]
+        );
+    }
+}

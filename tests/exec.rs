@@ -1,0 +1,406 @@
+//! `patchbench exec` for real: stress-ng 0.15.06 (Debian's; `scripts/test.sh` installs it)
+//! stored with its LKP-named metrics, a shell command read by a `--metric` pattern with the
+//! `{dir}` placeholder, a failing command (one line with its last words, no value), a
+//! missing tool (refused, exit 2, its Debian package named), Ctrl-C (no process or file left),
+//! a local A/A campaign of a stress-ng stressor whose report flags nothing, and `perf bench
+//! sched pipe` read by its labels. The readers themselves are tested on real outputs
+//! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
+//! packages `scripts/test.sh` installs).
+
+mod common;
+
+use common::{patchbench_with_store, processes_in, read_json, wait_until, wait_with_timeout};
+use std::path::Path;
+use std::time::Duration;
+
+/// stress-ng must be here: a test that cannot run must not pass.
+fn stress_ng() {
+    let found = std::process::Command::new("stress-ng")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "stress-ng is not installed: apt-get install stress-ng (scripts/test.sh does)"
+    );
+}
+
+/// `patchbench exec WORDS` with the store in `dir`; its output.
+fn exec(dir: &Path, words: &[&str]) -> std::process::Output {
+    patchbench_with_store(&dir.join("s.db"))
+        .arg("exec")
+        .args(words)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn metric<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {:#}", doc["metrics"]))
+}
+
+#[test]
+fn a_stress_ng_run_is_stored_with_lkps_metric_names() {
+    stress_ng();
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let out = exec(
+        d.path(),
+        &[
+            "--runs",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--",
+            "stress-ng",
+            "--get",
+            "1",
+            "--timeout",
+            "1",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{err}");
+    assert!(text.contains("stress-ng.get.ops_per_sec"), "{text}");
+    assert!(err.contains("saved as run 1"), "{err}");
+    let doc = read_json(&json);
+    assert_eq!(doc["kind"], "exec");
+    let ops = metric(&doc, "stress-ng.get.ops_per_sec");
+    assert_eq!(ops["direction"], "higher-is-better");
+    assert_eq!(ops["samples"].as_array().unwrap().len(), 2);
+    // getpid-like calls: thousands a second at least, on any machine.
+    let v = ops["value"].as_f64().unwrap();
+    assert!(v > 1000.0 && v < 1e9, "{v}");
+    assert!(metric(&doc, "stress-ng.get.ops")["value"].as_f64().unwrap() > v * 0.5);
+    let wall = metric(&doc, "exec.wall_time");
+    assert_eq!(wall["direction"], "lower-is-better");
+    for s in wall["samples"].as_array().unwrap() {
+        let s = s.as_f64().unwrap();
+        assert!((1.0..10.0).contains(&s), "stress-ng --timeout 1 took {s} s");
+    }
+    // The settings name the tool, its version (the number, not the kernel it printed) and
+    // the argv as given.
+    assert_eq!(doc["config"]["tool"], "stress-ng");
+    let version = doc["config"]["version"].as_str().unwrap();
+    assert!(
+        version.starts_with(|c: char| c.is_ascii_digit()) && !version.contains(' '),
+        "{version}"
+    );
+    assert_eq!(
+        doc["config"]["argv"],
+        serde_json::json!(["stress-ng", "--get", "1", "--timeout", "1"])
+    );
+    assert_eq!(doc["exec"]["invocations"].as_array().unwrap().len(), 2);
+    // The monitors' rows are there, as for every workload.
+    assert!(doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "time.system_time"));
+    // Nothing left in --dir but the store and the JSON (no private directory).
+    let mut names = common::entries(d.path());
+    names.sort();
+    assert_eq!(names, ["r.json", "s.db"]);
+    // And it is in the store.
+    let s = common::open_store(d.path().join("s.db"));
+    assert_eq!(s.list(None).unwrap().len(), 1);
+}
+
+#[test]
+fn a_pattern_reads_a_metric_and_dir_names_the_working_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    // The program checks that {dir} and PATCHBENCH_DIR are one writable directory.
+    let script = r#"test "$1" = "$PATCHBENCH_DIR" && touch "$1/f" && echo "score: 42""#;
+    let out = exec(
+        d.path(),
+        &[
+            "--runs",
+            "3",
+            "--warmup",
+            "1",
+            "--metric",
+            r"score:points=score: (\d+)",
+            "--metric",
+            r"lat:ms:lower=latency (\d+)",
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &format!("{script}; echo latency 7 >&2"),
+            "sh",
+            "{dir}",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = read_json(&json);
+    let score = metric(&doc, "exec.score");
+    assert_eq!(score["value"], 42.0);
+    assert_eq!(score["unit"], "points");
+    assert_eq!(score["samples"], serde_json::json!([42.0, 42.0, 42.0]));
+    let lat = metric(&doc, "exec.lat");
+    assert_eq!(lat["value"], 7.0);
+    assert_eq!(lat["direction"], "lower-is-better");
+    assert_eq!(
+        metric(&doc, "exec.wall_time")["samples"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    // Four invocations, the first a warm-up; the private directory is gone.
+    let invs = doc["exec"]["invocations"].as_array().unwrap();
+    assert_eq!(invs.len(), 4);
+    assert_eq!(invs[0]["warmup"], true);
+    assert_eq!(common::entries(d.path()), ["r.json"]);
+}
+
+#[test]
+fn a_failing_command_fails_the_run_in_one_line_and_keeps_no_value() {
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let out = exec(
+        d.path(),
+        &[
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo partial score 5; echo 'cannot open /dev/thing' >&2; exit 3",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(
+        errors,
+        ["patchbench: error: sh exited with status 3: cannot open /dev/thing"],
+        "{err}"
+    );
+    let doc = read_json(&json);
+    assert_eq!(doc["incomplete"], true);
+    assert!(doc["metrics"].as_array().unwrap().is_empty(), "{doc:#}");
+    assert!(!err.contains("saved as"), "{err}");
+
+    // The second of three invocations fails: the first one's numbers go too.
+    let flag = d.path().join("flag");
+    let script = format!(
+        "if [ -e {0} ]; then echo 'second time: no' >&2; exit 4; fi; touch {0}",
+        flag.display()
+    );
+    let out = exec(
+        d.path(),
+        &[
+            "--runs",
+            "3",
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("exited with status 4: second time: no"),
+        "{err}"
+    );
+    let doc = read_json(&json);
+    assert!(doc["metrics"].as_array().unwrap().is_empty(), "{doc:#}");
+    let s = common::open_store(d.path().join("s.db"));
+    for run in s.list(None).unwrap_or_default() {
+        let r = s.get(run.id).unwrap().unwrap();
+        assert!(
+            r.metrics.is_empty() && r.incomplete,
+            "run {} kept a value",
+            run.id
+        );
+    }
+
+    // A pattern that does not match fails the run too.
+    let out = exec(
+        d.path(),
+        &[
+            "--no-store",
+            "--metric",
+            r"s=score (\d+)",
+            "--",
+            "echo",
+            "nothing",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not match --metric"), "{err}");
+
+    // So does the timeout.
+    let out = exec(
+        d.path(),
+        &["--no-store", "--timeout", "0.5", "--", "sleep", "30"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did not end within --timeout 0.5 s"), "{err}");
+}
+
+#[test]
+fn a_missing_tool_is_refused_before_anything_starts_naming_its_package() {
+    let d = tempfile::tempdir().unwrap();
+    for (tool, package) in [("stress-ng", "stress-ng"), ("hackbench", "rt-tests")] {
+        let out = patchbench_with_store(&d.path().join("s.db"))
+            .args(["exec", "--", tool, "-x"])
+            .env("PATH", "/nonexistent")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(&format!("install Debian's package {package}")),
+            "{err}"
+        );
+    }
+    let out = exec(d.path(), &["--", "./no-such-bench"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not an executable file"), "{err}");
+    let out = exec(d.path(), &["--bogus", "stress-ng"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!d.path().join("s.db").exists(), "nothing was stored");
+}
+
+#[test]
+fn ctrl_c_leaves_no_process_and_no_file() {
+    let d = tempfile::tempdir().unwrap();
+    let work = d.path().join("w");
+    std::fs::create_dir(&work).unwrap();
+    let mut child = patchbench_with_store(&d.path().join("s.db"))
+        .args(["exec", "--dir", work.to_str().unwrap(), "--"])
+        .args(["sh", "-c", "sleep 30 & sleep 31"])
+        .current_dir(d.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let here = d.path().to_str().unwrap().to_string();
+    wait_until(Duration::from_secs(20), "the program's sleeps", || {
+        processes_in(&here).len() >= 3
+    });
+    common::signal(&child, libc::SIGINT);
+    let status = wait_with_timeout(&mut child, Duration::from_secs(20));
+    assert_eq!(status.code(), Some(130));
+    wait_until(Duration::from_secs(5), "no process left", || {
+        processes_in(&here).is_empty()
+    });
+    assert!(
+        common::entries(&work).is_empty(),
+        "{:?}",
+        common::entries(&work)
+    );
+}
+
+#[test]
+fn a_local_aa_campaign_of_a_stress_ng_stressor_flags_nothing() {
+    stress_ng();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    // Without the inner `--`: the campaign puts it before the program, so that the step's
+    // own `--json FILE --no-store` are exec's and never stress-ng's.
+    let out = patchbench_with_store(&store)
+        .args([
+            "campaign",
+            "start",
+            "aa",
+            "--executor",
+            "local",
+            "--rounds",
+            "3",
+        ])
+        .args(["--", "exec", "stress-ng", "--get", "1", "--timeout", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("campaign aa finished: 6 steps done, 0 failed"),
+        "{err}"
+    );
+    let report = patchbench_with_store(&store)
+        .args(["campaign", "report", "aa"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(report.status.success(), "{text}");
+    assert!(
+        text.contains("workload:  patchbench exec -- stress-ng --get 1 --timeout 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stress-ng.get.ops_per_sec") && text.contains("3 pairs"),
+        "{text}"
+    );
+    // One kernel on both sides: no row improved or regressed. (The table's false discovery
+    // rate is 2.5 % and a row must also move beyond ±1 % to be flagged; with 3 pairs the
+    // interval is wide, so a false flag here is far rarer than that.)
+    assert!(text.contains("0 of 3 rows flagged"), "{text}");
+    assert!(text.contains("What changed with it: 0 of"), "{text}");
+}
+
+#[test]
+fn perf_bench_sched_pipe_is_read_by_its_labels() {
+    // linux-perf is in scripts/test.sh's packages (the profiles' test needs it too).
+    let found = std::process::Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(found, "perf is not installed: apt-get install linux-perf");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let out = exec(
+        d.path(),
+        &[
+            "--runs",
+            "2",
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            "perf",
+            "bench",
+            "sched",
+            "pipe",
+            "-l",
+            "2000",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["reader"], "perf-bench");
+    let ops = metric(&doc, "perf-bench.sched-pipe.ops_per_sec");
+    assert!(ops["value"].as_f64().unwrap() > 100.0, "{ops}");
+    assert_eq!(ops["samples"].as_array().unwrap().len(), 2);
+    let usecs = metric(&doc, "perf-bench.sched-pipe.usecs_per_op");
+    assert_eq!(usecs["direction"], "lower-is-better");
+    // The version is perf's number.
+    let version = doc["config"]["version"].as_str().unwrap();
+    assert!(
+        version.starts_with(|c: char| c.is_ascii_digit()),
+        "{version}"
+    );
+}
