@@ -22,7 +22,11 @@
 //!   tree removal it uses); and `noise` (the noise sources `check` reports and every measuring
 //!   command stores in its fingerprint, and the per-pass monitor); `monitor` (the counters every
 //!   measuring command records around each measured unit).
-
+#![warn(
+    clippy::undocumented_unsafe_blocks,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 // Everything written to stdout goes through `report::print`, which turns a closed pipe into an
 // error instead of a panic.
 #![warn(clippy::print_stdout)]

@@ -3,6 +3,11 @@
 //! 141 when standard output was closed). Every error is one line, with whatever it quotes
 //! (a path, a value given, another process's command line) shown escaped
 //! (`patchbench::safe_text`).
+#![warn(
+    clippy::undocumented_unsafe_blocks,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 use clap::error::{ContextKind, ContextValue};
 use clap::Parser;

@@ -124,6 +124,7 @@ fn remove_entry(dir: &Fd, name: &CStr, kind: u8, depth: usize) -> Result<(), Rem
             // SAFETY: stat into a local struct, not following a link.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             let r =
+                // SAFETY: a directory descriptor we hold, a NUL-terminated name and a stat buffer.
                 unsafe { libc::fstatat(dir.0, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
             r == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFDIR
         }

@@ -13,6 +13,11 @@
 //! Usage (by `patchbench-worker`): `patchbench-execl 0 DURATION_MS COUNT START_NS`, UnixBench's
 //! continuation form with the duration in milliseconds and the start on the monotonic clock
 //! in nanoseconds.
+#![warn(
+    clippy::undocumented_unsafe_blocks,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 #![cfg_attr(panic = "abort", no_std)]
 #![no_main]
 

@@ -14,6 +14,11 @@
 //! - `exec` (`sysexec`, UnixBench's `syscall SECS exec`): `fork()`; the child
 //!   `execl("/bin/true", "/bin/true", NULL)`, or `exit(1)` if that fails; the parent
 //!   `waitpid()`s for it. Like UnixBench's `syscall` the program forking is a small libc one.
+#![warn(
+    clippy::undocumented_unsafe_blocks,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 #![cfg_attr(panic = "abort", no_std)]
 #![no_main]
 

@@ -343,8 +343,11 @@ impl Driver<'_> {
             }
             StepOutcome::Failed { reason, console } => self.failed(c, step, &reason, &console),
             StepOutcome::Measured(m) => {
-                let side = c.spec.side(&step.side).expect("checked in request");
-                if let Err(reason) = check_kernel(side, &m.kernel) {
+                let checked = match c.spec.side(&step.side) {
+                    Some(side) => check_kernel(side, &m.kernel),
+                    None => Err(format!("the campaign has no side {:?}", step.side)),
+                };
+                if let Err(reason) = checked {
                     return self.failed(c, step, &reason, "");
                 }
                 let record = crate::store::db::with_uuid(&self.with_step_info(c, step, *m, duet));

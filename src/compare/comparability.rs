@@ -161,19 +161,17 @@ pub fn noise(side: &Side) -> SideNoise {
         let applying = meaning::noise_warnings(run);
         warned += usize::from(!applying.is_empty());
         for f in applying {
-            let w = match warnings.iter_mut().find(|x| x.source == f.source) {
-                Some(w) => w,
-                None => {
-                    warnings.push(NoiseWarning {
-                        source: f.source.clone(),
-                        runs: Vec::new(),
-                        values: Vec::new(),
-                    });
-                    warnings.last_mut().expect("just pushed")
+            match warnings.iter_mut().find(|x| x.source == f.source) {
+                Some(w) => {
+                    w.runs.push(id.clone());
+                    w.values.push(f.value.clone());
                 }
-            };
-            w.runs.push(id.clone());
-            w.values.push(f.value.clone());
+                None => warnings.push(NoiseWarning {
+                    source: f.source.clone(),
+                    runs: vec![id.clone()],
+                    values: vec![f.value.clone()],
+                }),
+            }
         }
     }
     let runs = side.runs.len();

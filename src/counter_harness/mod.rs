@@ -105,6 +105,7 @@ pub struct SharedMap {
 
 // SAFETY: the mapping is plain shared memory; all accesses to it go through atomics.
 unsafe impl Send for SharedMap {}
+// SAFETY: as for Send: every access to the shared mapping goes through atomics.
 unsafe impl Sync for SharedMap {}
 
 impl SharedMap {

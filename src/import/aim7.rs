@@ -13,14 +13,15 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 static HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*Tasks\s+jobs/min\s+jti\s+jobs/min/task\s+real\s+cpu\s*$").expect("regex")
+    super::constant_regex(r"^\s*Tasks\s+jobs/min\s+jti\s+jobs/min/task\s+real\s+cpu\s*$")
 });
 static ROW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*(\d+)\s+(\d+\.\d+)\s+(-?\d+)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d+)(\s.*)?$")
-        .expect("regex")
+    super::constant_regex(
+        r"^\s*(\d+)\s+(\d+\.\d+)\s+(-?\d+)\s+(\d+\.\d+)\s+(\d+\.\d+)\s+(\d+\.\d+)(\s.*)?$",
+    )
 });
 /// A line that starts like a row (a number) but is not a whole one.
-static ROW_START: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*-?\d").expect("regex"));
+static ROW_START: LazyLock<Regex> = LazyLock::new(|| super::constant_regex(r"^\s*-?\d"));
 
 /// A multitask header line (a substring test first: the regex is the slow part of a long log).
 fn is_header(line: &str) -> bool {

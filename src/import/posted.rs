@@ -22,11 +22,10 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 static COPIES: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?i)\b(\d+)\s+(?:parallel\s+)?cop(?:y|ies)\b").expect("regex"));
+    LazyLock::new(|| super::constant_regex(r"(?i)\b(\d+)\s+(?:parallel\s+)?cop(?:y|ies)\b"));
 static ROW_COPIES: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(.*\S)\s+\[copies=(\d+)\]$").expect("regex"));
-static CI_COLUMN: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\d+(\.\d+)?% CI$").expect("regex"));
+    LazyLock::new(|| super::constant_regex(r"^(.*\S)\s+\[copies=(\d+)\]$"));
+static CI_COLUMN: LazyLock<Regex> = LazyLock::new(|| super::constant_regex(r"^\d+(\.\d+)?% CI$"));
 
 /// Names of the index row.
 const INDEX_ROWS: &[&str] = &[

@@ -22,23 +22,22 @@ use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 static RESULT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(.*\S)\s+(\d+\.\d)\s+(\S+)\s+\((\d+\.\d) s, (\d+) samples\)$").expect("regex")
+    super::constant_regex(r"^(.*\S)\s+(\d+\.\d)\s+(\S+)\s+\((\d+\.\d) s, (\d+) samples\)$")
 });
 static INDEX_ROW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(.*\S)\s+(\d+\.\d|---)\s+(\d+\.\d)\s+(\d+\.\d|---)$").expect("regex")
+    super::constant_regex(r"^(.*\S)\s+(\d+\.\d|---)\s+(\d+\.\d)\s+(\d+\.\d|---)$")
 });
 static INDEX_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(.*\S) (Index Values|Partial Index)\s+BASELINE\s+RESULT\s+INDEX$").expect("regex")
+    super::constant_regex(r"^(.*\S) (Index Values|Partial Index)\s+BASELINE\s+RESULT\s+INDEX$")
 });
 static INDEX_SCORE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(.*\S) Index Score( \(Partial Only\))?\s+(\d+\.\d)$").expect("regex")
+    super::constant_regex(r"^(.*\S) Index Score( \(Partial Only\))?\s+(\d+\.\d)$")
 });
-static COPIES: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(\d+) CPUs? in system; running (\d+) parallel cop").expect("regex")
-});
+static COPIES: LazyLock<Regex> =
+    LazyLock::new(|| super::constant_regex(r"(\d+) CPUs? in system; running (\d+) parallel cop"));
 static VERSION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"BYTE UNIX Benchmarks \(Version ([^)]+)\)").expect("regex"));
-static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+=+$").expect("regex"));
+    LazyLock::new(|| super::constant_regex(r"BYTE UNIX Benchmarks \(Version ([^)]+)\)"));
+static SEPARATOR: LazyLock<Regex> = LazyLock::new(|| super::constant_regex(r"^\s+=+$"));
 
 /// An index table's header line (a substring test first: the regex is the slow part of a
 /// long log).
@@ -173,8 +172,10 @@ pub fn parse(text: &str) -> Result<RunRecord, LineError> {
             if let Some(slot) = slot {
                 *slot = Some((field_number(n, "Index Score", &c[3], Domain::Positive)?, n));
             }
-        } else if block.open_table.is_some() && INDEX_ROW.is_match(line) {
-            let c = INDEX_ROW.captures(line).expect("matched");
+        } else if let Some(c) = INDEX_ROW
+            .captures(line)
+            .filter(|_| block.open_table.is_some())
+        {
             let opt = |field: &str, s: &str, domain: Domain| {
                 if s == "---" {
                     Ok(None)

@@ -45,6 +45,7 @@ impl Usage {
 fn read(who: libc::c_int) -> Usage {
     // SAFETY: getrusage writes one struct rusage into the zeroed buffer it is given.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one struct rusage into the buffer it is given.
     if unsafe { libc::getrusage(who, &mut ru) } != 0 {
         return Usage::default();
     }

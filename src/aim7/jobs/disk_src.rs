@@ -126,6 +126,7 @@ fn search(ctx: &mut TaskCtx) -> Result<(), Fail> {
         if !name.is_null() {
             // SAFETY: a NUL-terminated name and a stat buffer on the stack.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: a NUL-terminated name and a stat buffer on the stack.
             check("stat", unsafe { libc::stat(name, &mut st) })?;
             ctx.counters[0] += 1;
         }

@@ -50,8 +50,8 @@ fn run(ctx: &mut TaskCtx, _dir: usize) -> Result<(), Fail> {
         unsafe { pass(p, max) };
         ctx.counters[0] += 1;
     }
-    // SAFETY: p holds max bytes, all set by the passes (there is at least one).
     let count = if passes > 0 {
+        // SAFETY: p holds max bytes, all set by the passes (there is at least one).
         unsafe { std::slice::from_raw_parts(p, max) }
             .iter()
             .filter(|&&f| f == 1)

@@ -242,6 +242,7 @@ fn settle(signals: &Signals) -> Result<(), Interrupted> {
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
     signals.sleep(Duration::from_secs(1))?;
+    // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
     signals.sleep(Duration::from_secs(2))
 }

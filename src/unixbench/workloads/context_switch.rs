@@ -117,8 +117,8 @@ pub fn run() -> std::io::Result<u64> {
             }
         }
     }
-    // SAFETY: closing our ends lets the child see EOF; then reap it.
     let mut status: libc::c_int = 0;
+    // SAFETY: closing our ends lets the child see EOF; then reap it.
     unsafe {
         libc::close(p1[1]);
         libc::close(p2[0]);

@@ -346,6 +346,7 @@ mod tests {
 
     #[test]
     fn the_buffer_sits_where_unixbenchs_does() {
+        // SAFETY: only the address is read, nothing is written.
         let addr = unsafe { (*BUFFER.0.get()).buf.as_ptr() } as usize;
         assert_eq!(addr % 4096, BUF_PAGE_OFFSET);
         assert_eq!(addr % 32, 0);

@@ -25,6 +25,7 @@ fn bounce(r: libc::c_int, w: libc::c_int, mut count: impl FnMut()) -> Result<()>
     loop {
         // SAFETY: one valid byte at `p`.
         ok(unsafe { libc::read(r, p.cast(), 1) }, "read")?;
+        // SAFETY: the buffer holds the bytes the call reads or writes, for the length given.
         ok(unsafe { libc::write(w, p.cast(), 1) }, "write")?;
         count();
     }
@@ -35,6 +36,7 @@ fn run(ctx: &TaskCtx<'_>) -> Result<()> {
     ctx.new_task(move || bounce(to_helper[0], from_helper[1], || {}))?;
     // Start the ping-pong: the first byte goes to the helper.
     ok(
+        // SAFETY: the buffer holds the bytes the call reads or writes, for the length given.
         unsafe { libc::write(to_helper[1], [0u8].as_ptr().cast(), 1) },
         "write",
     )?;

@@ -19,6 +19,7 @@ fn run(ctx: &TaskCtx<'_>) -> Result<()> {
     loop {
         // SAFETY: 8 valid bytes at `p`.
         ok(unsafe { libc::write(fd, p.cast(), 8) }, "eventfd write")?;
+        // SAFETY: the buffer holds the bytes the call reads or writes, for the length given.
         ok(unsafe { libc::read(fd, p.cast(), 8) }, "eventfd read")?;
         ctx.slot.add(1);
     }

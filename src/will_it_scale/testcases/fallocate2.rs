@@ -58,6 +58,7 @@ pub fn fallocate_loop(ctx: &TaskCtx<'_>, fd: &OwnedFd) -> Result<()> {
         }
         place += STEP;
         if place >= FILESIZE {
+            // SAFETY: an open descriptor.
             ok(unsafe { libc::ftruncate(fd, 0) }, "ftruncate")?;
             place = 0;
         }

@@ -73,9 +73,11 @@ pub fn positioned(ctx: &TaskCtx<'_>, fd: libc::c_int, offset: libc::off_t, io: I
     // SAFETY (both closures): `buf` has BUFLEN bytes and outlives the loop.
     match io {
         Io::Read => repeat(ctx, || {
+            // SAFETY: the buffer holds the bytes the call reads or writes, for the length given.
             whole(unsafe { libc::pread(fd, p, BUFLEN, offset) }, "pread")
         }),
         Io::Write => repeat(ctx, || {
+            // SAFETY: the buffer holds the bytes the call reads or writes, for the length given.
             whole(unsafe { libc::pwrite(fd, p, BUFLEN, offset) }, "pwrite")
         }),
     }
@@ -88,11 +90,15 @@ pub fn seek_then(ctx: &TaskCtx<'_>, fd: libc::c_int, offset: libc::off_t, io: Io
     // SAFETY (both closures): lseek on an open descriptor; `buf` has BUFLEN bytes.
     match io {
         Io::Read => repeat(ctx, || {
+            // SAFETY: lseek on a descriptor this code opened.
             ok(unsafe { libc::lseek(fd, offset, libc::SEEK_SET) }, "lseek")?;
+            // SAFETY: the buffer holds the bytes the call reads or writes, for the length given.
             whole(unsafe { libc::read(fd, p, BUFLEN) }, "read")
         }),
         Io::Write => repeat(ctx, || {
+            // SAFETY: lseek on a descriptor this code opened.
             ok(unsafe { libc::lseek(fd, offset, libc::SEEK_SET) }, "lseek")?;
+            // SAFETY: the buffer holds the bytes the call reads or writes, for the length given.
             whole(unsafe { libc::write(fd, p, BUFLEN) }, "write")
         }),
     }
@@ -105,6 +111,7 @@ pub fn read_rewinding(ctx: &TaskCtx<'_>, fd: libc::c_int, buf: &mut [u8]) -> Res
     repeat(ctx, || {
         // SAFETY: `buf` has `len` writable bytes; lseek on an open descriptor.
         if ok(unsafe { libc::read(fd, p, len) }, "read")? == 0 {
+            // SAFETY: lseek on a descriptor this code opened.
             ok(unsafe { libc::lseek(fd, 0, libc::SEEK_SET) }, "lseek")?;
         }
         Ok(())

@@ -15,8 +15,8 @@ pub fn wake_loop(ctx: &TaskCtx<'_>, op: libc::c_int) -> Result<()> {
     let word = Box::new(0u32);
     let addr: *const u32 = &*word;
     loop {
-        // SAFETY: a wake on a valid, aligned word.
         ok(
+            // SAFETY: a wake on a valid, aligned word.
             unsafe { libc::syscall(libc::SYS_futex, addr, op, 1, 0, 0, 0) },
             "futex wake",
         )?;

@@ -30,6 +30,7 @@ pub fn lock_loop(ctx: &TaskCtx<'_>, file: &File) -> Result<()> {
         // SAFETY: fcntl record lock on an open descriptor.
         ok(unsafe { libc::fcntl(fd, libc::F_SETLKW, &lock) }, "lock")?;
         lock.l_type = libc::F_UNLCK as i16;
+        // SAFETY: a valid flock struct, on a descriptor this code opened.
         ok(unsafe { libc::fcntl(fd, libc::F_SETLKW, &lock) }, "unlock")?;
         ctx.slot.add(2);
     }

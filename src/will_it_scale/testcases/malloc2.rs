@@ -20,6 +20,7 @@ fn run(ctx: &TaskCtx<'_>) -> Result<()> {
             anyhow::bail!("malloc of {SIZE} bytes failed");
         }
         // black_box keeps the compiler from deleting the malloc/free pair.
+        // SAFETY: the pointer came from malloc above and is freed once.
         unsafe { libc::free(std::hint::black_box(p)) };
         ctx.slot.add(1);
     }

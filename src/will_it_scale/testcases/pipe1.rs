@@ -24,6 +24,7 @@ pub fn write_read_loop(ctx: &TaskCtx<'_>, w: libc::c_int, r: libc::c_int) -> Res
     loop {
         // SAFETY: one valid byte at `p`.
         ok(unsafe { libc::write(w, p.cast(), 1) }, "write")?;
+        // SAFETY: the buffer holds the bytes the call reads or writes, for the length given.
         ok(unsafe { libc::read(r, p.cast(), 1) }, "read")?;
         ctx.slot.add(1);
     }

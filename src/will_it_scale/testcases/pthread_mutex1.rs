@@ -65,6 +65,7 @@ pub fn locked_loop(
             return Err(std::io::Error::from_raw_os_error(r)).context("pthread_mutex_lock");
         }
         update();
+        // SAFETY: the mutex was initialised and this thread holds it.
         unsafe { libc::pthread_mutex_unlock(mutex) };
         ctx.slot.add(1);
     }

@@ -13,8 +13,8 @@ pub const TESTCASE: Testcase = Testcase {
 
 fn run(ctx: &TaskCtx<'_>) -> Result<()> {
     let mut fds = [0; 2];
-    // SAFETY: room for two descriptors.
     ok(
+        // SAFETY: room for two descriptors.
         unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) },
         "socketpair",
     )?;

@@ -26,7 +26,9 @@ pub fn create_unlink_loop(ctx: &TaskCtx<'_>, dir: &Path) -> Result<()> {
             unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CREAT, 0o600) },
             "open",
         )?;
+        // SAFETY: closes a descriptor this code opened and uses no more.
         unsafe { libc::close(fd) };
+        // SAFETY: a NUL-terminated path.
         ok(unsafe { libc::unlink(c.as_ptr()) }, "unlink")?;
         ctx.slot.add(1);
     }

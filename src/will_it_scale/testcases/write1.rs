@@ -18,13 +18,14 @@ fn run(ctx: &TaskCtx<'_>) -> Result<()> {
     let buf = vec![0u8; BUFLEN];
     let mut written = 0u64;
     loop {
-        // SAFETY: `buf` has BUFLEN readable bytes.
         ok(
+            // SAFETY: `buf` has BUFLEN readable bytes.
             unsafe { libc::write(fd, buf.as_ptr().cast(), BUFLEN) },
             "write",
         )?;
         written += BUFLEN as u64;
         if written >= FILESIZE {
+            // SAFETY: lseek on a descriptor this code opened.
             ok(unsafe { libc::lseek(fd, 0, libc::SEEK_SET) }, "lseek")?;
             written = 0;
         }
