@@ -32,9 +32,10 @@
 //! --release --test calibration_paired -- --ignored --nocapture`) prints every figure.
 
 use patchbench::campaign::primary;
+use patchbench::compare::estimate::Method;
 use patchbench::compare::model::{from_values, RunValue};
 use patchbench::compare::paired::{First, Pair, RowPairs};
-use patchbench::compare::verdict::{judge_table, Judgement, Method, RowInput, RowKind, Settings};
+use patchbench::compare::verdict::{judge_table, Judgement, RowInput, RowKind, Settings};
 use patchbench::record::campaign::plan;
 use patchbench::record::campaign::spec::{CampaignSpec, ExecutorKind, Order, Schedule, SideSpec};
 use patchbench::record::campaign::StepInfo;

@@ -23,6 +23,7 @@
 //! full disk leaves a staging directory, which the next build removes once its process is
 //! gone). A key is never built twice: a build that finds `CACHE/<id>` uses it.
 
+use super::disk_full::full_or;
 use crate::error::Usage;
 use crate::private_dir::PrivateDir;
 use crate::proc::signals::Signals;
@@ -75,9 +76,8 @@ impl Cache {
         let cache = Cache { root };
         for d in ["repos", "slots", "configs", "logs", "tmp"] {
             let p = cache.work().join(d);
-            std::fs::create_dir_all(&p).map_err(|e| {
-                super::make::full_or(&cache.root, e, &format!("cannot make {}", p.display()))
-            })?;
+            std::fs::create_dir_all(&p)
+                .map_err(|e| full_or(&cache.root, e, &format!("cannot make {}", p.display())))?;
         }
         let root = cache
             .root
@@ -169,9 +169,8 @@ impl Cache {
         let path = self.work().join(format!("{name}.lock"));
         let mut said = false;
         loop {
-            let file = File::create(&path).map_err(|e| {
-                super::make::full_or(&self.root, e, &format!("cannot make {}", path.display()))
-            })?;
+            let file = File::create(&path)
+                .map_err(|e| full_or(&self.root, e, &format!("cannot make {}", path.display())))?;
             match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock) {
                 Ok(held) => return Ok(Lock { _held: held }),
                 Err((file, nix::errno::Errno::EWOULDBLOCK)) => {
@@ -195,7 +194,7 @@ impl Cache {
         self.sweep();
         let tmp = self.work().join("tmp");
         PrivateDir::create(&tmp, &format!("{kind}-{}-", std::process::id()))
-            .map_err(|e| super::make::full_or(&self.root, e, "cannot make a staging directory"))
+            .map_err(|e| full_or(&self.root, e, "cannot make a staging directory"))
     }
 
     /// Removes staging directories left by processes that are gone (killed mid-build).
@@ -227,8 +226,7 @@ impl Cache {
             return Ok(dest);
         }
         let from = staged.path().to_path_buf();
-        sync_tree(&from)
-            .map_err(|e| super::make::full_or(&self.root, e, "cannot flush the build"))?;
+        sync_tree(&from).map_err(|e| full_or(&self.root, e, "cannot flush the build"))?;
         staged.rename_to(&dest).map_err(|e| {
             anyhow::anyhow!(
                 "cannot publish {} as {}: {e}",

@@ -621,7 +621,8 @@ pub fn resolve(
     progress: &crate::progress::Progress,
     signals: &crate::proc::signals::Signals,
 ) -> anyhow::Result<Resolved> {
-    use super::make::{full_or, run, Make};
+    use super::disk_full::full_or;
+    use super::make::{run, Make};
     let Places {
         src,
         scratch,

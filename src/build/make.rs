@@ -9,7 +9,7 @@
 //! fails or is stopped (kbuild sets `.DELETE_ON_ERROR`), so the object directory stays usable
 //! for the next build.
 
-use super::tree::says_disk_full;
+use super::disk_full::{disk_full, full_or, is_disk_full, nearly_full, says_disk_full};
 use crate::error::Usage;
 use crate::proc::signals::Signals;
 use crate::proc::supervise::{Ended, Supervised};
@@ -195,10 +195,7 @@ pub fn run(
         }
         Ended::TimedOut => Err(anyhow::anyhow!("make ran past its deadline")),
         Ended::Exited { how, .. } => {
-            if full
-                || log_failed.as_ref().is_some_and(is_disk_full)
-                || super::tree::nearly_full(m.obj)
-            {
+            if full || log_failed.as_ref().is_some_and(is_disk_full) || nearly_full(m.obj) {
                 return Err(disk_full(cache, &format!("make {how}")));
             }
             let shown = out.tail.len().saturating_sub(TAIL_SHOWN);
@@ -213,30 +210,6 @@ pub fn run(
                 log.display()
             ))))
         }
-    }
-}
-
-/// True for an error that says the disk is full.
-pub fn is_disk_full(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
-}
-
-/// The full-disk message (bad input: the user frees space or names another cache).
-pub fn disk_full(cache: &Path, what: &str) -> anyhow::Error {
-    Usage(format!(
-        "the disk holding the build cache {} is full ({what}: no space left on device); free \
-         space there or give --cache DIR on another disk (nothing was stored as a build)",
-        cache.display()
-    ))
-    .into()
-}
-
-/// `e` as the full-disk message when it is one, else with `context`.
-pub fn full_or(cache: &Path, e: std::io::Error, context: &str) -> anyhow::Error {
-    if is_disk_full(&e) {
-        disk_full(cache, context)
-    } else {
-        anyhow::anyhow!("{context}: {e}")
     }
 }
 

@@ -57,6 +57,7 @@
 
 pub mod cache;
 pub mod config;
+pub mod disk_full;
 pub mod input;
 pub mod make;
 pub mod patches;
@@ -482,7 +483,7 @@ fn run(
     let slot = cache.slot_dir(&slot_key);
     let src = slot.join("src");
     std::fs::create_dir_all(&slot)
-        .map_err(|e| make::full_or(&cache.root, e, "cannot make the build slot"))?;
+        .map_err(|e| disk_full::full_or(&cache.root, e, "cannot make the build slot"))?;
     progress.show(&format!("checking out {}", &commit[..12]));
     repo.checkout(&src, &commit)?;
     let resolved = match memo {
@@ -537,11 +538,11 @@ fn run(
         );
     }
     std::fs::create_dir_all(&obj)
-        .map_err(|e| make::full_or(&cache.root, e, "cannot make the object directory"))?;
+        .map_err(|e| disk_full::full_or(&cache.root, e, "cannot make the object directory"))?;
     let dot_config = obj.join(".config");
     if std::fs::read_to_string(&dot_config).ok().as_deref() != Some(resolved.text.as_str()) {
         cache::write_atomic(&dot_config, resolved.text.as_bytes())
-            .map_err(|e| make::full_or(&cache.root, e, "cannot write the config"))?;
+            .map_err(|e| disk_full::full_or(&cache.root, e, "cannot write the config"))?;
     }
     let incremental = obj.join("vmlinux").is_file();
     // No vmlinux yet, but objects an interrupted build left: make goes on from them.
@@ -606,10 +607,10 @@ fn run(
         let dest = at.join(to);
         if let Some(p) = dest.parent() {
             std::fs::create_dir_all(p)
-                .map_err(|e| make::full_or(&cache.root, e, "cannot stage the build"))?;
+                .map_err(|e| disk_full::full_or(&cache.root, e, "cannot stage the build"))?;
         }
         std::fs::copy(from, &dest).map_err(|e| {
-            make::full_or(
+            disk_full::full_or(
                 &cache.root,
                 e,
                 &format!("cannot copy {} into the build", from.display()),
@@ -692,7 +693,7 @@ fn run(
     };
     let json = serde_json::to_string_pretty(&record)?;
     std::fs::write(at.join(cache::BUILD_FILE), json)
-        .map_err(|e| make::full_or(&cache.root, e, "cannot write build.json"))?;
+        .map_err(|e| disk_full::full_or(&cache.root, e, "cannot write build.json"))?;
     let dir = cache.publish(staged, &id)?;
     let _ = std::fs::remove_file(&log);
     repo.keep(&id, &record.commit)?;

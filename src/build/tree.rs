@@ -20,6 +20,7 @@
 //! commit patchbench makes fixed (`patchbench <patchbench@localhost>`), `LC_ALL=C` so messages
 //! can be read.
 
+use super::disk_full::{free_bytes, nearly_full, says_disk_full};
 use crate::error::Usage;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -98,11 +99,6 @@ pub fn first_complaint(out: &Output) -> String {
         .or_else(|| err.lines().find(|l| !l.trim().is_empty()))
         .unwrap_or("no message");
     line.trim().to_string()
-}
-
-/// True when git's complaint says the disk is full.
-pub fn says_disk_full(text: &str) -> bool {
-    text.contains("No space left on device") || text.contains("Disk quota exceeded")
 }
 
 /// The user's tree, as given with `--tree`.
@@ -419,25 +415,6 @@ impl Repo {
         }
         Ok(())
     }
-}
-
-/// Bytes free for this user on the file system holding `path` (or its nearest existing
-/// parent).
-pub fn free_bytes(path: &Path) -> Option<u64> {
-    let mut p = Some(path);
-    while let Some(at) = p {
-        if let Ok(s) = nix::sys::statvfs::statvfs(at) {
-            return Some(s.blocks_available().saturating_mul(s.fragment_size()));
-        }
-        p = at.parent();
-    }
-    None
-}
-
-/// True when the file system holding `path` has almost no room left (a tool that does not
-/// say ENOSPC in words).
-pub fn nearly_full(path: &Path) -> bool {
-    free_bytes(path).is_some_and(|f| f < 16 << 20)
 }
 
 fn checkout_error(src: &Path, out: &Output) -> anyhow::Error {

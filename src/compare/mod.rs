@@ -19,6 +19,7 @@
 pub mod absent_shares;
 pub mod comparability;
 pub mod curves;
+pub mod estimate;
 pub mod floors;
 pub use floors::COUNT_FLOOR;
 pub mod meaning;
@@ -423,7 +424,7 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         let spread = model::spread(&[&r.base, &r.new]);
         let paired_row = input.pairs.map(|p| {
             let (est, unpaired) = match &judgement.estimate {
-                Some(e) if e.method == verdict::Method::Paired => {
+                Some(e) if e.method == estimate::Method::Paired => {
                     (Some(e), judgement.unpaired.as_ref())
                 }
                 e => (None, e.as_ref()),
@@ -604,7 +605,7 @@ fn cpu_share_note(why: &[Row]) -> Vec<String> {
 fn pr_is_paired(j: &Judgement) -> bool {
     j.estimate
         .as_ref()
-        .is_some_and(|e| e.method == verdict::Method::Paired)
+        .is_some_and(|e| e.method == estimate::Method::Paired)
 }
 
 /// The side's name for messages: as given, or its role when the name is a long list of files.

@@ -17,8 +17,8 @@
 //! The verdict itself (paired t with boxes as blocks; unpaired as the fallback) is decided in
 //! `super::verdict` with the rest of the table.
 
+use super::estimate::Estimate;
 use super::model::RunValue;
-use super::verdict::Estimate;
 use super::Side;
 use crate::stats::blocked::{self, BetweenShare};
 use crate::stats::signed_rank::HodgesLehmann;

@@ -20,6 +20,7 @@ pub mod activity;
 pub mod cgroup;
 pub mod clocksource;
 pub mod cpu_power;
+pub mod cpu_snapshot;
 pub mod load;
 pub mod memory;
 pub mod storage;
@@ -27,7 +28,8 @@ pub mod sysfs;
 pub mod topology;
 pub mod window_cpu;
 
-use activity::{Activity, CpuSnapshot, MonitorSettings};
+use activity::{Activity, MonitorSettings};
+use cpu_snapshot::CpuSnapshot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! How much CPU time each process used inside a window, from two snapshots of `/proc`
-//! ([`super::activity::CpuSnapshot`]): its own time, plus the time of the children it reaped
+//! ([`super::cpu_snapshot::CpuSnapshot`]): its own time, plus the time of the children it reaped
 //! during the window, counted only for the part of their lives inside the window.
 //!
 //! The kernel adds a reaped child's whole life (its own time and everything it had reaped) to
@@ -26,7 +26,7 @@
 //! A process that started inside the window cannot have reaped anything that ran before it:
 //! all its time is the window's.
 
-use super::activity::{CpuSnapshot, ProcTimes};
+use super::cpu_snapshot::{CpuSnapshot, ProcTimes};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Parent chains are short; the bound guards against a loop made by pid reuse.
@@ -341,5 +341,50 @@ mod tests {
         let t = in_window_ticks(&before, &after);
         assert_eq!(t.get(&30), Some(&20));
         assert_eq!(t.get(&1), Some(&20));
+    }
+
+    /// The property test over [`simulation`]'s machine.
+    mod property {
+        use super::super::in_window_ticks;
+        use super::super::simulation::simulate;
+        use crate::noise::activity::{activity, MonitorSettings};
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 10_000, ..ProptestConfig::default() })]
+
+            /// Over 10,000 random process trees and reaping orders: no process is charged more than
+            /// it used in the window, so no share exceeds 100 % × CPUs; with nothing ended, the
+            /// figures are exact.
+            #[test]
+            fn no_process_is_charged_more_than_it_used_in_the_window(
+                seed in any::<u64>(),
+                cpus in 1usize..=4,
+                max_pid in 6i32..64,
+                lead in 1u64..60,
+                window in 1u64..60,
+            ) {
+                let w = simulate(seed, cpus, max_pid, lead, window);
+                let got = in_window_ticks(&w.before, &w.after);
+                let limit = w.steps * w.cpus as u64;
+                for (pid, ticks) in &got {
+                    let truth = w.truth.get(pid).copied().unwrap_or(0);
+                    prop_assert!(*ticks <= truth, "pid {pid}: {ticks} ticks charged, {truth} used");
+                    prop_assert!(*ticks <= limit);
+                }
+                if !w.any_gone {
+                    for (pid, truth) in w.truth.iter().filter(|(_, t)| **t > 0) {
+                        prop_assert_eq!(got.get(pid), Some(truth), "pid {}", pid);
+                    }
+                }
+                let settings = MonitorSettings { busy_pct: 0.0, steal_pct: 1.0, ours: vec![] };
+                let a = activity(&w.before, &w.after, &settings);
+                let most = 100.0 * w.cpus as f64 + 1e-9;
+                for p in &a.busiest {
+                    prop_assert!(p.cpu_pct <= most, "{} {}% on {} CPUs", p.comm, p.cpu_pct, w.cpus);
+                }
+                prop_assert!(a.other_cpu_pct <= most);
+            }
+        }
     }
 }

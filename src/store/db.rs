@@ -17,7 +17,7 @@
 //! other results and the label's other runs stay usable.
 
 use super::location::Location;
-use super::schema::{self, Found};
+use super::schema::{self, config_key, Found};
 use super::sql::{self, params, Db, DbError, Failure, Value};
 use super::Access;
 use crate::error::Usage;
@@ -741,15 +741,6 @@ pub fn with_uuid(record: &RunRecord) -> RunRecord {
         r.uuid = Some(crate::record::new_uuid());
     }
     r
-}
-
-/// A short fingerprint of a run's settings (`config`): runs with equal settings have equal
-/// keys (the noise profile pools only those).
-pub fn config_key(config: &BTreeMap<String, serde_json::Value>) -> String {
-    use sha2::Digest;
-    let text = serde_json::to_string(config).unwrap_or_default();
-    let digest = sha2::Sha256::digest(text.as_bytes());
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
 }
 
 /// Distinct tests among a record's metrics (their `test` parameter).

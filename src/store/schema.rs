@@ -493,6 +493,15 @@ fn set_version(db: &mut dyn Db, version: i64) -> Result<(), DbError> {
     }
 }
 
+/// What column `runs.config_key` holds: a short fingerprint of a run's settings (`config`);
+/// runs with equal settings have equal keys (the noise profile pools only those).
+pub fn config_key(config: &std::collections::BTreeMap<String, serde_json::Value>) -> String {
+    use sha2::Digest;
+    let text = serde_json::to_string(config).unwrap_or_default();
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
 /// Fills `config_key` of every run from its stored record (the other new columns are filled
 /// in SQL).
 fn backfill_v4(db: &mut dyn Db) -> Result<(), DbError> {
@@ -507,7 +516,7 @@ fn backfill_v4(db: &mut dyn Db) -> Result<(), DbError> {
             .unwrap_or_default();
         db.execute(
             "UPDATE runs SET config_key = $2 WHERE id = $1",
-            params![row.int(0)?, super::db::config_key(&config)],
+            params![row.int(0)?, config_key(&config)],
         )?;
     }
     Ok(())

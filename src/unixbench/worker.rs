@@ -40,7 +40,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
         return fail(&format!("{test}: {e}"));
     }
     let job = Job {
-        spec,
+        id: spec.id,
+        params: spec.params,
         duration: Duration::from_secs_f64(seconds),
         dir: &dir,
     };

@@ -12,8 +12,8 @@
 //!    it. A step that failed twice in a row, a next image that is missing or changed, or a load
 //!    or jump that fails ends the campaign (`failed`, with the reason) and the machine stays.
 //! 4. At the end (every step done, `campaign stop`, the `patchbench.stop` word, or the stop
-//!    file `NAME.stop` beside the store, `super::flow::stop_file`) the last jump returns to the kernel the campaign
-//!    started from (or `--return-to`), with its command line without our words.
+//!    file `NAME.stop` beside the store, [`stop_file`]) the last jump returns to the kernel the
+//!    campaign started from (or `--return-to`), with its command line without our words.
 //!
 //! A boot that names no campaign does nothing (a running campaign's step left `running` is
 //! taken back, and one line says how to continue): loading and jumping need the campaign's
@@ -32,6 +32,8 @@ use crate::record::campaign::state::{
     Campaign, CampaignState, Owner, Step, StepState, MAX_ATTEMPTS,
 };
 use crate::store::db::Store;
+use crate::store::Location;
+use std::path::{Path, PathBuf};
 
 /// Seconds a step's claim holds beyond its settle time and step timeout.
 const CLAIM_MARGIN_S: f64 = 3600.0;
@@ -41,6 +43,14 @@ pub fn read_cmdline() -> String {
     std::fs::read_to_string("/proc/cmdline")
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
+}
+
+/// The file that, once it exists, ends campaign `name` at its next boot: `NAME.stop` beside
+/// the store file.
+pub fn stop_file(location: &Location, name: &str) -> Option<PathBuf> {
+    let store = location.file()?;
+    let dir = store.parent().unwrap_or(Path::new("."));
+    Some(dir.join(format!("{name}.stop")))
 }
 
 /// Where a boot goes next.
@@ -170,7 +180,7 @@ impl BootRun<'_> {
 
     /// Why the campaign is to stop at this boot, if it is.
     fn stop_asked(&self, store: &Store, c: &Campaign) -> Option<String> {
-        let file = super::flow::stop_file(store.location(), &c.name);
+        let file = stop_file(store.location(), &c.name);
         if self.markers.stop {
             Some(format!(
                 "stopped by {} on the kernel command line",

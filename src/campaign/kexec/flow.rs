@@ -9,6 +9,9 @@
 //! refused up front ([`store_file`]), with the way to get the runs there afterwards.
 
 use super::boot::{read_cmdline, BootRun};
+// `campaign start` (src/commands/campaign_kexec.rs, not changed here) names the stop file by
+// this path; it is read at each boot and so lives in `boot`, which no longer needs `flow`.
+pub use super::boot::stop_file;
 use super::cmdline::Markers;
 use super::load::Authority;
 use super::preflight;
@@ -86,14 +89,6 @@ pub fn boots(spec: &CampaignSpec) -> String {
         Schedule::Rounds { rounds } => format!("{}", 2 * rounds),
         Schedule::Until { max_rounds, .. } => format!("{} to {}", 2 * rounds, 2 * max_rounds),
     }
-}
-
-/// The file that, once it exists, ends campaign `name` at its next boot: `NAME.stop` beside
-/// the store file.
-pub fn stop_file(location: &Location, name: &str) -> Option<PathBuf> {
-    let store = location.file()?;
-    let dir = store.parent().unwrap_or(Path::new("."));
-    Some(dir.join(format!("{name}.stop")))
 }
 
 /// The first reboot of a stored kexec campaign: after `delay_s` (a signal cancels it and

@@ -115,7 +115,7 @@ pub fn conf(
     scratch_fs: Option<&str>,
     program_dir: Option<&str>,
 ) -> String {
-    use super::step_script::quote;
+    use super::sh_quote::quote;
     format!(
         "RELEASE={}\nMODULES_DIR={}\nSCRATCH_FS={}\nPROGRAM_DIR={}\n",
         quote(release),

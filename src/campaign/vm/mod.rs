@@ -31,6 +31,7 @@ pub mod modules;
 pub mod options;
 pub mod qemu;
 pub mod readback;
+pub mod sh_quote;
 pub mod step_script;
 
 use super::executor::{workload_args, Executor, StepOutcome, StepRequest};

@@ -6,6 +6,7 @@
 //! (`crate::campaign::executor::setup_script`), whose exit status is the step's.
 
 use super::init_script::RESULT_MOUNT;
+use super::sh_quote::quote;
 use crate::campaign::executor::setup_script;
 use std::path::Path;
 
@@ -17,11 +18,6 @@ pub const UPTIME_FILE: &str = "uptime";
 pub const EXIT_FILE: &str = "exit_status";
 pub const RESULT_FILE: &str = "result.json";
 pub const SCRIPT_FILE: &str = "step.sh";
-
-/// A word for `sh`, in single quotes.
-pub fn quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', "'\\''"))
-}
 
 /// What a step's script runs.
 pub struct StepScript<'a> {
@@ -80,18 +76,6 @@ impl StepScript<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting_survives_the_shell() {
-        for w in ["plain", "it's", "a b", "$HOME", "\"q\"", "back\\slash", ""] {
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("printf %s {}", quote(w)))
-                .output()
-                .unwrap();
-            assert_eq!(String::from_utf8_lossy(&out.stdout), w);
-        }
-    }
 
     #[test]
     fn the_script_runs_the_setup_and_the_workload_with_every_argument_intact() {

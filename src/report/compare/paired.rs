@@ -4,8 +4,8 @@
 //! their figures. The HTML page and `campaign report` use the same cells and lines.
 
 use super::{grid, sig};
+use crate::compare::estimate::{Estimate, Method};
 use crate::compare::paired::{Drift, PairedRow};
-use crate::compare::verdict::{Estimate, Method};
 use crate::compare::{Comparison, Row};
 
 /// `[-4.1% -3.0% -1.9%]` of an estimate.

@@ -27,14 +27,16 @@ pub mod syscall_overhead;
 pub mod timer;
 pub mod whetstone;
 
-use crate::unixbench::catalog::TestSpec;
 use std::io;
 use std::path::Path;
 use std::time::Duration;
 
 /// What a worker was asked to run.
 pub struct Job<'a> {
-    pub spec: &'static TestSpec,
+    /// The test's id (`pipe`), for messages.
+    pub id: &'static str,
+    /// Its per-test constants, as its catalog entry gives them.
+    pub params: Params,
     pub duration: Duration,
     /// The run's private directory (the worker's working directory).
     pub dir: &'a Path,
@@ -115,10 +117,7 @@ fn timed_loops(job: &Job, run: fn() -> io::Result<u64>) -> io::Result<Timed> {
 }
 
 fn wrong_params(job: &Job) -> io::Error {
-    io::Error::other(format!(
-        "{}: the catalog gives it no parameters",
-        job.spec.id
-    ))
+    io::Error::other(format!("{}: the catalog gives it no parameters", job.id))
 }
 
 /// `dhry2reg`.
@@ -133,7 +132,7 @@ pub fn dhrystone(job: &Job) -> io::Result<Timed> {
 /// `whetstone-double` (and `whetstone-strict`): calibrates itself to the duration and times
 /// itself.
 pub fn whetstone(job: &Job) -> io::Result<Timed> {
-    let Params::Whetstone(variant) = job.spec.params else {
+    let Params::Whetstone(variant) = job.params else {
         return Err(wrong_params(job));
     };
     let d = job.duration;
@@ -163,7 +162,7 @@ pub fn execl(job: &Job) -> io::Result<Timed> {
 
 /// The nine file tests: the scored phase's rate over its own time.
 pub fn file_copy(job: &Job) -> io::Result<Timed> {
-    let Params::FileCopy(g, mode) = job.spec.params else {
+    let Params::FileCopy(g, mode) = job.params else {
         return Err(wrong_params(job));
     };
     let (d, dir) = (job.duration, job.dir.to_path_buf());
@@ -206,7 +205,7 @@ pub fn syscall(job: &Job) -> io::Result<Timed> {
 
 /// `shell1`, `shell8`, `shell16`: the looper over the installed `multi.sh`.
 pub fn shell(job: &Job) -> io::Result<Timed> {
-    let Params::Shell { concurrency } = job.spec.params else {
+    let Params::Shell { concurrency } = job.params else {
         return Err(wrong_params(job));
     };
     let script = job.dir.join("pgms/multi.sh").to_string_lossy().into_owned();
@@ -220,7 +219,7 @@ pub fn shell(job: &Job) -> io::Result<Timed> {
 
 /// `C`, `dc`, `grep`: the looper over a command, in the private directory.
 pub fn looper(job: &Job) -> io::Result<Timed> {
-    let Params::Looper { argv, stdin } = job.spec.params else {
+    let Params::Looper { argv, stdin } = job.params else {
         return Err(wrong_params(job));
     };
     let stdin = stdin.map(|f| job.dir.join(f));
@@ -234,7 +233,7 @@ pub fn looper(job: &Job) -> io::Result<Timed> {
 
 /// `arithoh`, `short`, `int`, `long`, `float`, `double`.
 pub fn arithmetic(job: &Job) -> io::Result<Timed> {
-    let Params::Arith(datum) = job.spec.params else {
+    let Params::Arith(datum) = job.params else {
         return Err(wrong_params(job));
     };
     let d = job.duration;
