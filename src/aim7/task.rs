@@ -31,10 +31,8 @@
 use super::aim_rand::AimRand;
 use super::joblog::{self, JobClock};
 use super::jobs::{Fail, Job, TaskCtx, TaskDir};
-use super::suite::TABLES_FILE;
-use super::task_program;
 use super::workfile::Schedule;
-use std::ffi::{CString, OsString};
+use std::ffi::CString;
 use std::os::fd::RawFd;
 
 /// What every task of one load point runs.
@@ -235,7 +233,7 @@ fn run_jobs(
 }
 
 /// The body of a task; returns its exit status.
-fn task_body(plan: &TaskPlan, task: u32, fds: &TaskFds) -> i32 {
+pub(super) fn task_body(plan: &TaskPlan, task: u32, fds: &TaskFds) -> i32 {
     let mut ctx = TaskCtx::new(task, plan.dirs.clone(), plan.disk_blocks, plan.load);
     let mut totals = vec![LineTotals::default(); plan.jobs.len()];
     let parked = Report {
@@ -293,45 +291,6 @@ fn task_body(plan: &TaskPlan, task: u32, fds: &TaskFds) -> i32 {
     } else {
         3
     }
-}
-
-/// Exit statuses of a task that could not start.
-const BAD_COMMAND_LINE: i32 = 2;
-const CANNOT_START: i32 = 5;
-
-/// Entry point of the task program; returns its exit status.
-pub fn main(args: Vec<OsString>) -> i32 {
-    crate::proc::child::report_panics_as("aim7 task");
-    let Some(p) = task_program::parse(&args) else {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: usage: {} ... (started by `patchbench aim7`, not by hand)",
-            task_program::PROGRAM
-        ));
-        return BAD_COMMAND_LINE;
-    };
-    // SAFETY: suite_dir is NUL-terminated.
-    if unsafe { libc::chdir(p.plan.suite_dir.as_ptr()) } < 0 {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: aim7 task {}: cannot enter {}: {}",
-            p.task,
-            p.plan.suite_dir.to_string_lossy(),
-            std::io::Error::last_os_error()
-        ));
-        return CANNOT_START;
-    }
-    let tables = CString::new(TABLES_FILE).unwrap_or_default();
-    if let Err(e) = super::jobs::num_fcns::attach(&tables) {
-        crate::safe_text::eprint_line(&format!(
-            "patchbench: aim7 task {}: cannot map {TABLES_FILE}: {e}",
-            p.task
-        ));
-        return CANNOT_START;
-    }
-    let fds = TaskFds {
-        go_read: p.go,
-        report_write: p.report,
-    };
-    task_body(&p.plan, p.task, &fds)
 }
 
 #[cfg(test)]

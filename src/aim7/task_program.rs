@@ -1,6 +1,7 @@
 //! The AIM7 task program, `patchbench-aim7-task`, as the driver sees it: where it is, the
 //! command line that carries a task's plan, and the exec in a child just forked from the
-//! driver. The task side of the same command line is [`parse`].
+//! driver. The task side of the same command line is [`parse`], and the program's entry
+//! point is [`main`].
 //!
 //! The command line (every field one argument; paths as bytes):
 //!
@@ -14,7 +15,8 @@
 //! tasks' (the suite directory appended).
 
 use super::jobs::{self, TaskDir};
-use super::task::TaskPlan;
+use super::suite::TABLES_FILE;
+use super::task::{task_body, TaskFds, TaskPlan};
 use crate::error::usage;
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::os::fd::RawFd;
@@ -237,6 +239,45 @@ pub fn parse(args: &[OsString]) -> Option<Parsed> {
         go,
         report,
     })
+}
+
+/// Exit statuses of a task that could not start.
+const BAD_COMMAND_LINE: i32 = 2;
+const CANNOT_START: i32 = 5;
+
+/// Entry point of the task program; returns its exit status.
+pub fn main(args: Vec<OsString>) -> i32 {
+    crate::proc::child::report_panics_as("aim7 task");
+    let Some(p) = parse(&args) else {
+        crate::safe_text::eprint_line(&format!(
+            "patchbench: usage: {} ... (started by `patchbench aim7`, not by hand)",
+            PROGRAM
+        ));
+        return BAD_COMMAND_LINE;
+    };
+    // SAFETY: suite_dir is NUL-terminated.
+    if unsafe { libc::chdir(p.plan.suite_dir.as_ptr()) } < 0 {
+        crate::safe_text::eprint_line(&format!(
+            "patchbench: aim7 task {}: cannot enter {}: {}",
+            p.task,
+            p.plan.suite_dir.to_string_lossy(),
+            std::io::Error::last_os_error()
+        ));
+        return CANNOT_START;
+    }
+    let tables = CString::new(TABLES_FILE).unwrap_or_default();
+    if let Err(e) = jobs::num_fcns::attach(&tables) {
+        crate::safe_text::eprint_line(&format!(
+            "patchbench: aim7 task {}: cannot map {TABLES_FILE}: {e}",
+            p.task
+        ));
+        return CANNOT_START;
+    }
+    let fds = TaskFds {
+        go_read: p.go,
+        report_write: p.report,
+    };
+    task_body(&p.plan, p.task, &fds)
 }
 
 #[cfg(test)]

@@ -16,5 +16,7 @@ static ALLOC: patchbench::out_of_memory::Guard =
 static SIGNAL_STACK: extern "C" fn() = patchbench::out_of_memory::install_signal_stack;
 
 fn main() {
-    std::process::exit(patchbench::aim7::task::main(std::env::args_os().collect()));
+    std::process::exit(patchbench::aim7::task_program::main(
+        std::env::args_os().collect(),
+    ));
 }

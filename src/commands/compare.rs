@@ -260,7 +260,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         }
     }
     let color = crate::report::color::enabled();
-    crate::report::print(&format::render(&c, fmt, color)?)?;
+    crate::report::print(&crate::report::comparison(&c, fmt, color)?)?;
     if let Some(limit) = a.fail_on_regression {
         let unjudged = c
             .rows

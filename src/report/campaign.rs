@@ -593,7 +593,7 @@ pub fn report_text(v: &StatusView, comparison: &Comparison) -> anyhow::Result<St
             let _ = writeln!(out, "{w}");
         }
     }
-    out.push_str(&crate::report::compare::render(comparison, fmt, false)?);
+    out.push_str(&crate::report::comparison(comparison, fmt, false)?);
     out.push('\n');
     // The comparison names a partial index by its tests (`partial=...`); the run's metric
     // key does not.

@@ -27,4 +27,18 @@ pub mod terminal;
 pub mod unixbench_csv;
 pub mod unixbench_text;
 
+/// `compare`'s output in any format: the HTML page from [`html`], every other format from
+/// [`compare`] (which so never calls the HTML renderer, and the HTML renderer may use its
+/// pieces).
+pub fn comparison(
+    c: &crate::compare::Comparison,
+    format: compare::Format,
+    color: bool,
+) -> anyhow::Result<String> {
+    match format {
+        compare::Format::Html => Ok(html::comparison(c)),
+        _ => compare::render_text(c, format, color),
+    }
+}
+
 pub use terminal::print;

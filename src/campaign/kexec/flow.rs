@@ -9,9 +9,6 @@
 //! refused up front ([`store_file`]), with the way to get the runs there afterwards.
 
 use super::boot::{read_cmdline, BootRun};
-// `campaign start` (src/commands/campaign_kexec.rs, not changed here) names the stop file by
-// this path; it is read at each boot and so lives in `boot`, which no longer needs `flow`.
-pub use super::boot::stop_file;
 use super::cmdline::Markers;
 use super::load::Authority;
 use super::preflight;

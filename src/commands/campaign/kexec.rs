@@ -50,7 +50,7 @@ pub fn start(a: &StartArgs, mut spec: CampaignSpec) -> anyhow::Result<i32> {
         spec.seed,
         store.location(),
         c.name,
-        flow::stop_file(store.location(), &c.name)
+        crate::campaign::kexec::boot::stop_file(store.location(), &c.name)
             .map(|f| f.display().to_string())
             .unwrap_or_default()
     ));

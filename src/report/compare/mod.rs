@@ -47,10 +47,11 @@ pub enum Format {
     Html,
 }
 
-/// Renders the comparison, with coloured verdicts when `color`. Warnings are part of the text
-/// for the human formats; csv, json and html leave them to the caller for the terminal (json
-/// and html carry them too).
-pub fn render(c: &Comparison, format: Format, color: bool) -> anyhow::Result<String> {
+/// Renders the comparison in a text format (every format but HTML, whose page
+/// `crate::report::comparison` has `html` draw), with coloured verdicts when `color`.
+/// Warnings are part of the text for the human formats; csv and json leave them to the caller
+/// for the terminal (json carries them too).
+pub fn render_text(c: &Comparison, format: Format, color: bool) -> anyhow::Result<String> {
     let shown;
     let c = if matches!(format, Format::Json | Format::Html) {
         c
@@ -65,7 +66,7 @@ pub fn render(c: &Comparison, format: Format, color: bool) -> anyhow::Result<Str
         Format::Markdown => preamble(c) + &plain::markdown(c, color) + &summary(c, true),
         Format::Csv => plain::csv(c)?,
         Format::Json => serde_json::to_string_pretty(c)? + "\n",
-        Format::Html => crate::report::html::comparison(c),
+        Format::Html => anyhow::bail!("the HTML page is drawn by crate::report::comparison"),
     })
 }
 
