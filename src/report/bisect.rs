@@ -569,7 +569,7 @@ pub fn json(v: &BisectView) -> anyhow::Result<String> {
 /// A self-contained HTML page.
 pub fn html(v: &BisectView) -> String {
     use super::html::page::Page;
-    use super::html::svg::esc;
+    use super::svg::esc;
     let mut page = Page::new(&v.headline(), &[esc(&v.hint)]);
     let mut facts_html = String::from("<table>");
     for (k, val) in facts(v) {

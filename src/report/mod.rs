@@ -23,6 +23,7 @@ pub mod model;
 pub mod scale;
 pub mod scale_svg;
 pub mod store;
+pub mod svg;
 pub mod terminal;
 pub mod unixbench_csv;
 pub mod unixbench_text;

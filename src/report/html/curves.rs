@@ -2,9 +2,9 @@
 //! and AIM7's jobs/min against load (one per test). Each side is a line through its means
 //! with every run's value as a dot; the tooltip of a dot names its run.
 
-use super::svg::{self, esc, Scale};
 use crate::compare::curves::Curve;
 use crate::report::compare::num;
+use crate::report::svg::{self, esc, Scale};
 use std::fmt::Write;
 
 const W: f64 = 460.0;

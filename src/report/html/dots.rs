@@ -2,10 +2,10 @@
 //! above, patched below, a bar at each side's mean), and the samples of one run's metric.
 //! Each dot's tooltip names its run and value.
 
-use super::svg::{self, esc, Scale};
 use crate::compare::{Row, SideStats};
 use crate::record::Metric;
 use crate::report::compare::num;
+use crate::report::svg::{self, esc, Scale};
 use std::fmt::Write;
 
 const WIDTH: f64 = 150.0;

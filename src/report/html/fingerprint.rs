@@ -2,11 +2,11 @@
 //! `compare` warns about is highlighted, the kernel's expected difference shaded), and the
 //! noise-check warnings each side's runs were measured with.
 
-use super::svg::esc;
 use crate::compare::comparability::{Attribute, SideNoise};
 use crate::compare::meaning;
 use crate::noise::{Finding, Status};
 use crate::record::RunRecord;
+use crate::report::svg::esc;
 use std::fmt::Write;
 
 /// System attributes first, then the kind, then the settings.

@@ -4,10 +4,10 @@
 //! a hollow dot; an interval bound at infinity (a rise from zero) ends in an arrow at the
 //! edge.
 
-use super::svg::{self, esc, Scale};
 use super::table::{column_name, verdict_class};
 use crate::compare::{Comparison, Row};
 use crate::report::compare as text;
+use crate::report::svg::{self, esc, Scale};
 use std::fmt::Write;
 
 const ROW: f64 = 22.0;

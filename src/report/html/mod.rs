@@ -14,9 +14,9 @@
 //!
 //! The renderer draws what `crate::compare` computed and the records hold; it decides and
 //! computes nothing. Every string from a record (labels, hostnames, test names, file names)
-//! is escaped ([`svg::esc`]). Files: `page` (document and style), `table`, `dots` (the runs
-//! in a table cell), `forest`, `curves`, `fingerprint`, `rounds` (the paired section), `svg`
-//! (drawing helpers).
+//! is escaped (`crate::report::svg::esc`). Files: `page` (document and style), `table`, `dots` (the runs
+//! in a table cell), `forest`, `curves`, `fingerprint`, `rounds` (the paired section); the
+//! drawing kit is `crate::report::svg`.
 
 mod curves;
 mod dots;
@@ -25,15 +25,14 @@ mod forest;
 pub mod page;
 mod profiles;
 mod rounds;
-pub mod svg;
-mod table;
+pub mod table;
 mod why;
 
 use crate::compare::{self, comparability, Comparison, Side};
 use crate::record::RunRecord;
 use crate::report::compare as text;
+use crate::report::svg::esc;
 use page::Page;
-use svg::esc;
 
 /// The page of a comparison.
 pub fn comparison(c: &Comparison) -> String {

@@ -2,7 +2,7 @@
 //! nothing fetched), a header, the sections in order, and a footer naming the build. No
 //! script: the page draws as it is.
 
-use super::svg::esc;
+use crate::report::svg::esc;
 
 /// The style sheet: colours of the verdicts, tables, and the charts' parts.
 const STYLE: &str = "

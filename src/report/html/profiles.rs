@@ -6,8 +6,8 @@
 //! `perf-profile.{self,children}.<event>.<symbol>`, a symbol a profiled run left out counting
 //! 0 %, `crate::compare::absent_shares`).
 
-use super::svg::esc;
 use crate::compare::{Comparison, Row};
+use crate::report::svg::esc;
 use std::collections::BTreeMap;
 
 /// Symbols listed per side.

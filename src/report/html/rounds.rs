@@ -5,10 +5,10 @@
 //! together), the paired interval shaded with its point as a line, the unpaired interval as
 //! dashed lines, and the zero line. With several boxes the rounds are grouped by box.
 
-use super::svg::{self, esc, Scale};
 use crate::compare::paired::First;
 use crate::compare::{Comparison, Row};
 use crate::report::compare::paired as text;
+use crate::report::svg::{self, esc, Scale};
 use std::fmt::Write;
 
 const W: f64 = 470.0;

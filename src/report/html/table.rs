@@ -3,10 +3,10 @@
 //! and, for one run, its metrics with their samples.
 
 use super::dots;
-use super::svg::esc;
 use crate::compare::{Comparison, Row};
 use crate::record::RunRecord;
 use crate::report::compare::{self as text, ci_header};
+use crate::report::svg::esc;
 use std::fmt::Write;
 
 /// The CSS class of a verdict: `v-no-change`.

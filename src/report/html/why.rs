@@ -3,10 +3,10 @@
 //! diverging bar of its change (log scale, left lower, right higher, scaled to the largest
 //! change shown).
 
-use super::svg::esc;
 use crate::compare::Comparison;
 use crate::report::compare as text;
 use crate::report::compare::why;
+use crate::report::svg::esc;
 
 /// The section's HTML (a note when nothing changed or there are no monitor rows).
 pub fn section(c: &Comparison) -> String {

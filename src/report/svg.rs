@@ -1,6 +1,11 @@
-//! The pieces every chart of the HTML report is drawn with, by hand: escaping of text from
-//! records, a linear scale, "nice" axis ticks, short tick labels, and an `<svg>` element with
-//! the `chart` class the browser test counts.
+//! The pieces every chart is drawn with, by hand: escaping of text from records, a linear
+//! scale, "nice" axis ticks, short tick labels, axes, and an `<svg>` element with the `chart`
+//! class the browser test counts. The HTML report's charts and `scale --svg` use them.
+//!
+//! Why by hand and not with plotters: the report's charts need what plotters' SVG backend
+//! does not give, a tooltip (`<title>`) on every dot naming its run, CSS classes the page's
+//! light and dark themes colour, and accessible names; one stack draws both the report and the
+//! plot.
 
 use std::fmt::Write;
 
