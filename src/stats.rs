@@ -11,7 +11,8 @@
 //!   Hodges–Lehmann estimate with its signed-rank interval, and drift over rounds;
 //! - [`multiplicity`]: Benjamini–Hochberg q-values and Holm adjusted p-values across a table;
 //! - [`power`]: the power of the labelling rule, minimum detectable effect, runs needed;
-//! - [`precision`]: the two-stage stop rule for adaptive passes (pure, not yet wired in).
+//! - [`precision`]: the two-stage stop rule (Stein's): `run --precision`'s adaptive passes
+//!   (`crate::unixbench::runner::adaptive`) and a campaign's `--until` (`crate::campaign::primary`).
 //!
 //! Every function takes plain samples and returns `None` where the answer is undefined (too few
 //! samples, zero mean), so callers print "no verdict" instead of a made-up number.

@@ -5,7 +5,7 @@ use super::shared::{self, HarnessOpts, ModeChoice, PlacementOpts};
 use crate::error::usage;
 use crate::model::{isize, pick_variants, setbit, Request, DEFAULT_DURATION, DEFAULT_WARMUP};
 use crate::progress::Progress;
-use crate::record::{Kind, RunRecord};
+use crate::record::Kind;
 use crate::report::terminal::TerminalSink;
 use anyhow::Result;
 use clap::Args;
@@ -84,37 +84,18 @@ pub fn check(args: &ModelArgs) -> Result<()> {
     Ok(())
 }
 
-/// The sinks, the record (started in the sinks) and the session of a model run.
+/// A model run as it starts (`HarnessOpts::start_run`), its record started in the sinks.
 fn start(
     args: &ModelArgs,
     needed: usize,
     config: &impl serde::Serialize,
-) -> Result<(
-    crate::record::sink::Sinks,
-    RunRecord,
-    crate::counter_harness::session::Session,
-    std::path::PathBuf,
-)> {
-    let dir = args.opts.check(needed, &[])?;
+) -> Result<shared::HarnessRun> {
     let terminal = TerminalSink::new(None, Some(Box::new(crate::report::model::table)));
-    let mut sinks = shared::sinks(
-        &args.opts.store,
-        args.opts.output.json.as_deref(),
-        true,
-        args.opts.output.html_sinks(),
-        terminal,
-    )?;
-    let record = RunRecord {
-        label: args.opts.store.label.clone(),
-        ..RunRecord::new(
-            Kind::Model,
-            shared::system_at_start(&dir, &args.opts.output)?,
-            config,
-        )
-    };
-    sinks.started(&record)?;
-    let session = crate::counter_harness::session::Session::start(&dir)?;
-    Ok((sinks, record, session, dir))
+    let mut run = args
+        .opts
+        .start_run(Kind::Model, needed, &[], Vec::new(), terminal, config)?;
+    run.sinks.started(&run.record)?;
+    Ok(run)
 }
 
 fn run_setbit(args: &ModelArgs) -> Result<i32> {
@@ -136,7 +117,12 @@ fn run_setbit(args: &ModelArgs) -> Result<i32> {
         variants: variants.iter().map(|v| v.name()).collect(),
     };
     let needed = tasks.iter().max().copied().unwrap_or(1) + 1;
-    let (mut sinks, mut record, session, dir) = start(args, needed, &config)?;
+    let shared::HarnessRun {
+        mut sinks,
+        mut record,
+        session,
+        dir,
+    } = start(args, needed, &config)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench model-setbit: tasks {tasks:?}, {}, read mix {}; {}",
         crate::counter_harness::Mode::join(&modes),
@@ -197,7 +183,12 @@ fn run_isize(args: &ModelArgs) -> Result<i32> {
         variants: variants.iter().map(|v| v.name()).collect(),
     };
     let needed = readers.iter().max().copied().unwrap_or(1) + 2;
-    let (mut sinks, mut record, session, dir) = start(args, needed, &config)?;
+    let shared::HarnessRun {
+        mut sinks,
+        mut record,
+        session,
+        dir,
+    } = start(args, needed, &config)?;
     crate::safe_text::eprint_line(&format!(
         "patchbench model-isize: 1 writer + readers {readers:?}, {}; at least {} × {:.3} s \
          samples and {} reads after {} warm-up samples",

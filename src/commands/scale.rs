@@ -13,7 +13,7 @@ use super::shared::{self, HarnessOpts, ModeChoice, PlacementOpts};
 use crate::error::usage;
 use crate::progress::Progress;
 use crate::record::sink::{FileSink, Render};
-use crate::record::{Kind, RunRecord};
+use crate::record::Kind;
 use crate::report::terminal::TerminalSink;
 use crate::will_it_scale::testcases::{self, Testcase};
 use crate::will_it_scale::{self, Config, Request, DEFAULT_DURATION, DEFAULT_WARMUP};
@@ -64,8 +64,6 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         Some(path) => Some(CsvTarget::choose(path, tests.len())?),
         None => None,
     };
-    let outputs: Vec<&Path> = args.svg.iter().map(|p| p.as_path()).collect();
-    let dir = args.opts.check(needed, &outputs)?;
     let plan = args.opts.plan(DEFAULT_WARMUP, DEFAULT_DURATION);
     let placement = args.place.placement();
 
@@ -79,15 +77,7 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
             Box::new(crate::report::scale_svg::svg_of),
         ));
     }
-    files.extend(args.opts.output.html_sinks());
     let terminal = TerminalSink::new(None, Some(Box::new(crate::report::scale::summary_of)));
-    let mut sinks = shared::sinks(
-        &args.opts.store,
-        args.opts.output.json.as_deref(),
-        true,
-        files,
-        terminal,
-    )?;
     let config = Config {
         tests: args.tests.clone(),
         tasks: tasks.clone(),
@@ -100,15 +90,20 @@ pub fn execute(args: &ScaleArgs) -> Result<i32> {
         aslr: aslr.clone(),
         counters: args.opts.counters,
     };
-    let mut record = RunRecord {
-        label: args.opts.store.label.clone(),
-        ..RunRecord::new(
-            Kind::WillItScale,
-            shared::system_at_start(&dir, &args.opts.output)?,
-            &config,
-        )
-    };
-    let session = crate::counter_harness::session::Session::start(&dir)?;
+    let outputs: Vec<&Path> = args.svg.iter().map(|p| p.as_path()).collect();
+    let shared::HarnessRun {
+        mut sinks,
+        mut record,
+        session,
+        dir,
+    } = args.opts.start_run(
+        Kind::WillItScale,
+        needed,
+        &outputs,
+        files,
+        terminal,
+        &config,
+    )?;
     let most = tasks.iter().max().copied().unwrap_or(1);
     if let Err(e) = will_it_scale::preflight(&tests, &session, most) {
         // Nothing was measured: no record, just the private directory to remove.

@@ -363,7 +363,52 @@ pub struct HarnessOpts {
     pub store: StoreOpts,
 }
 
+/// A run on the counter harness (`scale`, `model`) as it starts: its sinks, its record (not
+/// yet started in them: a check may still refuse the run), the harness's session and the
+/// work directory.
+pub struct HarnessRun {
+    pub sinks: Sinks,
+    pub record: RunRecord,
+    pub session: crate::counter_harness::session::Session,
+    pub dir: PathBuf,
+}
+
 impl HarnessOpts {
+    /// Starts a run of `kind` on the counter harness: the work directory checked for
+    /// `needed` tasks (and `outputs` besides --json and --html), the sinks (the store,
+    /// --json, `files`, --html and `terminal`), the record with `config` and the system as
+    /// found (after the measurement lock, `system_at_start`), and the harness's session.
+    pub fn start_run(
+        &self,
+        kind: crate::record::Kind,
+        needed: usize,
+        outputs: &[&Path],
+        mut files: Vec<FileSink>,
+        terminal: TerminalSink,
+        config: &impl serde::Serialize,
+    ) -> anyhow::Result<HarnessRun> {
+        let dir = self.check(needed, outputs)?;
+        files.extend(self.output.html_sinks());
+        let sinks = sinks(
+            &self.store,
+            self.output.json.as_deref(),
+            true,
+            files,
+            terminal,
+        )?;
+        let record = RunRecord {
+            label: self.store.label.clone(),
+            ..RunRecord::new(kind, system_at_start(&dir, &self.output)?, config)
+        };
+        let session = crate::counter_harness::session::Session::start(&dir)?;
+        Ok(HarnessRun {
+            sinks,
+            record,
+            session,
+            dir,
+        })
+    }
+
     /// The task counts asked for, or will-it-scale's default 1..=online CPUs.
     pub fn task_counts(&self) -> Vec<usize> {
         match &self.tasks {
