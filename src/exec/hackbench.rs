@@ -4,8 +4,10 @@
 //! per group) and `Each sender will pass L messages of S bytes`; every sender writes L messages
 //! to each receiver of its group, so a run passes G × F × F × L messages, and
 //!
-//!     hackbench.throughput = G × F × F × L / Time   (messages per second, higher is better)
-//!     hackbench.time       = Time                   (seconds, lower is better)
+//! ```text
+//! hackbench.throughput = G × F × F × L / Time   (messages per second, higher is better)
+//! hackbench.time       = Time                   (seconds, lower is better)
+//! ```
 //!
 //! The lines are matched by their words, not their columns; an output without any of them is
 //! refused (a run we cannot read is never half-read).

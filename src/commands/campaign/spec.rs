@@ -51,10 +51,71 @@ fn clap_line(text: &str) -> String {
 #[derive(Debug)]
 struct CheckedWorkload {
     keeps_perf_data: bool,
+    /// What its runs can record, as far as it is known before one runs.
+    catalogue: Catalogue,
     /// The words given, with `--` before an `exec` workload's program where it was left out,
     /// so that the options a step adds (`--json FILE --no-store`, `--dir`) go before it
     /// (`crate::campaign::executor::workload_args`) and never to the program.
     words: Vec<String>,
+}
+
+/// What a workload's runs can record, as far as it is known before one runs: the prefixes
+/// of its metrics' names (besides the monitor rows every workload records) and the tests it
+/// runs (None where they are known only where the step runs: an AIM7 workfile).
+#[derive(Debug)]
+struct Catalogue {
+    prefixes: Vec<String>,
+    tests: Option<Vec<String>>,
+}
+
+/// Checks `--primary KEY` (`name` or `name[param=value,...]`, as `show` lists keys) against the
+/// workload's catalogue, before any build or step: a metric its kind records or a monitor
+/// row, and a `test=` among the tests it runs.
+fn check_primary(key: &str, catalogue: &Catalogue, words: &[String]) -> anyhow::Result<()> {
+    let workload = crate::safe_text::field(&words.join(" "));
+    let (name, params) = match key.split_once('[') {
+        Some((name, rest)) => match rest.strip_suffix(']') {
+            Some(params) => (name, params),
+            None => {
+                return usage(format!(
+                    "--primary {:?}: a metric key is NAME or NAME[param=value,...], as \
+                     `patchbench show RUN` lists them",
+                    crate::safe_text::field(key)
+                ))
+            }
+        },
+        None => (key, ""),
+    };
+    let known = crate::record::monitors::is_monitor(name)
+        || catalogue
+            .prefixes
+            .iter()
+            .any(|p| name.starts_with(p.as_str()));
+    if name.is_empty() || !known {
+        return usage(format!(
+            "--primary {:?}: `{workload}` records no metric named {:?}; its metrics start \
+             with {} (or are monitor rows); `patchbench show RUN` lists a run's keys",
+            crate::safe_text::field(key),
+            crate::safe_text::field(name),
+            catalogue.prefixes.join(", ")
+        ));
+    }
+    let test = params
+        .split(',')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == "test")
+        .map(|(_, v)| v);
+    if let (Some(test), Some(tests)) = (test, &catalogue.tests) {
+        if !tests.iter().any(|t| t == test) {
+            return usage(format!(
+                "--primary {:?}: `{workload}` runs no test {:?} (it runs {})",
+                crate::safe_text::field(key),
+                crate::safe_text::field(test),
+                tests.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks the workload: a measuring command with valid arguments and test names (run's
@@ -84,36 +145,57 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<CheckedWork
         store: &'a crate::commands::shared::StoreOpts,
         dir: bool,
         list: bool,
+        catalogue: Catalogue,
     }
+    let prefixes = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let sets = match &parsed.command {
         MeasuringCommand::Run(r) => {
-            crate::commands::run::plan(r)?;
+            let plan = crate::commands::run::plan(r)?;
             Sets {
                 output: &r.output,
                 other_file: r.csv.as_ref().map(|_| "--csv"),
                 store: &r.store,
                 dir: r.dir.dir.is_some(),
                 list: false,
+                catalogue: Catalogue {
+                    prefixes: prefixes(&["unixbench."]),
+                    tests: Some(plan.tests.iter().map(|t| t.id.to_string()).collect()),
+                },
             }
         }
         MeasuringCommand::Aim7(a) => {
             // The tests' names now, before any build or step; a workfile is read where the
             // step runs (it may be the step's machine's own file).
-            if a.workfile.is_none() {
-                crate::aim7::resolve_mixes(None, &a.tests)?;
-            }
+            let tests = match &a.workfile {
+                None => Some(
+                    crate::aim7::resolve_mixes(None, &a.tests)?
+                        .into_iter()
+                        .map(|m| m.name)
+                        .collect(),
+                ),
+                Some(_) => None,
+            };
             Sets {
                 output: &a.output,
                 other_file: None,
                 store: &a.store,
                 dir: !a.dirs.is_empty(),
                 list: false,
+                catalogue: Catalogue {
+                    prefixes: prefixes(&["aim7."]),
+                    tests,
+                },
             }
         }
         MeasuringCommand::Scale(s) => {
-            if !s.list {
-                crate::commands::scale::resolve(&s.tests)?;
-            }
+            let tests = if s.list {
+                Vec::new()
+            } else {
+                crate::commands::scale::resolve(&s.tests)?
+                    .iter()
+                    .map(|t| t.name.to_string())
+                    .collect()
+            };
             Sets {
                 output: &s.opts.output,
                 other_file: s
@@ -124,16 +206,31 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<CheckedWork
                 store: &s.opts.store,
                 dir: s.opts.dir.dir.is_some(),
                 list: s.list,
+                catalogue: Catalogue {
+                    prefixes: prefixes(&["will-it-scale."]),
+                    tests: Some(tests),
+                },
             }
         }
         MeasuringCommand::Exec(e) => {
             crate::commands::exec::check(e)?;
+            // exec's own rows, and its reader's, named after the program (stress-ng.*,
+            // hackbench.*, perf-bench.*, fio.*).
+            let program = e.command.first().map(String::as_str).unwrap_or("");
+            let base = Path::new(program)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or(program);
             Sets {
                 output: &e.output,
                 other_file: None,
                 store: &e.store,
                 dir: e.dir.dir.is_some(),
                 list: false,
+                catalogue: Catalogue {
+                    prefixes: vec!["exec.".to_string(), format!("{base}."), format!("{base}-")],
+                    tests: None,
+                },
             }
         }
         MeasuringCommand::Model(m) => {
@@ -146,6 +243,10 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<CheckedWork
                 store: &m.opts.store,
                 dir: m.opts.dir.dir.is_some(),
                 list: m.list,
+                catalogue: Catalogue {
+                    prefixes: prefixes(&["model."]),
+                    tests: None,
+                },
             }
         }
     };
@@ -184,6 +285,7 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<CheckedWork
     }
     Ok(CheckedWorkload {
         keeps_perf_data: sets.output.profile_data.is_some(),
+        catalogue: sets.catalogue,
         words,
     })
 }
@@ -285,6 +387,9 @@ fn check_setup(name: &str, setup: Option<&str>) -> anyhow::Result<()> {
 pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     crate::campaign::check_name("campaign", &a.name, crate::campaign::NAME_MAX)?;
     let checked = check_workload(&a.workload, a.steps.scratch.is_some())?;
+    if let Some(key) = &a.steps.primary {
+        check_primary(key, &checked.catalogue, &a.workload)?;
+    }
     let keeps_perf_data = checked.keeps_perf_data;
     let s = &a.sides;
     let tree = a.steps.tree.is_some();
@@ -436,6 +541,70 @@ mod tests {
                 vec!["pti=on".to_string()]
             )
         );
+    }
+
+    #[test]
+    fn the_primary_key_is_checked_against_the_workload() {
+        let w = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        let check = |work: &str, key: &str| {
+            let c = check_workload(&w(work), false).unwrap();
+            check_primary(key, &c.catalogue, &w(work)).map_err(|e| e.to_string())
+        };
+        for (work, key) in [
+            (
+                "run --quick syscall",
+                "unixbench.score[copies=1,test=syscall]",
+            ),
+            ("run --quick syscall", "unixbench.index[copies=1]"),
+            ("run --quick syscall", "vmstat.system.cs"),
+            (
+                "scale getppid1",
+                "will-it-scale.per_process_ops[mode=processes,tasks=1,test=getppid1]",
+            ),
+            ("aim7 creat-clo", "aim7.jobs-per-min[load=2,test=creat-clo]"),
+            ("exec -- sh -c true", "exec.wall_time"),
+        ] {
+            assert!(
+                check(work, key).is_ok(),
+                "{work} {key}: {:?}",
+                check(work, key)
+            );
+        }
+        for (work, key, says) in [
+            (
+                "run --quick syscall",
+                "no.such.metric",
+                "records no metric named",
+            ),
+            (
+                "run --quick syscall",
+                "unixbench.score[copies=1,test=pipe]",
+                "runs no test \"pipe\"",
+            ),
+            (
+                "scale getppid1",
+                "aim7.jobs-per-min",
+                "records no metric named",
+            ),
+            (
+                "scale getppid1",
+                "will-it-scale.per_process_ops[test=open1]",
+                "runs no test",
+            ),
+            (
+                "run --quick syscall",
+                "unixbench.score[copies=1",
+                "NAME[param=value",
+            ),
+            (
+                "exec -- sh -c true",
+                "stress-ng.get.ops_per_sec",
+                "records no metric named",
+            ),
+        ] {
+            let e = check(work, key).unwrap_err();
+            assert!(e.contains(says), "{work} {key}: {e}");
+        }
     }
 
     #[test]
