@@ -376,7 +376,7 @@ impl Store {
         owner: &str,
         record: &RunRecord,
     ) -> anyhow::Result<Option<i64>> {
-        let record = super::db::with_uuid(record);
+        let record = super::runs::with_uuid(record);
         self.check_record(&record)?;
         let json = serde_json::to_string(&record)?;
         let now = crate::clock::now_rfc3339();
@@ -390,8 +390,8 @@ impl Store {
             if n != 1 {
                 return Ok(None);
             }
-            let id = super::db::insert_run(db, &record, &json)?;
-            super::db::write_metrics(db, id, &record)?;
+            let id = super::runs::insert_run(db, &record, &json)?;
+            super::runs::write_metrics(db, id, &record)?;
             Ok(Some(id))
         })
     }
