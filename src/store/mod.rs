@@ -14,9 +14,10 @@
 //! - `decode`: reading a stored record back, also one an earlier build wrote;
 //! - `profile`: the noise profile's data, pooled in the database;
 //! - `push`: copying runs to another store, with its bulk insert;
-//! - `campaign`: the campaign tables; `bisect` the bisection tables; `lab` the lab's boxes
-//!   and their places in a campaign; `spool` a box's spool of runs waiting while the lab's
-//!   store cannot be reached.
+//! - `campaign`: the campaign tables, adding rounds to a campaign included (one function,
+//!   whoever adds them); `bisect` the bisection tables; `lab` the lab's boxes and their
+//!   places in a campaign; `spool` a box's spool of runs waiting while the lab's store cannot
+//!   be reached.
 //!
 //! `locks` finds who holds a lock on a SQLite file; `pg_target` and `pgpass` resolve a
 //! PostgreSQL address and its credentials as libpq does.
