@@ -436,7 +436,7 @@ fn the_noise_profile_is_pooled_in_the_database() {
         }
         let ids = s.insert_all(&records).unwrap();
         let first = &records[0];
-        let settings = patchbench::store::db::Settings {
+        let settings = patchbench::store::profile::Settings {
             kind: first.kind.as_str(),
             host: &first.system.hostname,
             kernel_release: &first.system.kernel_release,

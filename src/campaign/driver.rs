@@ -350,7 +350,7 @@ impl Driver<'_> {
                 if let Err(reason) = checked {
                     return self.failed(c, step, &reason, "");
                 }
-                let record = crate::store::db::with_uuid(&self.with_step_info(c, step, *m, duet));
+                let record = crate::store::runs::with_uuid(&self.with_step_info(c, step, *m, duet));
                 let finished = match self.store.finish_step(step.id, &self.owner, &record) {
                     Err(e) if crate::error::is_unreachable(&e) && self.spool.is_some() => {
                         return self.spool_run(c, step, &record, e);

@@ -11,7 +11,8 @@ use crate::error::{usage, Usage};
 use crate::import::{self, ImportOptions};
 use crate::record::RunRecord;
 use crate::report::compare::{self as format, Format};
-use crate::store::db::{Settings as ProfileSettings, Store, PROFILE_RUNS};
+use crate::store::db::Store;
+use crate::store::profile::{Settings as ProfileSettings, PROFILE_RUNS};
 use clap::Args;
 use std::path::Path;
 

@@ -1,7 +1,8 @@
 //! The domain of every number patchbench keeps: what a value of each metric, a sample, a
 //! test result and a count parameter may be. One place, called by the importers (which add
 //! the file and line) and by the store before every write; the store's schema repeats the
-//! metric rules as CHECK constraints (`crate::store::db`), and a test there keeps the two in step.
+//! metric rules as CHECK constraints (`crate::store::schema`), and a test in `crate::store::runs`
+//! keeps the two in step.
 //!
 //! The rules:
 //! - every number is finite (JSON cannot hold `inf` or `NaN`: they would be written as `null`

@@ -5,7 +5,7 @@
 
 use crate::record::{Direction, Metric, RunRecord};
 use crate::safe_text::{csv_cell, field};
-use crate::store::db::RunSummary;
+use crate::store::runs::RunSummary;
 use crate::sysinfo::SystemInfo;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -2,14 +2,13 @@
 //! path, one row per step, on either database. What the rows mean is `crate::bisect`'s: here
 //! they are a name, states and JSON documents, so the store needs nothing of the bisection's
 //! types. Each step row names the campaign that measured it; the campaigns themselves are the
-//! store's ordinary campaigns (`crate::store::campaign`). Every change is one transaction, so
-//! a bisection interrupted at any point (Ctrl-C, a crash, a reboot) is read back as it was
-//! after its last finished change.
+//! store's ordinary campaigns (`crate::store::campaign`, which also adds the rounds a step
+//! judged unsure needs). Every change is one transaction, so a bisection interrupted at any
+//! point (Ctrl-C, a crash, a reboot) is read back as it was after its last finished change.
 
 use super::db::Store;
 use super::sql::{params, DbError, Row};
 use crate::error::Usage;
-use crate::record::campaign::plan::PlannedStep;
 
 /// A bisection as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -202,33 +201,11 @@ impl Store {
             .map(|_| ())
         })
     }
-
-    /// Adds rounds to a campaign that ended (a bisection step judged unsure): plans `steps`,
-    /// sets its planned rounds to `planned_rounds` and opens it again. Unlike the decision of
-    /// `--until`, this may happen more than once.
-    pub fn add_campaign_rounds(
-        &mut self,
-        campaign_id: i64,
-        planned_rounds: u32,
-        steps: &[PlannedStep],
-    ) -> anyhow::Result<()> {
-        let now = crate::clock::now_rfc3339();
-        self.writing(|db| {
-            db.execute(
-                "UPDATE campaigns SET planned_rounds=$2, state='running', state_reason=NULL,
-                     updated_at=$3 WHERE id=$1",
-                params![campaign_id, planned_rounds, now],
-            )?;
-            super::campaign::insert_steps(db, campaign_id, steps)
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::campaign::plan;
-    use crate::record::campaign::spec::Order;
     use crate::store::{Access, Location};
 
     #[test]
@@ -272,40 +249,5 @@ mod tests {
         step.seq = 2;
         step.role = "other".into();
         assert!(store.put_bisect_step(id, &step).is_err());
-    }
-
-    #[test]
-    fn rounds_are_added_to_an_ended_campaign_more_than_once() {
-        let d = tempfile::tempdir().unwrap();
-        let loc = Location::File(d.path().join("s.db"));
-        let mut store = Store::open(&loc, Access::Create, None).unwrap();
-        let spec: crate::record::campaign::spec::CampaignSpec =
-            serde_json::from_value(serde_json::json!({
-                "name": "c", "sides": [{"name": "base"}, {"name": "patched"}],
-                "workload": ["run"], "schedule": {"rounds": {"rounds": 2}}, "order": "random",
-                "seed": 3, "executor": "local", "step_timeout_s": 60.0, "confidence": 0.95,
-                "program": "patchbench", "started_on": "x"
-            }))
-            .unwrap();
-        let id = store
-            .create_campaign(&spec, 2, &plan::steps(Order::Random, 3, 1, 2))
-            .unwrap();
-        store
-            .set_campaign_state(
-                id,
-                crate::record::campaign::state::CampaignState::Finished,
-                None,
-            )
-            .unwrap();
-        store
-            .add_campaign_rounds(id, 4, &plan::steps(Order::Random, 3, 3, 4))
-            .unwrap();
-        store
-            .add_campaign_rounds(id, 8, &plan::steps(Order::Random, 3, 5, 8))
-            .unwrap();
-        let c = store.campaign("c").unwrap().unwrap();
-        assert_eq!(c.planned_rounds, 8);
-        assert!(c.state.is_open());
-        assert_eq!(store.steps(id).unwrap().len(), 16);
     }
 }

@@ -6,9 +6,13 @@
 //! next planned step is locked with `FOR UPDATE SKIP LOCKED`, so many agents claim at once
 //! without waiting for each other, and the claim holds for a lease (by the database's clock,
 //! one clock for every box) that its owner renews.
+//!
+//! Rounds are added to a campaign in one place (`add_rounds`), whoever adds them: the pilot of
+//! `--until` growing, its decision, or a bisection step judged unsure, which opens its ended
+//! campaign again.
 
 use super::db::Store;
-use super::sql::{params, Db, DbError, Row};
+use super::sql::{params, Db, DbError, Row, Value};
 use crate::error::Usage;
 use crate::record::campaign::plan::PlannedStep;
 use crate::record::campaign::spec::CampaignSpec;
@@ -376,7 +380,7 @@ impl Store {
         owner: &str,
         record: &RunRecord,
     ) -> anyhow::Result<Option<i64>> {
-        let record = super::db::with_uuid(record);
+        let record = super::runs::with_uuid(record);
         self.check_record(&record)?;
         let json = serde_json::to_string(&record)?;
         let now = crate::clock::now_rfc3339();
@@ -390,8 +394,8 @@ impl Store {
             if n != 1 {
                 return Ok(None);
             }
-            let id = super::db::insert_run(db, &record, &json)?;
-            super::db::write_metrics(db, id, &record)?;
+            let id = super::runs::insert_run(db, &record, &json)?;
+            super::runs::write_metrics(db, id, &record)?;
             Ok(Some(id))
         })
     }
@@ -544,12 +548,13 @@ impl Store {
                 // Another process decided first; the decision is made once.
                 return Ok(());
             }
-            db.execute(
-                "UPDATE campaigns SET planned_rounds=$2, decision_json=$3, updated_at=$4
-                 WHERE id=$1",
-                params![campaign_id, planned_rounds, json, now],
-            )?;
-            insert_for_every_box(db, campaign_id, steps)
+            let more = MoreRounds {
+                planned_rounds,
+                steps,
+                decision: Some(&json),
+                reopen: false,
+            };
+            add_rounds(db, campaign_id, &more, &now)
         })
     }
 
@@ -573,11 +578,35 @@ impl Store {
             if row.int(0)? >= i64::from(planned_rounds) || row.opt_text(1)?.is_some() {
                 return Ok(());
             }
-            db.execute(
-                "UPDATE campaigns SET planned_rounds=$2, updated_at=$3 WHERE id=$1",
-                params![campaign_id, planned_rounds, now],
-            )?;
-            insert_for_every_box(db, campaign_id, steps)
+            let more = MoreRounds {
+                planned_rounds,
+                steps,
+                decision: None,
+                reopen: false,
+            };
+            add_rounds(db, campaign_id, &more, &now)
+        })
+    }
+
+    /// Adds rounds to a campaign that ended (a bisection step judged unsure): plans `steps`
+    /// for every box it has (a bisection's campaigns have the one box `""`), sets its planned
+    /// rounds to `planned_rounds` and opens it again. Unlike the decision of `--until`, this
+    /// may happen more than once.
+    pub fn add_campaign_rounds(
+        &mut self,
+        campaign_id: i64,
+        planned_rounds: u32,
+        steps: &[PlannedStep],
+    ) -> anyhow::Result<()> {
+        let now = crate::clock::now_rfc3339();
+        self.writing(|db| {
+            let more = MoreRounds {
+                planned_rounds,
+                steps,
+                decision: None,
+                reopen: true,
+            };
+            add_rounds(db, campaign_id, &more, &now)
         })
     }
 
@@ -620,6 +649,43 @@ impl Store {
     }
 }
 
+/// Rounds added to a campaign: its planned rounds from now on, the new rounds' steps, and what
+/// else its row records.
+struct MoreRounds<'a> {
+    planned_rounds: u32,
+    steps: &'a [PlannedStep],
+    /// The decision of `--until` (as JSON), recorded with the rounds it planned.
+    decision: Option<&'a str>,
+    /// Opens the campaign again (state `running`, no reason): it had ended.
+    reopen: bool,
+}
+
+/// Adds rounds to a campaign, the one place that does: sets its planned rounds (and what
+/// `more` records with them), and plans the new rounds' steps for every box it has. The
+/// caller checks, in the same transaction, that the rounds are due.
+fn add_rounds(
+    db: &mut dyn Db,
+    campaign_id: i64,
+    more: &MoreRounds,
+    now: &str,
+) -> Result<(), DbError> {
+    let mut set = String::from("planned_rounds=$2, updated_at=$3");
+    if more.decision.is_some() {
+        set.push_str(", decision_json=$4");
+    }
+    if more.reopen {
+        set.push_str(", state='running', state_reason=NULL");
+    }
+    let mut args = vec![
+        Value::from(campaign_id),
+        Value::from(more.planned_rounds),
+        Value::from(now),
+    ];
+    args.extend(more.decision.map(Value::from));
+    db.execute(&format!("UPDATE campaigns SET {set} WHERE id=$1"), &args)?;
+    insert_for_every_box(db, campaign_id, more.steps)
+}
+
 /// Inserts `steps` for every box the campaign has (its boxes, or their places not yet taken).
 fn insert_for_every_box(
     db: &mut dyn Db,
@@ -654,11 +720,7 @@ fn steps_of(db: &mut dyn Db, campaign_id: i64) -> Result<Vec<Step>, DbError> {
     .collect()
 }
 
-pub(super) fn insert_steps(
-    db: &mut dyn Db,
-    campaign_id: i64,
-    steps: &[PlannedStep],
-) -> Result<(), DbError> {
+fn insert_steps(db: &mut dyn Db, campaign_id: i64, steps: &[PlannedStep]) -> Result<(), DbError> {
     for s in steps {
         db.execute(
             "INSERT INTO campaign_steps (campaign_id, round, slot, side, box, state)
@@ -673,4 +735,47 @@ pub(super) fn insert_steps(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::campaign::plan;
+    use crate::record::campaign::spec::Order;
+    use crate::store::{Access, Location};
+
+    #[test]
+    fn rounds_are_added_to_an_ended_campaign_more_than_once() {
+        let d = tempfile::tempdir().unwrap();
+        let loc = Location::File(d.path().join("s.db"));
+        let mut store = Store::open(&loc, Access::Create, None).unwrap();
+        let spec: crate::record::campaign::spec::CampaignSpec =
+            serde_json::from_value(serde_json::json!({
+                "name": "c", "sides": [{"name": "base"}, {"name": "patched"}],
+                "workload": ["run"], "schedule": {"rounds": {"rounds": 2}}, "order": "random",
+                "seed": 3, "executor": "local", "step_timeout_s": 60.0, "confidence": 0.95,
+                "program": "patchbench", "started_on": "x"
+            }))
+            .unwrap();
+        let id = store
+            .create_campaign(&spec, 2, &plan::steps(Order::Random, 3, 1, 2))
+            .unwrap();
+        store
+            .set_campaign_state(
+                id,
+                crate::record::campaign::state::CampaignState::Finished,
+                None,
+            )
+            .unwrap();
+        store
+            .add_campaign_rounds(id, 4, &plan::steps(Order::Random, 3, 3, 4))
+            .unwrap();
+        store
+            .add_campaign_rounds(id, 8, &plan::steps(Order::Random, 3, 5, 8))
+            .unwrap();
+        let c = store.campaign("c").unwrap().unwrap();
+        assert_eq!(c.planned_rounds, 8);
+        assert!(c.state.is_open());
+        assert_eq!(store.steps(id).unwrap().len(), 16);
+    }
 }

@@ -220,7 +220,7 @@ impl Store {
     /// unless the step already has its run. Whoever runs the step now (after the lease ran
     /// out) then finds it done, and its own run is not stored: one run per step.
     pub fn store_spooled(&mut self, step_id: i64, record: &RunRecord) -> anyhow::Result<Spooled> {
-        let record = super::db::with_uuid(record);
+        let record = super::runs::with_uuid(record);
         self.check_record(&record)?;
         let json = serde_json::to_string(&record)?;
         let now = crate::clock::now_rfc3339();
@@ -245,8 +245,8 @@ impl Store {
                  WHERE id=$1",
                 params![step_id, now, record.uuid.as_deref()],
             )?;
-            let id = super::db::insert_run(db, &record, &json)?;
-            super::db::write_metrics(db, id, &record)?;
+            let id = super::runs::insert_run(db, &record, &json)?;
+            super::runs::write_metrics(db, id, &record)?;
             Ok(Spooled::Stored(id))
         })
     }

@@ -2,22 +2,40 @@
 //! compared later: an embedded SQLite file by default, or a lab's shared PostgreSQL database
 //! (`--store postgres://...`). This module holds where the store is (`location`), how a
 //! command means to use it ([`Access`]) and the [`StoreSink`] the measuring commands save
-//! through (one transaction per finished unit). `db` holds the store's queries, written once
-//! over the connection interface of `sql`, which `sqlite` and `postgres` implement; `schema`
-//! the migrations; `campaign` the campaign tables; `bisect` the bisection tables; `push` copies runs between stores; `locks`
-//! finds who holds a lock on a SQLite file; `pg_target` and `pgpass` resolve a PostgreSQL
-//! address and its credentials as libpq does.
+//! through (one transaction per finished unit).
+//!
+//! The store's queries are written once over the connection interface of `sql`, which
+//! `sqlite` and `postgres` implement, as `impl Store` blocks split by concern:
+//! - `db`: the `Store` type itself and what the others share (the connection, a write
+//!   transaction and a query that explain their failure, the lock wait);
+//! - `open`: opening the store, its integrity check and migrating its schema (`schema` holds
+//!   the migrations);
+//! - `runs`: writing and reading runs, and the listings;
+//! - `decode`: reading a stored record back, also one an earlier build wrote;
+//! - `profile`: the noise profile's data, pooled in the database;
+//! - `push`: copying runs to another store, with its bulk insert;
+//! - `campaign`: the campaign tables, adding rounds to a campaign included (one function,
+//!   whoever adds them); `bisect` the bisection tables; `lab` the lab's boxes and their
+//!   places in a campaign; `spool` a box's spool of runs waiting while the lab's store cannot
+//!   be reached.
+//!
+//! `locks` finds who holds a lock on a SQLite file; `pg_target` and `pgpass` resolve a
+//! PostgreSQL address and its credentials as libpq does.
 
 pub mod bisect;
 pub mod campaign;
 pub mod db;
+pub mod decode;
 pub mod lab;
 pub mod location;
 pub mod locks;
+pub mod open;
 pub mod pg_target;
 pub mod pgpass;
 pub mod postgres;
+pub mod profile;
 pub mod push;
+pub mod runs;
 pub mod schema;
 pub mod spool;
 pub mod sql;

@@ -2,10 +2,13 @@
 //! per batch, each run inserted only if the target has no run with its UUID (`ON CONFLICT
 //! (uuid) DO NOTHING`). Pushing twice stores once, and a push cut short (killed, the server
 //! gone) is finished by pushing again: the batches committed before are found there and
-//! skipped.
+//! skipped. The bulk insert a batch is (a few statements for all its runs) is here too.
 
-use super::db::{insert_new_runs, write_metrics_of, Store};
-use super::sql::params;
+use super::db::Store;
+use super::runs::{
+    run_values, with_uuid, write_metrics_of, METRIC_ROWS_PER_STATEMENT, RUN_COLUMNS,
+};
+use super::sql::{self, params, Db, DbError, Value};
 use crate::record::RunRecord;
 
 /// Runs per batch (one transaction on the target each).
@@ -92,7 +95,7 @@ impl Store {
                 if record.uuid.is_none() {
                     record.uuid = row.opt_text(2)?;
                 }
-                let record = super::db::with_uuid(&record);
+                let record = with_uuid(&record);
                 target.check_record(&record)?;
                 records.push(record);
             }
@@ -117,4 +120,52 @@ impl Store {
         }
         Ok(count)
     }
+}
+
+/// Inserts the runs whose UUID the store does not have yet (rows and records, a few
+/// statements for all); returns (id, index in `records`) of those inserted (the others were
+/// already there).
+fn insert_new_runs(
+    db: &mut dyn Db,
+    records: &[(&RunRecord, &str)],
+) -> Result<Vec<(i64, usize)>, DbError> {
+    if records.is_empty() {
+        return Ok(Vec::new());
+    }
+    let values: Vec<Value> = records.iter().flat_map(|(r, _)| run_values(r)).collect();
+    let rows = db.query(
+        &format!(
+            "INSERT INTO runs ({RUN_COLUMNS}) VALUES {} ON CONFLICT (uuid) DO NOTHING \
+             RETURNING id, uuid",
+            sql::values_list(records.len(), 13)
+        ),
+        &values,
+    )?;
+    let index: std::collections::HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (r, _))| Some((r.uuid.as_deref()?, i)))
+        .collect();
+    let mut inserted = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let uuid = row.text(1)?;
+        let i = *index
+            .get(uuid.as_str())
+            .ok_or_else(|| DbError::other("the store returned a UUID it was not given"))?;
+        inserted.push((row.int(0)?, i));
+    }
+    for chunk in inserted.chunks(METRIC_ROWS_PER_STATEMENT) {
+        let values: Vec<Value> = chunk
+            .iter()
+            .flat_map(|(id, i)| [Value::Int(*id), records[*i].1.into()])
+            .collect();
+        db.execute(
+            &format!(
+                "INSERT INTO run_records (run_id, record_json) VALUES {}",
+                sql::values_list(chunk.len(), 2)
+            ),
+            &values,
+        )?;
+    }
+    Ok(inserted)
 }
