@@ -3,7 +3,8 @@
 //! `{dir}` placeholder, a failing command (one line with its last words, no value), a
 //! missing tool (refused, exit 2, its Debian package named), Ctrl-C (no process or file left),
 //! a local A/A campaign of a stress-ng stressor whose report flags nothing, and `perf bench
-//! sched pipe` read by its labels. The readers themselves are tested on real outputs
+//! sched pipe` read by its labels, fio 3.33 run on `{dir}` (and refused without a directory).
+//! The readers themselves are tested on real outputs
 //! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
 //! packages `scripts/test.sh` installs).
 
@@ -403,4 +404,107 @@ fn perf_bench_sched_pipe_is_read_by_its_labels() {
         version.starts_with(|c: char| c.is_ascii_digit()),
         "{version}"
     );
+}
+
+/// fio must be here: a test that cannot run must not pass.
+fn fio() {
+    let found = std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "fio is not installed: apt-get install fio (scripts/test.sh does)"
+    );
+}
+
+#[test]
+fn fio_runs_on_dir_and_is_read_per_job_and_direction() {
+    fio();
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let fio_args = [
+        "fio",
+        "--size=4M",
+        "--bs=4k",
+        "--runtime=1",
+        "--time_based",
+        "--ioengine=psync",
+        "--directory={dir}",
+        "--name=r",
+        "--rw=randread",
+        "--name=w",
+        "--rw=randwrite",
+    ];
+    let mut words = vec![
+        "--runs",
+        "2",
+        "--no-store",
+        "--json",
+        json.to_str().unwrap(),
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--",
+    ];
+    words.extend(fio_args);
+    let out = exec(d.path(), &words);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["reader"], "fio");
+    let version = doc["config"]["version"].as_str().unwrap();
+    assert!(
+        version.starts_with(|c: char| c.is_ascii_digit()),
+        "{version}"
+    );
+    let job = |name: &str, job: &str| -> serde_json::Value {
+        doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name && m["params"]["job"] == job)
+            .unwrap_or_else(|| panic!("no {name} of job {job} in {:#}", doc["metrics"]))
+            .clone()
+    };
+    let iops = job("fio.read_iops", "r");
+    assert_eq!(iops["direction"], "higher-is-better");
+    assert_eq!(iops["samples"].as_array().unwrap().len(), 2);
+    assert!(iops["value"].as_f64().unwrap() > 10.0, "{iops}");
+    let bw = job("fio.write_bw_MBps", "w");
+    assert_eq!(bw["unit"], "MiB/s");
+    assert!(bw["value"].as_f64().unwrap() > 0.0, "{bw}");
+    assert_eq!(
+        job("fio.write_clat_99%_ns", "w")["direction"],
+        "lower-is-better"
+    );
+    assert!(job("fio.read_clat_mean_ns", "r")["value"].as_f64().unwrap() > 0.0);
+    // Only the directions each job used.
+    assert!(!doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "fio.write_iops" && m["params"]["job"] == "r"));
+    // The argv is as given ({dir} unexpanded); fio wrote only in the private directory, now
+    // removed, and nothing in the current directory (the temp dir too).
+    assert_eq!(doc["config"]["argv"], serde_json::json!(fio_args));
+    assert_eq!(common::entries(d.path()), ["r.json"]);
+
+    // Without --directory or --filename fio would write in the current directory: refused,
+    // before anything starts.
+    let out = exec(
+        d.path(),
+        &[
+            "--no-store",
+            "--",
+            "fio",
+            "--name=t",
+            "--rw=read",
+            "--size=1M",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("give --directory={dir}"), "{err}");
+    assert_eq!(common::entries(d.path()), ["r.json"]);
 }

@@ -46,6 +46,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
     Ok(vec![
         Value {
             name: "hackbench.throughput".into(),
+            params: Default::default(),
             title: "hackbench messages/s (groups × senders × receivers × loops / Time)".into(),
             unit: "msgs/s".into(),
             direction: Direction::HigherIsBetter,
@@ -53,6 +54,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         },
         Value {
             name: "hackbench.time".into(),
+            params: Default::default(),
             title: "hackbench Time".into(),
             unit: "s".into(),
             direction: Direction::LowerIsBetter,
