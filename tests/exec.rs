@@ -3,7 +3,8 @@
 //! `{dir}` placeholder, a failing command (one line with its last words, no value), a
 //! missing tool (refused, exit 2, its Debian package named), Ctrl-C (no process or file left),
 //! a local A/A campaign of a stress-ng stressor whose report flags nothing, and `perf bench
-//! sched pipe` read by its labels, fio 3.33 run on `{dir}` (and refused without a directory).
+//! sched pipe` read by its labels, fio 3.33 run on `{dir}` (and refused without a directory),
+//! and `compare` refusing sides whose tool or arguments differ unless told to.
 //! The readers themselves are tested on real outputs
 //! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
 //! packages `scripts/test.sh` installs).
@@ -507,4 +508,87 @@ fn fio_runs_on_dir_and_is_read_per_job_and_direction() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("give --directory={dir}"), "{err}");
     assert_eq!(common::entries(d.path()), ["r.json"]);
+}
+
+#[test]
+fn compare_refuses_sides_of_different_tools_or_arguments_unless_told_to() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let bench = d.path().join("bench.sh");
+    let write_bench = |score: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(&bench, format!("#!/bin/sh\necho \"score: {score}$1\"\n")).unwrap();
+        std::fs::set_permissions(&bench, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let run = |label: &str, arg: &str| {
+        let out = exec(
+            d.path(),
+            &[
+                "--runs",
+                "3",
+                "--label",
+                label,
+                "--metric",
+                r"score=score: (\d+)",
+                "--",
+                "./bench.sh",
+                arg,
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let compare = |extra: &[&str], base: &str, patched: &str| {
+        patchbench_with_store(&store)
+            .args(["compare", base, patched])
+            .args(extra)
+            .current_dir(d.path())
+            .output()
+            .unwrap()
+    };
+    write_bench(1);
+    run("a", "0");
+    run("a2", "0");
+    run("b", "1");
+    // Same tool, version and arguments: judged.
+    let out = compare(&[], "a", "a2");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Another argument: refused in one line that names what differs and the flag.
+    let out = compare(&[], "a", "b");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(r#"config.argv differs: a ["./bench.sh","0"] vs b ["./bench.sh","1"]"#),
+        "{err}"
+    );
+    assert!(err.contains("--allow-different-tools"), "{err}");
+    assert!(out.stdout.is_empty());
+    // Told to: judged, and still warned about.
+    let out = compare(&["--allow-different-tools"], "a", "b");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("exec.score"), "{text}");
+    assert!(
+        text.contains("not comparable: config.argv differs"),
+        "{text}"
+    );
+    // Another build of the program (its SHA-256 is its version): refused too.
+    write_bench(2);
+    run("c", "0");
+    let out = compare(&[], "a", "c");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("config.version differs") && !err.contains("config.argv"),
+        "{err}"
+    );
 }
