@@ -4,7 +4,8 @@
 //! missing tool (refused, exit 2, its Debian package named), Ctrl-C (no process or file left),
 //! a local A/A campaign of a stress-ng stressor whose report flags nothing, and `perf bench
 //! sched pipe` read by its labels, fio 3.33 run on `{dir}` (and refused without a directory),
-//! and `compare` refusing sides whose tool or arguments differ unless told to.
+//! `compare` refusing sides whose tool or arguments differ unless told to, and sysbench's cpu
+//! and mutex tests read by their labels.
 //! The readers themselves are tested on real outputs
 //! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
 //! packages `scripts/test.sh` installs).
@@ -591,4 +592,74 @@ fn compare_refuses_sides_of_different_tools_or_arguments_unless_told_to() {
         err.contains("config.version differs") && !err.contains("config.argv"),
         "{err}"
     );
+}
+
+#[test]
+fn sysbench_cpu_and_mutex_are_read_by_their_labels() {
+    let found = std::process::Command::new("sysbench")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "sysbench is not installed: apt-get install sysbench (scripts/test.sh does)"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let run = |words: &[&str]| {
+        let mut all = vec![
+            "--runs",
+            "2",
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        all.push("--");
+        all.extend(words);
+        let out = exec(d.path(), &all);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        read_json(&json)
+    };
+    let doc = run(&["sysbench", "cpu", "--time=1", "run"]);
+    assert_eq!(doc["config"]["reader"], "sysbench");
+    let eps = metric(&doc, "sysbench.cpu.events_per_sec");
+    assert_eq!(eps["direction"], "higher-is-better");
+    assert_eq!(eps["samples"].as_array().unwrap().len(), 2);
+    assert!(eps["value"].as_f64().unwrap() > 1.0, "{eps}");
+    let doc = run(&[
+        "sysbench",
+        "mutex",
+        "--threads=2",
+        "--mutex-loops=1000",
+        "run",
+    ]);
+    for name in [
+        "sysbench.mutex.total_time",
+        "sysbench.mutex.latency_avg_ms",
+        "sysbench.mutex.latency_95th_ms",
+    ] {
+        let m = metric(&doc, name);
+        assert_eq!(m["direction"], "lower-is-better", "{m}");
+        assert!(m["value"].as_f64().unwrap() >= 0.0, "{m}");
+    }
+    // A test this reader does not read, when asked for it: refused before anything starts.
+    let out = exec(
+        d.path(),
+        &[
+            "--no-store",
+            "--reader",
+            "sysbench",
+            "--",
+            "sysbench",
+            "fileio",
+            "run",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--reader generic"), "{err}");
 }

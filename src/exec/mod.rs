@@ -17,7 +17,7 @@
 //!
 //! What is read: the wall time of every invocation (`exec.wall_time`, lower is better), the
 //! patterns of `--metric` (`pattern`), and the reader's metrics (`stress_ng`, `hackbench`,
-//! `perf_bench`, `fio`). A failed
+//! `perf_bench`, `fio`, `sysbench`). A failed
 //! invocation (a non-zero exit, a signal, the timeout, a pattern or a file that cannot be
 //! read) fails the run: one line with the program's own last words on standard error, and
 //! no value is kept.
@@ -27,6 +27,7 @@ pub mod hackbench;
 pub mod pattern;
 pub mod perf_bench;
 pub mod stress_ng;
+pub mod sysbench;
 pub mod tool;
 
 use crate::error::RunFailed;
@@ -61,6 +62,8 @@ pub enum Reader {
     PerfBench,
     /// `--output-format=json`, per job and direction.
     Fio,
+    /// sysbench's `cpu`, `memory`, `threads` and `mutex` tests, by labels.
+    Sysbench,
     /// Wall time and patterns only.
     Generic,
 }
@@ -73,6 +76,7 @@ impl Reader {
             "hackbench" => Reader::Hackbench,
             "perf" if perf_bench::reads(args) => Reader::PerfBench,
             "fio" => Reader::Fio,
+            "sysbench" if sysbench::test(args).is_some() => Reader::Sysbench,
             _ => Reader::Generic,
         }
     }
@@ -84,6 +88,7 @@ impl Reader {
             Reader::Hackbench => "hackbench",
             Reader::PerfBench => "perf-bench",
             Reader::Fio => "fio",
+            Reader::Sysbench => "sysbench",
             Reader::Generic => "generic",
         }
     }
@@ -301,7 +306,7 @@ fn invoke(
             args.extend(extra);
             file.map(PathBuf::from)
         }
-        Reader::Hackbench | Reader::PerfBench | Reader::Generic => None,
+        Reader::Hackbench | Reader::PerfBench | Reader::Sysbench | Reader::Generic => None,
     };
     let stdout = std::fs::File::create(&stdout_path)
         .with_context(|| format!("cannot make {}", stdout_path.display()))?;
@@ -395,6 +400,12 @@ fn invoke(
         }
         Reader::PerfBench => {
             values.extend(perf_bench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
+        }
+        Reader::Sysbench => {
+            let test = sysbench::test(&args).ok_or_else(|| {
+                failed("its command line names no test this reader reads".to_string())
+            })?;
+            values.extend(sysbench::parse(test, &read_lossy(&stdout_path)).map_err(failed)?)
         }
         Reader::Generic => {}
     }
@@ -525,6 +536,14 @@ mod tests {
             Reader::Generic
         );
         assert_eq!(Reader::for_program("/usr/bin/fio", &[]), Reader::Fio);
+        assert_eq!(
+            Reader::for_program("sysbench", &w("cpu --time=1 run")),
+            Reader::Sysbench
+        );
+        assert_eq!(
+            Reader::for_program("sysbench", &w("fileio run")),
+            Reader::Generic
+        );
         assert_eq!(Reader::for_program("sh", &[]), Reader::Generic);
     }
 
