@@ -60,6 +60,8 @@ has gcc || packages+=(gcc)
 # perf: the profiles' test (run --profile).
 has perf || packages+=(linux-perf)
 has stress-ng || packages+=(stress-ng)
+has fio || packages+=(fio)
+has sysbench || packages+=(sysbench)
 has dc || packages+=(dc)
 has python3 || packages+=(python3)
 has chromium || has chromium-browser || [ -n "${PATCHBENCH_CHROMIUM:-}" ] || packages+=(chromium)

@@ -3,7 +3,10 @@
 //! `{dir}` placeholder, a failing command (one line with its last words, no value), a
 //! missing tool (refused, exit 2, its Debian package named), Ctrl-C (no process or file left),
 //! a local A/A campaign of a stress-ng stressor whose report flags nothing, and `perf bench
-//! sched pipe` read by its labels. The readers themselves are tested on real outputs
+//! sched pipe` read by its labels, fio 3.33 run on `{dir}` (and refused without a directory),
+//! `compare` refusing sides whose tool or arguments differ unless told to, and sysbench's cpu
+//! and mutex tests read by their labels.
+//! The readers themselves are tested on real outputs
 //! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
 //! packages `scripts/test.sh` installs).
 
@@ -403,4 +406,260 @@ fn perf_bench_sched_pipe_is_read_by_its_labels() {
         version.starts_with(|c: char| c.is_ascii_digit()),
         "{version}"
     );
+}
+
+/// fio must be here: a test that cannot run must not pass.
+fn fio() {
+    let found = std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "fio is not installed: apt-get install fio (scripts/test.sh does)"
+    );
+}
+
+#[test]
+fn fio_runs_on_dir_and_is_read_per_job_and_direction() {
+    fio();
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let fio_args = [
+        "fio",
+        "--size=4M",
+        "--bs=4k",
+        "--runtime=1",
+        "--time_based",
+        "--ioengine=psync",
+        "--directory={dir}",
+        "--name=r",
+        "--rw=randread",
+        "--name=w",
+        "--rw=randwrite",
+    ];
+    let mut words = vec![
+        "--runs",
+        "2",
+        "--no-store",
+        "--json",
+        json.to_str().unwrap(),
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--",
+    ];
+    words.extend(fio_args);
+    let out = exec(d.path(), &words);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["reader"], "fio");
+    let version = doc["config"]["version"].as_str().unwrap();
+    assert!(
+        version.starts_with(|c: char| c.is_ascii_digit()),
+        "{version}"
+    );
+    let job = |name: &str, job: &str| -> serde_json::Value {
+        doc["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name && m["params"]["job"] == job)
+            .unwrap_or_else(|| panic!("no {name} of job {job} in {:#}", doc["metrics"]))
+            .clone()
+    };
+    let iops = job("fio.read_iops", "r");
+    assert_eq!(iops["direction"], "higher-is-better");
+    assert_eq!(iops["samples"].as_array().unwrap().len(), 2);
+    assert!(iops["value"].as_f64().unwrap() > 10.0, "{iops}");
+    let bw = job("fio.write_bw_MBps", "w");
+    assert_eq!(bw["unit"], "MiB/s");
+    assert!(bw["value"].as_f64().unwrap() > 0.0, "{bw}");
+    assert_eq!(
+        job("fio.write_clat_99%_ns", "w")["direction"],
+        "lower-is-better"
+    );
+    assert!(job("fio.read_clat_mean_ns", "r")["value"].as_f64().unwrap() > 0.0);
+    // Only the directions each job used.
+    assert!(!doc["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "fio.write_iops" && m["params"]["job"] == "r"));
+    // The argv is as given ({dir} unexpanded); fio wrote only in the private directory, now
+    // removed, and nothing in the current directory (the temp dir too).
+    assert_eq!(doc["config"]["argv"], serde_json::json!(fio_args));
+    assert_eq!(common::entries(d.path()), ["r.json"]);
+
+    // Without --directory or --filename fio would write in the current directory: refused,
+    // before anything starts.
+    let out = exec(
+        d.path(),
+        &[
+            "--no-store",
+            "--",
+            "fio",
+            "--name=t",
+            "--rw=read",
+            "--size=1M",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("give --directory={dir}"), "{err}");
+    assert_eq!(common::entries(d.path()), ["r.json"]);
+}
+
+#[test]
+fn compare_refuses_sides_of_different_tools_or_arguments_unless_told_to() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    let bench = d.path().join("bench.sh");
+    let write_bench = |score: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(&bench, format!("#!/bin/sh\necho \"score: {score}$1\"\n")).unwrap();
+        std::fs::set_permissions(&bench, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    let run = |label: &str, arg: &str| {
+        let out = exec(
+            d.path(),
+            &[
+                "--runs",
+                "3",
+                "--label",
+                label,
+                "--metric",
+                r"score=score: (\d+)",
+                "--",
+                "./bench.sh",
+                arg,
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let compare = |extra: &[&str], base: &str, patched: &str| {
+        patchbench_with_store(&store)
+            .args(["compare", base, patched])
+            .args(extra)
+            .current_dir(d.path())
+            .output()
+            .unwrap()
+    };
+    write_bench(1);
+    run("a", "0");
+    run("a2", "0");
+    run("b", "1");
+    // Same tool, version and arguments: judged.
+    let out = compare(&[], "a", "a2");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Another argument: refused in one line that names what differs and the flag.
+    let out = compare(&[], "a", "b");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(r#"config.argv differs: a ["./bench.sh","0"] vs b ["./bench.sh","1"]"#),
+        "{err}"
+    );
+    assert!(err.contains("--allow-different-tools"), "{err}");
+    assert!(out.stdout.is_empty());
+    // Told to: judged, and still warned about.
+    let out = compare(&["--allow-different-tools"], "a", "b");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("exec.score"), "{text}");
+    assert!(
+        text.contains("not comparable: config.argv differs"),
+        "{text}"
+    );
+    // Another build of the program (its SHA-256 is its version): refused too.
+    write_bench(2);
+    run("c", "0");
+    let out = compare(&[], "a", "c");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("config.version differs") && !err.contains("config.argv"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sysbench_cpu_and_mutex_are_read_by_their_labels() {
+    let found = std::process::Command::new("sysbench")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "sysbench is not installed: apt-get install sysbench (scripts/test.sh does)"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let run = |words: &[&str]| {
+        let mut all = vec![
+            "--runs",
+            "2",
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        all.push("--");
+        all.extend(words);
+        let out = exec(d.path(), &all);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        read_json(&json)
+    };
+    let doc = run(&["sysbench", "cpu", "--time=1", "run"]);
+    assert_eq!(doc["config"]["reader"], "sysbench");
+    let eps = metric(&doc, "sysbench.cpu.events_per_sec");
+    assert_eq!(eps["direction"], "higher-is-better");
+    assert_eq!(eps["samples"].as_array().unwrap().len(), 2);
+    assert!(eps["value"].as_f64().unwrap() > 1.0, "{eps}");
+    let doc = run(&[
+        "sysbench",
+        "mutex",
+        "--threads=2",
+        "--mutex-loops=1000",
+        "run",
+    ]);
+    for name in [
+        "sysbench.mutex.total_time",
+        "sysbench.mutex.latency_avg_ms",
+        "sysbench.mutex.latency_95th_ms",
+    ] {
+        let m = metric(&doc, name);
+        assert_eq!(m["direction"], "lower-is-better", "{m}");
+        assert!(m["value"].as_f64().unwrap() >= 0.0, "{m}");
+    }
+    // A test this reader does not read, when asked for it: refused before anything starts.
+    let out = exec(
+        d.path(),
+        &[
+            "--no-store",
+            "--reader",
+            "sysbench",
+            "--",
+            "sysbench",
+            "fileio",
+            "run",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--reader generic"), "{err}");
 }

@@ -1,7 +1,9 @@
 //! `patchbench compare`: resolves each side (labels, run ids, result files; incomplete runs
 //! left out unless asked for), finds a noise profile in the store for a side with few runs,
 //! compares them metric by metric (`crate::compare`) and prints the chosen format
-//! (`crate::report::compare`). `--fail-on-regression` alone returns exit status 1.
+//! (`crate::report::compare`). `--fail-on-regression` alone returns exit status 1. Two sides
+//! of `exec` runs whose tool, version or command line differ are refused (exit status 2)
+//! unless `--allow-different-tools` is given.
 
 use super::shared::StoreArg;
 use crate::compare::model::NoiseProfile;
@@ -60,6 +62,11 @@ pub struct CompareArgs {
     /// alone): a number, or `all`.
     #[arg(long, value_name = "N|all", default_value = "20", value_parser = crate::args::parse_why)]
     pub why: crate::args::WhyRows,
+    /// Judge two sides of `exec` runs whose tool, tool version or command line differ
+    /// (refused by default: they measured different things; the differences are still
+    /// warned about).
+    #[arg(long)]
+    pub allow_different_tools: bool,
     /// Test name for AIM7 and will-it-scale files given as a side (default: file stem).
     #[arg(long, value_name = "NAME")]
     pub test: Option<String>,
@@ -223,6 +230,15 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
     let mut store = None;
     let mut base = resolve(&a.base, a, &mut store)?;
     let mut patched = resolve(&a.patched, a, &mut store)?;
+    if !a.allow_different_tools {
+        let fingerprint = compare::comparability::fingerprint(&base, &patched);
+        if let Some(what) = compare::comparability::different_tools(&fingerprint, &base, &patched) {
+            return usage(format!(
+                "the sides ran different tools or arguments ({what}); compare does not judge \
+                 them (--allow-different-tools to judge them anyway)"
+            ));
+        }
+    }
     if !a.no_profile && base.runs.len().min(patched.runs.len()) < PROFILE_BELOW {
         // A store that does not exist has no profile (and is not created).
         if store.is_none() {

@@ -26,6 +26,14 @@ Readers (--reader auto picks one from the program's name):
              loops / Time, higher is better; hackbench.time, its Time: line, lower is better
   perf-bench perf bench sched messaging|pipe: perf-bench.sched-<bench>.total_time (lower);
              pipe also .ops_per_sec (higher) and .usecs_per_op (lower)
+  fio        adds --output-format=json and --output=FILE (unless given); per job and
+             direction that moved data: fio.<dir>_iops, fio.<dir>_bw_MBps (bw KiB/s / 1024),
+             higher is better; fio.<dir>_clat_mean_ns, fio.<dir>_clat_99%_ns, lower is
+             better; job=NAME in the params when there are several jobs. fio must be given
+             --directory={dir} (or --filename): it is refused otherwise
+  sysbench   sysbench cpu|memory|threads|mutex ... run, by labels: sysbench.cpu.events_per_sec,
+             sysbench.memory.transfer_MiBps and .ops_per_sec (higher is better);
+             sysbench.threads|mutex.total_time, .latency_avg_ms, .latency_95th_ms (lower)
   generic    the wall time alone (and the --metric patterns)
 Every run also records exec.wall_time, the seconds of each invocation (lower is better), \
 from just before the spawn to the reaping: the tool's own start-up is inside it.
@@ -59,7 +67,7 @@ pub struct ExecArgs {
           value_parser = crate::args::parse_duration)]
     pub timeout: f64,
     /// How the program's output is read: auto (from its name), stress-ng, hackbench,
-    /// perf-bench, generic.
+    /// perf-bench, fio, sysbench, generic.
     #[arg(long, value_enum, default_value_t = ReaderChoice::Auto)]
     pub reader: ReaderChoice,
     /// A metric read from the output: 'NAME[:UNIT[:higher|lower]]=REGEX' (repeatable).
@@ -84,6 +92,8 @@ pub enum ReaderChoice {
     StressNg,
     Hackbench,
     PerfBench,
+    Fio,
+    Sysbench,
     Generic,
 }
 
@@ -114,8 +124,19 @@ fn plan(args: &ExecArgs) -> anyhow::Result<Plan> {
         ReaderChoice::StressNg => Reader::StressNg,
         ReaderChoice::Hackbench => Reader::Hackbench,
         ReaderChoice::PerfBench => Reader::PerfBench,
+        ReaderChoice::Fio => Reader::Fio,
+        ReaderChoice::Sysbench => Reader::Sysbench,
         ReaderChoice::Generic => Reader::Generic,
     };
+    if reader == Reader::Fio {
+        exec::fio::check(&rest).map_err(crate::error::Usage)?;
+    }
+    if reader == Reader::Sysbench && exec::sysbench::test(&rest).is_none() {
+        return usage(
+            "the sysbench reader reads `sysbench cpu|memory|threads|mutex [OPTIONS] run`; \
+             give --reader generic and --metric for another test",
+        );
+    }
     Ok(Plan {
         program,
         path: found,

@@ -88,6 +88,40 @@ pub fn differences_in(fingerprint: &[Attribute], base: &Side, patched: &Side) ->
         .collect()
 }
 
+/// The settings of an `exec` run that say what was measured: runs whose tool, version or
+/// command line differ measured different things, and `compare` does not judge them unless
+/// told to ([`different_tools`]).
+pub const TOOL_SETTINGS: &[&str] = &["config.tool", "config.version", "config.argv"];
+
+/// When both sides hold `exec` runs and their [`TOOL_SETTINGS`] differ: what differs, one
+/// clause per setting (values escaped and cut), for `compare`'s refusal.
+pub fn different_tools(fingerprint: &[Attribute], base: &Side, patched: &Side) -> Option<String> {
+    use crate::safe_text::field;
+    let exec = |side: &Side| {
+        side.runs
+            .iter()
+            .any(|(_, r)| r.kind == crate::record::Kind::Exec)
+    };
+    if !exec(base) || !exec(patched) {
+        return None;
+    }
+    let clauses: Vec<String> = fingerprint
+        .iter()
+        .filter(|a| a.differs && TOOL_SETTINGS.contains(&a.name.as_str()))
+        .map(|a| {
+            format!(
+                "{} differs: {} {} vs {} {}",
+                a.name,
+                field(&base.name),
+                field(&a.base),
+                field(&patched.name),
+                field(&a.patched)
+            )
+        })
+        .collect();
+    (!clauses.is_empty()).then(|| clauses.join("; "))
+}
+
 /// The warning when a run of either side was measured beside another measurement on its
 /// machine (`--allow-overlap`; the record's `system.extra.measured_beside`), naming the runs.
 fn overlap_warning(base: &Side, patched: &Side) -> Option<String> {

@@ -48,6 +48,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
     Ok(vec![
         Value {
             name: "hackbench.throughput".into(),
+            params: Default::default(),
             title: "hackbench messages/s (groups × senders × receivers × loops / Time)".into(),
             unit: "msgs/s".into(),
             direction: Direction::HigherIsBetter,
@@ -55,6 +56,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         },
         Value {
             name: "hackbench.time".into(),
+            params: Default::default(),
             title: "hackbench Time".into(),
             unit: "s".into(),
             direction: Direction::LowerIsBetter,

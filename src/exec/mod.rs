@@ -17,15 +17,17 @@
 //!
 //! What is read: the wall time of every invocation (`exec.wall_time`, lower is better), the
 //! patterns of `--metric` (`pattern`), and the reader's metrics (`stress_ng`, `hackbench`,
-//! `perf_bench`). A failed
+//! `perf_bench`, `fio`, `sysbench`). A failed
 //! invocation (a non-zero exit, a signal, the timeout, a pattern or a file that cannot be
 //! read) fails the run: one line with the program's own last words on standard error, and
 //! no value is kept.
 
+pub mod fio;
 pub mod hackbench;
 pub mod pattern;
 pub mod perf_bench;
 pub mod stress_ng;
+pub mod sysbench;
 pub mod tool;
 
 use crate::error::RunFailed;
@@ -40,6 +42,7 @@ use crate::record::{Direction, Metric, RunRecord};
 use anyhow::Context;
 use pattern::Pattern;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -57,6 +60,10 @@ pub enum Reader {
     Hackbench,
     /// `perf bench sched messaging|pipe`, by labels.
     PerfBench,
+    /// `--output-format=json`, per job and direction.
+    Fio,
+    /// sysbench's `cpu`, `memory`, `threads` and `mutex` tests, by labels.
+    Sysbench,
     /// Wall time and patterns only.
     Generic,
 }
@@ -68,6 +75,8 @@ impl Reader {
             "stress-ng" => Reader::StressNg,
             "hackbench" => Reader::Hackbench,
             "perf" if perf_bench::reads(args) => Reader::PerfBench,
+            "fio" => Reader::Fio,
+            "sysbench" if sysbench::test(args).is_some() => Reader::Sysbench,
             _ => Reader::Generic,
         }
     }
@@ -78,6 +87,8 @@ impl Reader {
             Reader::StressNg => "stress-ng",
             Reader::Hackbench => "hackbench",
             Reader::PerfBench => "perf-bench",
+            Reader::Fio => "fio",
+            Reader::Sysbench => "sysbench",
             Reader::Generic => "generic",
         }
     }
@@ -153,10 +164,19 @@ impl Plan {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Value {
     pub name: String,
+    /// What tells this value apart from another of the same name (fio's `job`).
+    pub params: BTreeMap<String, String>,
     pub title: String,
     pub unit: String,
     pub direction: Direction,
     pub value: f64,
+}
+
+impl Value {
+    /// The name and its params, as the metric's key (`fio.read_iops[job=r]`).
+    pub fn key(&self) -> String {
+        crate::record::metric_key(&self.name, &self.params)
+    }
 }
 
 /// Runs the plan, adding each invocation to `record` as it ends. A failed invocation ends the
@@ -248,7 +268,7 @@ fn summary(values: &[Value]) -> String {
         .iter()
         .filter(|v| v.name != WALL_TIME)
         .take(2)
-        .map(|v| format!(", {} {}", v.name, shown(v.value)))
+        .map(|v| format!(", {} {}", v.key(), shown(v.value)))
         .collect()
 }
 
@@ -272,14 +292,21 @@ fn invoke(
     let stdout_path = private.join(format!("{n}.stdout"));
     let stderr_path = private.join(format!("{n}.stderr"));
     let mut args = tool::expand(&plan.args, work);
-    let yaml = match plan.reader {
+    // The file the reader reads (none: its standard output, or no reader).
+    let file = match plan.reader {
         Reader::StressNg => {
             let ours = private.join(format!("{n}.yaml")).display().to_string();
             let (extra, file) = stress_ng::additions(&args, &ours);
             args.extend(extra);
             Some(PathBuf::from(file))
         }
-        Reader::Hackbench | Reader::PerfBench | Reader::Generic => None,
+        Reader::Fio => {
+            let ours = private.join(format!("{n}.fio.json")).display().to_string();
+            let (extra, file) = fio::additions(&args, &ours);
+            args.extend(extra);
+            file.map(PathBuf::from)
+        }
+        Reader::Hackbench | Reader::PerfBench | Reader::Sysbench | Reader::Generic => None,
     };
     let stdout = std::fs::File::create(&stdout_path)
         .with_context(|| format!("cannot make {}", stdout_path.display()))?;
@@ -346,6 +373,7 @@ fn invoke(
             let value = p.read(&out, &err).map_err(failed)?;
             values.push(Value {
                 name: p.name.clone(),
+                params: BTreeMap::new(),
                 title: p.name.clone(),
                 unit: p.unit.clone(),
                 direction: p.direction,
@@ -355,9 +383,17 @@ fn invoke(
     }
     match plan.reader {
         Reader::StressNg => {
-            if let Some(file) = yaml {
-                values.extend(stress_ng_values(&file).map_err(failed)?);
+            if let Some(file) = &file {
+                values.extend(stress_ng_values(file).map_err(failed)?);
             }
+        }
+        Reader::Fio => {
+            let text = match &file {
+                Some(f) => std::fs::read_to_string(f)
+                    .map_err(|e| failed(format!("it wrote no JSON file {} ({e})", f.display())))?,
+                None => read_lossy(&stdout_path),
+            };
+            values.extend(fio::parse(&text).map_err(failed)?)
         }
         Reader::Hackbench => {
             values.extend(hackbench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
@@ -365,10 +401,17 @@ fn invoke(
         Reader::PerfBench => {
             values.extend(perf_bench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
         }
+        Reader::Sysbench => {
+            let test = sysbench::test(&args).ok_or_else(|| {
+                failed("its command line names no test this reader reads".to_string())
+            })?;
+            values.extend(sysbench::parse(test, &read_lossy(&stdout_path)).map_err(failed)?)
+        }
         Reader::Generic => {}
     }
     values.push(Value {
         name: WALL_TIME.to_string(),
+        params: BTreeMap::new(),
         title: format!("{} wall time", plan.program),
         unit: "s".to_string(),
         direction: Direction::LowerIsBetter,
@@ -379,7 +422,7 @@ fn invoke(
         warmup: n <= plan.warmup,
         wall_seconds,
         status,
-        values: values.iter().map(|v| (v.name.clone(), v.value)).collect(),
+        values: values.iter().map(|v| (v.key(), v.value)).collect(),
     };
     Ok((inv, values))
 }
@@ -407,6 +450,7 @@ fn stress_ng_values(file: &Path) -> Result<Vec<Value>, String> {
     for s in stressors {
         out.push(Value {
             name: format!("stress-ng.{}.ops_per_sec", s.name),
+            params: BTreeMap::new(),
             title: format!("stress-ng {} bogo ops/s (real time)", s.name),
             unit: "ops/s".to_string(),
             direction: Direction::HigherIsBetter,
@@ -414,6 +458,7 @@ fn stress_ng_values(file: &Path) -> Result<Vec<Value>, String> {
         });
         out.push(Value {
             name: format!("stress-ng.{}.ops", s.name),
+            params: BTreeMap::new(),
             title: format!("stress-ng {} bogo ops", s.name),
             unit: "ops".to_string(),
             direction: Direction::HigherIsBetter,
@@ -431,10 +476,14 @@ fn update_metrics(record: &mut RunRecord, measured: &[Vec<Value>]) {
         for v in first {
             let samples: Vec<f64> = measured
                 .iter()
-                .filter_map(|inv| inv.iter().find(|x| x.name == v.name).map(|x| x.value))
+                .filter_map(|inv| {
+                    inv.iter()
+                        .find(|x| x.name == v.name && x.params == v.params)
+                        .map(|x| x.value)
+                })
                 .collect();
             let mean = crate::stats::mean(&samples).unwrap_or(v.value);
-            metrics.push(Metric::new(
+            let mut metric = Metric::new(
                 v.name.clone(),
                 &[],
                 v.title.clone(),
@@ -442,7 +491,9 @@ fn update_metrics(record: &mut RunRecord, measured: &[Vec<Value>]) {
                 v.direction,
                 mean,
                 samples,
-            ));
+            );
+            metric.params = v.params.clone();
+            metrics.push(metric);
         }
     }
     metrics.extend(crate::record::monitors::metrics(&record.monitors));
@@ -484,6 +535,15 @@ mod tests {
             Reader::for_program("perf", &w("bench futex hash")),
             Reader::Generic
         );
+        assert_eq!(Reader::for_program("/usr/bin/fio", &[]), Reader::Fio);
+        assert_eq!(
+            Reader::for_program("sysbench", &w("cpu --time=1 run")),
+            Reader::Sysbench
+        );
+        assert_eq!(
+            Reader::for_program("sysbench", &w("fileio run")),
+            Reader::Generic
+        );
         assert_eq!(Reader::for_program("sh", &[]), Reader::Generic);
     }
 
@@ -491,6 +551,7 @@ mod tests {
     fn samples_are_the_invocations_and_the_value_their_mean() {
         let v = |name: &str, value: f64| Value {
             name: name.into(),
+            params: BTreeMap::new(),
             title: name.into(),
             unit: "s".into(),
             direction: Direction::LowerIsBetter,

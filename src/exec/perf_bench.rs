@@ -55,6 +55,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         .ok_or("it printed no `Total time: X [sec]` line")?;
     let mut out = vec![Value {
         name: format!("{prefix}.total_time"),
+        params: Default::default(),
         title: format!("perf bench {bench} total time"),
         unit: "s".into(),
         direction: Direction::LowerIsBetter,
@@ -72,6 +73,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         let ops = before("ops/sec").ok_or("it printed no `X ops/sec` line")?;
         out.push(Value {
             name: format!("{prefix}.ops_per_sec"),
+            params: Default::default(),
             title: format!("perf bench {bench} ops/s"),
             unit: "ops/s".into(),
             direction: Direction::HigherIsBetter,
@@ -79,6 +81,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         });
         out.push(Value {
             name: format!("{prefix}.usecs_per_op"),
+            params: Default::default(),
             title: format!("perf bench {bench} µs/op"),
             unit: "us".into(),
             direction: Direction::LowerIsBetter,

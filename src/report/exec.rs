@@ -23,7 +23,8 @@ pub fn table(record: &RunRecord) -> String {
             quoted(&d.argv)
         ));
     }
-    let width = rows.iter().map(|m| m.name.len()).max().unwrap_or(6).max(6);
+    // A metric's key names its params too (fio's `fio.read_iops[job=r]`).
+    let width = rows.iter().map(|m| m.key().len()).max().unwrap_or(6).max(6);
     s.push_str(&format!(
         "{:<width$} {:>14} {:>8} {:>14} {:>14}  {}\n",
         "metric", "mean", "±sd %", "min", "max", "unit"
@@ -38,7 +39,7 @@ pub fn table(record: &RunRecord) -> String {
         let max = m.samples.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         s.push_str(&format!(
             "{:<width$} {:>14} {:>8} {:>14} {:>14}  {} ({} sample{}, {})\n",
-            m.name,
+            m.key(),
             number(m.value),
             sd,
             number(min),
@@ -113,8 +114,18 @@ mod tests {
                 vec![],
             ),
         ];
+        r.metrics.push(Metric::new(
+            "fio.read_iops",
+            &[("job", "r".to_string())],
+            "t",
+            "IOPS",
+            Direction::HigherIsBetter,
+            5.0,
+            vec![5.0],
+        ));
         let t = table(&r);
         assert!(t.contains("stress-ng.get.ops_per_sec"), "{t}");
+        assert!(t.contains("fio.read_iops[job=r]"), "{t}");
         assert!(t.contains("10000.0") && t.contains("9000.0") && t.contains("11000.0"));
         assert!(!t.contains("time.user_time"), "{t}");
     }
