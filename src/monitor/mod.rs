@@ -174,12 +174,13 @@ impl Snapshot {
                 (v >= before).then(|| (k.clone(), v - before))
             })
             .collect();
+        // The counters ran inside the window only where one could be opened.
         let in_window = match self.events {
-            Some(events) => {
+            Some(events) if events.any() => {
                 counters.extend(events.read());
                 vec![PERF_STAT.to_string()]
             }
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         let d = usage.since(&self.usage);
         counters.insert("time.minor_page_faults".into(), d.minflt);

@@ -45,6 +45,9 @@ impl Plan {
 /// A harness's monitoring for one run.
 pub struct Monitoring {
     plan: Plan,
+    /// Why `--profile` takes no profile on this machine for this user (said once at the
+    /// start, recorded in every window's `missing`).
+    refused: Option<String>,
     /// Where perf writes (with `--profile`).
     scratch: Option<PrivateDir>,
     /// Names a kept data file after its run.
@@ -77,11 +80,20 @@ impl Monitoring {
                 progress.line(&format!("patchbench: monitor unavailable: {line}"));
             }
         }
-        let profiling = plan.monitors && plan.profile;
-        let scratch = if profiling {
-            if let Some(why) = profile::kernel_symbols_hidden(Path::new("/proc")) {
+        let mut profiling = plan.monitors && plan.profile;
+        let mut refused = None;
+        if profiling {
+            // One line with the one cause: a user who may not sample the whole machine gets
+            // no perf started at all (and no line about symbols it would not have seen).
+            if let Some(why) = profile::cannot_sample_machine(Path::new("/proc")) {
+                progress.line(&format!("patchbench: {why}"));
+                refused = Some(why);
+                profiling = false;
+            } else if let Some(why) = profile::kernel_symbols_hidden(Path::new("/proc")) {
                 progress.line(&format!("patchbench: {why}"));
             }
+        }
+        let scratch = if profiling {
             Some(
                 PrivateDir::create(dir, "patchbench-perf-").with_context(|| {
                     format!("cannot make a private directory in {}", dir.display())
@@ -96,6 +108,7 @@ impl Monitoring {
         }
         Ok(Monitoring {
             plan: plan.clone(),
+            refused,
             scratch,
             run: run
                 .chars()
@@ -131,11 +144,17 @@ impl Monitoring {
     /// taken, else its reason in `missing` (said once).
     pub fn close(&mut self, w: Window, progress: &Progress) -> Sample {
         let mut sample = w.snapshot.end();
+        if let Some(why) = &self.refused {
+            sample.missing.push(why.clone());
+        }
         let Some(recording) = w.recording else {
             return sample;
         };
-        // perf record ran machine-wide through the window, whatever became of its data.
-        sample.in_window.push(super::PERF_RECORD.to_string());
+        // perf record ran machine-wide through the window once it started, whatever became
+        // of its data.
+        if recording.is_ok() {
+            sample.in_window.push(super::PERF_RECORD.to_string());
+        }
         match recording.and_then(Recording::stop) {
             Ok(stopped) => match stopped.fold() {
                 Ok(shares) => {

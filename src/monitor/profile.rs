@@ -211,9 +211,50 @@ fn wait_until_sampling(child: &mut Child, fifos: &Fifos) -> Result<(), String> {
     Ok(())
 }
 
+/// A number from a file under `proc` (e.g. `sys/kernel/perf_event_paranoid`), if readable.
+fn proc_number(proc: &Path, file: &str) -> Option<i64> {
+    std::fs::read_to_string(proc.join(file))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether this process may watch every process of the machine without the sysctl's leave:
+/// root, or `CAP_PERFMON` (38) or `CAP_SYS_ADMIN` (21) in its effective set (`status` under
+/// `proc`'s `self`).
+fn privileged(proc: &Path) -> bool {
+    let caps = std::fs::read_to_string(proc.join("self/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .unwrap_or(0);
+    caps & (1 << 38 | 1 << 21) != 0
+}
+
+/// Why `perf record -a` cannot sample the whole machine for this process, or None: a process
+/// without root's capabilities needs `kernel.perf_event_paranoid` at 0 or below (under
+/// `proc`). The one line says the cause and the two fixes; perf is then not started at all.
+pub fn cannot_sample_machine(proc: &Path) -> Option<String> {
+    let paranoid = proc_number(proc, "sys/kernel/perf_event_paranoid")?;
+    if paranoid <= 0 || privileged(proc) {
+        return None;
+    }
+    Some(format!(
+        "profile: not taken: a user without root's capabilities may sample the whole machine \
+         only when kernel.perf_event_paranoid is 0 or below (it is {paranoid} here); run as \
+         root, or `sysctl kernel.perf_event_paranoid=0`"
+    ))
+}
+
 /// Why kernel samples cannot be named here, with the fix, or None: `/proc/kallsyms` (under
-/// `proc`) shows every address as zero when `kptr_restrict` hides them from this user; perf
-/// then shows kernel samples as bare addresses, which are left out of the profile.
+/// `proc`) shows every address as zero to this user when `kptr_restrict` is 2 (to everyone),
+/// 1 (without `CAP_SYSLOG`), or 0 with `perf_event_paranoid` above 1 (the kernel then hides
+/// them from an unprivileged reader too); perf then shows kernel samples as bare addresses,
+/// which are left out of the profile.
 pub fn kernel_symbols_hidden(proc: &Path) -> Option<String> {
     use std::io::BufRead;
     let file = std::fs::File::open(proc.join("kallsyms")).ok()?;
@@ -223,12 +264,29 @@ pub fn kernel_symbols_hidden(proc: &Path) -> Option<String> {
     if !addr.bytes().all(|b| b == b'0') {
         return None;
     }
-    let restrict = std::fs::read_to_string(proc.join("sys/kernel/kptr_restrict"))
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "?".into());
+    let restrict = proc_number(proc, "sys/kernel/kptr_restrict");
+    let paranoid = proc_number(proc, "sys/kernel/perf_event_paranoid");
+    let (cause, fix) = match (restrict, paranoid) {
+        (Some(2), _) => (
+            "kptr_restrict 2 hides them from every user, root too".to_string(),
+            "set kernel.kptr_restrict=0 or 1 (sysctl)",
+        ),
+        (Some(0), Some(p)) if p > 1 => (
+            format!("perf_event_paranoid {p} hides them from a user without root's capabilities"),
+            "run as root, or set kernel.perf_event_paranoid=1 (sysctl)",
+        ),
+        (Some(r), _) => (
+            format!("kptr_restrict {r} hides them from this user"),
+            "run as root, or set kernel.kptr_restrict=0 (sysctl)",
+        ),
+        (None, _) => (
+            "this kernel hides them from this user".to_string(),
+            "run as root",
+        ),
+    };
     Some(format!(
-        "profile: kernel symbols are hidden (kptr_restrict {restrict}): kernel samples are \
-         left out of the profile; run as root, or set kernel.kptr_restrict=0 (sysctl)"
+        "profile: kernel symbols are hidden ({cause}): kernel samples are left out of the \
+         profile; {fix}"
     ))
 }
 
@@ -330,8 +388,48 @@ mod tests {
             why.contains("kptr_restrict 1") && why.contains("sysctl"),
             "{why}"
         );
+        // kptr_restrict 0 with perf_event_paranoid 2: the cause is the paranoid level, as a
+        // normal user saw on this VM (the line used to blame kptr_restrict 0).
+        std::fs::write(d.path().join("sys/kernel/kptr_restrict"), "0\n").unwrap();
+        std::fs::write(d.path().join("sys/kernel/perf_event_paranoid"), "2\n").unwrap();
+        let why = kernel_symbols_hidden(d.path()).unwrap();
+        assert!(
+            why.contains("perf_event_paranoid 2") && why.contains("perf_event_paranoid=1"),
+            "{why}"
+        );
+        assert!(!why.contains("kptr_restrict=0"), "{why}");
         std::fs::write(d.path().join("kallsyms"), "ffffffff81000000 T _stext\n").unwrap();
         assert_eq!(kernel_symbols_hidden(d.path()), None);
+    }
+
+    #[test]
+    fn a_user_who_may_not_sample_the_machine_is_told_the_one_cause() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("sys/kernel")).unwrap();
+        std::fs::create_dir_all(d.path().join("self")).unwrap();
+        let status = |caps: &str| {
+            std::fs::write(
+                d.path().join("self/status"),
+                format!("Name:\tpatchbench\nCapEff:\t{caps}\n"),
+            )
+            .unwrap()
+        };
+        std::fs::write(d.path().join("sys/kernel/perf_event_paranoid"), "2\n").unwrap();
+        status("0000000000000000");
+        let why = cannot_sample_machine(d.path()).unwrap();
+        assert!(
+            why.contains("is 2 here") && why.contains("perf_event_paranoid=0"),
+            "{why}"
+        );
+        // Root's capabilities (or CAP_PERFMON alone) may.
+        status("000001ffffffffff");
+        assert_eq!(cannot_sample_machine(d.path()), None);
+        status("0000004000000000");
+        assert_eq!(cannot_sample_machine(d.path()), None);
+        // Anyone may at 0 or -1.
+        status("0000000000000000");
+        std::fs::write(d.path().join("sys/kernel/perf_event_paranoid"), "-1\n").unwrap();
+        assert_eq!(cannot_sample_machine(d.path()), None);
     }
 
     // perf 6.1's layout.

@@ -49,6 +49,11 @@ impl Events {
         }
     }
 
+    /// Whether any counter is open (none where `perf_event_paranoid` forbids them all).
+    pub fn any(&self) -> bool {
+        !self.open.is_empty()
+    }
+
     /// The counts since [`Events::open`], as `perf-stat.<event>` (task-clock in ns), and
     /// `perf-stat.ipc` when cycles and instructions were both counted.
     pub fn read(mut self) -> Vec<(String, f64)> {

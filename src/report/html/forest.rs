@@ -14,7 +14,11 @@ const ROW: f64 = 22.0;
 const TOP: f64 = 28.0;
 const LABEL: f64 = 400.0;
 const PLOT: f64 = 540.0;
+/// The narrowest column of intervals and verdicts; a longer text widens it (at
+/// [`CHAR_PX`] a character), so no interval is cut at the chart's edge.
 const RIGHT: f64 = 280.0;
+/// An upper bound of one character's width in the 12px labels.
+const CHAR_PX: f64 = 7.5;
 const BOTTOM: f64 = 40.0;
 /// Longest row name drawn in full (the rest in the tooltip): 54 characters of 12px bold sans
 /// fit the label column (about 7px each), so a long name is cut, not clipped at the edge.
@@ -63,7 +67,13 @@ pub fn plot(c: &Comparison) -> String {
     let (lo, hi) = domain(c);
     let scale = Scale::new(lo, hi, LABEL, LABEL + PLOT);
     let height = TOP + ROW * c.rows.len() as f64 + BOTTOM;
-    let width = LABEL + PLOT + RIGHT;
+    let longest = c
+        .rows
+        .iter()
+        .map(|r| note(r).chars().count() + 1 + text::verdict(r).chars().count())
+        .max()
+        .unwrap_or(0);
+    let width = LABEL + PLOT + RIGHT.max(12.0 + CHAR_PX * longest as f64 + 8.0);
     let bottom = TOP + ROW * c.rows.len() as f64;
     let mut out = svg::open(
         "forest",
@@ -177,17 +187,21 @@ fn row(out: &mut String, scale: &Scale, y: f64, r: &Row) {
             }
         }
     }
-    let note = match &r.judgement.estimate {
-        Some(_) => text::interval(r),
-        None => format!("{} (no interval)", text::pct(r.change_pct, 1)),
-    };
     let _ = write!(
         out,
         "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\">{} <tspan class=\"{}\">{}</tspan></text></g>",
         LABEL + PLOT + 12.0,
         y + 4.0,
-        esc(&note),
+        esc(&note(r)),
         verdict_class(r).replacen("v-", "t-", 1),
         esc(&text::verdict(r))
     );
+}
+
+/// A row's interval (or its change without one), as the right-hand column shows it.
+fn note(r: &Row) -> String {
+    match &r.judgement.estimate {
+        Some(_) => text::interval(r),
+        None => format!("{} (no interval)", text::pct(r.change_pct, 1)),
+    }
 }
