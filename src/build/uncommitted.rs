@@ -106,11 +106,9 @@ pub fn read(tree_path: &Path, refs: &[&str]) -> anyhow::Result<Option<Uncommitte
         ))
         .into());
     }
-    let private = crate::private_dir::PrivateDir::create(
-        &std::env::temp_dir(),
-        "patchbench-uncommitted-",
-    )
-    .map_err(|e| anyhow::anyhow!("cannot make a private directory: {e}"))?;
+    let private =
+        crate::private_dir::PrivateDir::create(&std::env::temp_dir(), "patchbench-uncommitted-")
+            .map_err(|e| anyhow::anyhow!("cannot make a private directory: {e}"))?;
     let state = diff_of(&top, &head, private.path());
     private.close()?;
     let Some((bytes, files)) = state? else {
@@ -419,10 +417,7 @@ mod tests {
         // It applies on HEAD in a clone (never in the user's tree).
         let clone = d.path().join("clone");
         run(
-            git(d.path())
-                .args(["clone", "-q"])
-                .arg(&user)
-                .arg(&clone),
+            git(d.path()).args(["clone", "-q"]).arg(&user).arg(&clone),
             "clone",
         )
         .unwrap();
@@ -452,8 +447,7 @@ mod tests {
         let e = read(&user, &[&first]).unwrap_err();
         assert!(e.downcast_ref::<Usage>().is_some(), "{e}");
         assert!(
-            e.to_string()
-                .contains("relative to the checked-out HEAD"),
+            e.to_string().contains("relative to the checked-out HEAD"),
             "{e}"
         );
         // One side at HEAD is enough (a campaign's other side is built as committed).

@@ -55,9 +55,7 @@ pub fn on_this_box(
         for (i, p) in sb.patches.iter().enumerate() {
             // Under its own name (a plain diff's subject is `plain diff NAME`, part of the
             // commit), one directory per place in the series.
-            let file = dir
-                .join(format!("{i:02}"))
-                .join(p.name.replace('/', "_"));
+            let file = dir.join(format!("{i:02}")).join(p.name.replace('/', "_"));
             std::fs::create_dir_all(dir.join(format!("{i:02}")))?;
             std::fs::write(&file, decode(p)?)?;
             patches.push(file);
