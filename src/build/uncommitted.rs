@@ -435,6 +435,37 @@ mod tests {
         let again = read(&user, &["HEAD"]).unwrap().unwrap();
         assert_eq!(again.patch.sha256, u.patch.sha256);
         assert_eq!(state(&user), before);
+        // Applied as the first patch in the cache's repository: a commit with its subject,
+        // and the same commit from the recorded name, subject and bytes (a lab box's replay).
+        let tree = Tree::open(&user).unwrap();
+        let repo =
+            super::super::tree::Repo::open_or_init(&d.path().join("repo.git"), &tree).unwrap();
+        let tmp = d.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let a = super::super::patches::apply(
+            &repo,
+            &head,
+            "HEAD",
+            std::slice::from_ref(&u.patch),
+            &tmp,
+        )
+        .unwrap();
+        assert_eq!(a.patches[0].subject, u.patch.subject.clone().unwrap());
+        assert_eq!(a.patches[0].file, u.patch.name);
+        let shown = run(
+            repo.git()
+                .args(["show", &format!("{}:kernel/sys.c", a.commit)]),
+            "show",
+        )
+        .unwrap();
+        assert!(shown.contains("int B;"), "{shown}");
+        let mut replayed =
+            PatchFile::from_bytes(Path::new("elsewhere"), &u.patch.name, u.patch.bytes.clone())
+                .unwrap();
+        replayed.subject = u.patch.subject.clone();
+        let b = super::super::patches::apply(&repo, &head, "HEAD", &[replayed], &tmp).unwrap();
+        assert_eq!(b.commit, a.commit, "the same key on another box");
+        assert_eq!(state(&user), before);
     }
 
     #[test]
