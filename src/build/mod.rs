@@ -369,7 +369,8 @@ fn run(
     if let Some(u) = &req.uncommitted {
         if u.head != base {
             return Err(Usage(format!(
-                "--include-uncommitted: the uncommitted changes of {} are relative to {}, but                  {} is {}: leave the flag out, or build HEAD",
+                "--include-uncommitted: the uncommitted changes of {} are relative to {}, but \
+                 {} is {}: leave the flag out, or build HEAD",
                 req.tree.display(),
                 &u.head[..12.min(u.head.len())],
                 crate::safe_text::field(&req.git_ref),

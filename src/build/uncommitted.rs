@@ -482,7 +482,24 @@ mod tests {
             "{e}"
         );
         // One side at HEAD is enough (a campaign's other side is built as committed).
-        assert!(read(&user, &[&first, "HEAD"]).unwrap().is_some());
+        let u = read(&user, &[&first, "HEAD"]).unwrap().unwrap();
+        // A build of another commit with them is refused before anything is checked or made.
+        let req = super::super::BuildRequest {
+            tree: user.clone(),
+            git_ref: first.clone(),
+            patches: Vec::new(),
+            config: super::super::config::ConfigChoice::Tiny,
+            fragments: Vec::new(),
+            jobs: None,
+            cache_dir: Some(d.path().join("cache")),
+            uncommitted: Some(u),
+        };
+        let signals = crate::proc::signals::Signals::install().unwrap();
+        let e = super::super::check_request(&req, &crate::progress::Progress::new(), &signals)
+            .unwrap_err();
+        assert!(e.downcast_ref::<Usage>().is_some(), "{e}");
+        assert!(e.to_string().contains("are relative to"), "{e}");
+        assert!(!d.path().join("cache").exists(), "nothing made");
         let bare = d.path().join("bare.git");
         run(
             git(d.path())
