@@ -84,17 +84,14 @@ pub fn read(tree_path: &Path, refs: &[&str]) -> anyhow::Result<Option<Uncommitte
     .trim()
     .to_string();
     let mut at_head = false;
-    let mut others = Vec::new();
+    let mut others: Vec<String> = Vec::new();
     for r in refs {
         let commit = tree.resolve(r)?;
+        let said = format!("{} is {}", crate::safe_text::field(r), &commit[..12]);
         if commit == head {
             at_head = true;
-        } else {
-            others.push(format!(
-                "{} is {}",
-                crate::safe_text::field(r),
-                &commit[..12]
-            ));
+        } else if !others.contains(&said) {
+            others.push(said);
         }
     }
     if !at_head {
