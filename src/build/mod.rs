@@ -12,7 +12,7 @@
 //!         fragments: vec![],                  // user fragments, after ours
 //!         jobs: None,                         // default: the CPUs
 //!         cache_dir: None,                    // default: $XDG_CACHE_HOME/patchbench/builds
-//!         uncommitted: None,                  // or uncommitted::read(tree, &["HEAD"])?
+//!         uncommitted: None,                  // or uncommitted::read(tree, &["HEAD"], None)?
 //!     },
 //!     &progress,
 //!     &signals,

@@ -9,6 +9,8 @@
 //! - Untracked files that are not ignored (`git ls-files --others --exclude-standard`), each
 //!   as a new-file diff (`git diff --no-index /dev/null FILE`: it hashes, it stores nothing),
 //!   in git's order. No `git add -N`: that writes the user's index.
+//! - The index's copy lives in a staging directory of the build cache (removed at the end, or
+//!   swept later when a killed process left it), never in the tree.
 //! - Bounded like a `--patch` file ([`super::input::PATCH_LIMIT`]): untracked files are sized
 //!   before they are read and git's output is read with the limit, so a stray multi-gigabyte
 //!   file is refused in one line, not read.
@@ -55,8 +57,13 @@ const DIFF_OPTIONS: &[&str] = &[
 
 /// Reads the uncommitted changes of the tree at `tree` for a build of `refs` (every ref a
 /// build asks for; at least one must be the checked-out HEAD: the changes are relative to
-/// it). None for a clean tree (the caller says "nothing uncommitted").
-pub fn read(tree_path: &Path, refs: &[&str]) -> anyhow::Result<Option<Uncommitted>> {
+/// it), with a private staging directory of the build cache `cache_dir` (swept when a killed
+/// process left it). None for a clean tree (the caller says "nothing uncommitted").
+pub fn read(
+    tree_path: &Path,
+    refs: &[&str],
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Option<Uncommitted>> {
     let tree = Tree::open(tree_path)?;
     let shown = tree_path.display();
     let top = output(
@@ -103,9 +110,7 @@ pub fn read(tree_path: &Path, refs: &[&str]) -> anyhow::Result<Option<Uncommitte
         ))
         .into());
     }
-    let private =
-        crate::private_dir::PrivateDir::create(&std::env::temp_dir(), "patchbench-uncommitted-")
-            .map_err(|e| anyhow::anyhow!("cannot make a private directory: {e}"))?;
+    let private = super::cache::Cache::open(cache_dir)?.staging("uncommitted")?;
     let state = diff_of(&top, &head, private.path());
     private.close()?;
     let Some((bytes, files)) = state? else {
@@ -367,7 +372,12 @@ mod tests {
     fn staged_modified_and_untracked_files_make_one_patch_that_applies_on_head() {
         let d = tempfile::tempdir().unwrap();
         let (user, head) = linux_tree(d.path());
-        assert!(read(&user, &["HEAD"]).unwrap().is_none(), "a clean tree");
+        assert!(
+            read(&user, &["HEAD"], Some(&d.path().join("cache")))
+                .unwrap()
+                .is_none(),
+            "a clean tree"
+        );
         // Staged (a new file and an edit), modified, deleted, untracked (text, binary,
         // empty), ignored.
         write(&user, "staged.c", b"s\n");
@@ -386,7 +396,7 @@ mod tests {
         run(git(elsewhere.path()).args(["init", "-q"]), "init").unwrap();
         std::env::set_var("GIT_DIR", elsewhere.path().join(".git"));
         std::env::set_var("GIT_INDEX_FILE", elsewhere.path().join("nothing"));
-        let got = read(&user, &["HEAD", "HEAD"]);
+        let got = read(&user, &["HEAD", "HEAD"], Some(&d.path().join("cache")));
         std::env::remove_var("GIT_DIR");
         std::env::remove_var("GIT_INDEX_FILE");
         let u = got.unwrap().unwrap();
@@ -429,7 +439,9 @@ mod tests {
         assert!(clone.join("empty.c").is_file());
         assert!(!clone.join("gone.c").exists());
         // The same state reads as the same bytes (the same build key).
-        let again = read(&user, &["HEAD"]).unwrap().unwrap();
+        let again = read(&user, &["HEAD"], Some(&d.path().join("cache")))
+            .unwrap()
+            .unwrap();
         assert_eq!(again.patch.sha256, u.patch.sha256);
         assert_eq!(state(&user), before);
         // Applied as the first patch in the cache's repository: a commit with its subject,
@@ -472,14 +484,16 @@ mod tests {
         write(&user, "kernel/sys.c", b"int a;\n");
         let _second = commit_all(&user);
         write(&user, "kernel/sys.c", b"int z;\n");
-        let e = read(&user, &[&first]).unwrap_err();
+        let e = read(&user, &[&first], Some(&d.path().join("cache"))).unwrap_err();
         assert!(e.downcast_ref::<Usage>().is_some(), "{e}");
         assert!(
             e.to_string().contains("relative to the checked-out HEAD"),
             "{e}"
         );
         // One side at HEAD is enough (a campaign's other side is built as committed).
-        let u = read(&user, &[&first, "HEAD"]).unwrap().unwrap();
+        let u = read(&user, &[&first, "HEAD"], Some(&d.path().join("cache")))
+            .unwrap()
+            .unwrap();
         // A build of another commit with them is refused before anything is checked or made.
         let req = super::super::BuildRequest {
             tree: user.clone(),
@@ -488,7 +502,7 @@ mod tests {
             config: super::super::config::ConfigChoice::Tiny,
             fragments: Vec::new(),
             jobs: None,
-            cache_dir: Some(d.path().join("cache")),
+            cache_dir: Some(d.path().join("cache2")),
             uncommitted: Some(u),
         };
         let signals = crate::proc::signals::Signals::install().unwrap();
@@ -496,7 +510,7 @@ mod tests {
             .unwrap_err();
         assert!(e.downcast_ref::<Usage>().is_some(), "{e}");
         assert!(e.to_string().contains("are relative to"), "{e}");
-        assert!(!d.path().join("cache").exists(), "nothing made");
+        assert!(!d.path().join("cache2").exists(), "nothing made");
         let bare = d.path().join("bare.git");
         run(
             git(d.path())
@@ -506,12 +520,12 @@ mod tests {
             "clone",
         )
         .unwrap();
-        let e = read(&bare, &["HEAD"]).unwrap_err();
+        let e = read(&bare, &["HEAD"], Some(&d.path().join("cache"))).unwrap_err();
         assert!(e.to_string().contains("no working tree"), "{e}");
         // Untracked files are sized before they are read.
         let big = std::fs::File::create(user.join("huge.img")).unwrap();
         big.set_len(PATCH_LIMIT + 1).unwrap();
-        let e = read(&user, &["HEAD"]).unwrap_err();
+        let e = read(&user, &["HEAD"], Some(&d.path().join("cache"))).unwrap_err();
         assert!(e.downcast_ref::<Usage>().is_some(), "{e}");
         assert!(e.to_string().contains("larger than 64 MiB"), "{e}");
     }

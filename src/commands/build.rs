@@ -114,7 +114,7 @@ pub fn uncommitted(
     if !opts.include_uncommitted {
         return Ok(None);
     }
-    let u = crate::build::uncommitted::read(tree, refs)?;
+    let u = crate::build::uncommitted::read(tree, refs, opts.cache.as_deref())?;
     if u.is_none() {
         crate::safe_text::eprint_line(&format!(
             "patchbench: --include-uncommitted: nothing uncommitted in {}, so HEAD is built \
