@@ -665,3 +665,131 @@ fn builds_shows_the_work_area_and_prune_frees_it_and_old_builds() {
     let (code, _, err) = builds(&["--older-than", "3"]);
     assert_eq!(code, Some(2), "--older-than needs --prune: {err}");
 }
+
+#[test]
+fn include_uncommitted_builds_the_working_trees_edit_and_the_build_names_it() {
+    let kt = kernel_tree();
+    let shared_before = tree_state(&kt);
+    // A checkout of the shared tree's HEAD of its own, whose work tree may be edited: the
+    // shared objects through a link (so the cache's repository and build slot are the shared
+    // tree's, and the build is incremental there), only kernel/sys.c checked out (sparse).
+    let d = tempfile::tempdir().unwrap();
+    let user = d.path().join("linux");
+    let git =
+        |args: &[&str]| common::kernel_tree::run(common::kernel_tree::git(&user).args(args), "git");
+    std::fs::create_dir(&user).unwrap();
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::remove_dir_all(user.join(".git/objects")).unwrap();
+    std::os::unix::fs::symlink(kt.tree.join(".git/objects"), user.join(".git/objects")).unwrap();
+    git(&["update-ref", "refs/heads/main", &kt.head]);
+    git(&["config", "core.sparseCheckout", "true"]);
+    std::fs::write(user.join(".git/info/sparse-checkout"), "/kernel/sys.c\n").unwrap();
+    git(&["read-tree", "-mu", "HEAD"]);
+    // The edit, not committed: getppid returns its parent's pid plus nothing, one line.
+    let sys = user.join("kernel/sys.c");
+    let text = std::fs::read_to_string(&sys).unwrap();
+    let at = text.find("SYSCALL_DEFINE0(getppid)").unwrap();
+    let end = at + text[at..].find("\treturn pid;\n").unwrap();
+    let edited = format!(
+        "{}\treturn pid + 0 * __LINE__; /* uncommitted */\n{}",
+        &text[..end],
+        &text[end + "\treturn pid;\n".len()..]
+    );
+    std::fs::write(&sys, &edited).unwrap();
+    let status = || {
+        let index = std::fs::read(user.join(".git/index")).unwrap();
+        let mtime = std::fs::metadata(user.join(".git/index"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        // Optional locks off: this `git status` must not refresh the index either.
+        let status = common::kernel_tree::run(
+            common::kernel_tree::git(&user)
+                .env("GIT_OPTIONAL_LOCKS", "0")
+                .args(["status", "--porcelain"]),
+            "git status",
+        );
+        (status, index, mtime)
+    };
+    let before = status();
+    assert_eq!(before.0, " M kernel/sys.c\n");
+    let short = &kt.head[..12];
+
+    // Without the flag: the warning names the file (a missing --patch then stops the build
+    // before anything is built).
+    let (code, _, err) = run(&mut build_in(
+        &user,
+        &kt.cache,
+        &["--patch", "/nonexistent/x.diff"],
+    ));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "has uncommitted changes, which this build of HEAD ({short}) leaves out"
+        )) && err.contains("1 modified: kernel/sys.c")
+            && err.contains("give --include-uncommitted"),
+        "{err}"
+    );
+    // With it: the one real build, of HEAD and the edit.
+    let started = Instant::now();
+    let (code, out, err) = run(&mut build_in(&user, &kt.cache, &["--include-uncommitted"]));
+    assert_eq!(code, Some(0), "{err}");
+    let b: serde_json::Value = serde_json::from_str(&out).unwrap();
+    eprintln!(
+        "with the uncommitted edit: {} in {:.0} s ({}; make {:.0} s)",
+        b["id"],
+        started.elapsed().as_secs_f64(),
+        if b["cached"] == true {
+            "a cache hit"
+        } else if b["incremental"] == true {
+            "incremental"
+        } else {
+            "from scratch"
+        },
+        b["build_secs"].as_f64().unwrap()
+    );
+    assert!(!err.contains("warning"), "nothing is left out: {err}");
+    assert_eq!(b["base_commit"], kt.head.as_str());
+    assert_ne!(
+        b["commit"],
+        kt.head.as_str(),
+        "the edit is a commit on HEAD"
+    );
+    let patches = b["patches"].as_array().unwrap();
+    assert_eq!(patches.len(), 1, "{patches:?}");
+    assert_eq!(
+        patches[0]["subject"],
+        format!("uncommitted changes of linux at {short} (1 file)").as_str()
+    );
+    assert_eq!(
+        patches[0]["file"],
+        format!("uncommitted-{short}.diff").as_str()
+    );
+    assert_eq!(patches[0]["commit"], b["commit"]);
+    // The commit built has the edit (in the cache's own repository, never the user's).
+    let repos = kt.cache.join(".work/repos");
+    let built_sys = std::fs::read_dir(&repos)
+        .unwrap()
+        .flatten()
+        .find_map(|r| {
+            let out = common::kernel_tree::git(&r.path())
+                .args(["show", &format!("{}:kernel/sys.c", b["commit"].as_str()?)])
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        })
+        .expect("the built commit is in the cache's repository");
+    assert_eq!(built_sys, edited);
+    // The cache's list names it too; the user's tree and index are as they were.
+    let (code, text, _) = run(std_patchbench().args(["builds", "--cache"]).arg(&kt.cache));
+    assert_eq!(code, Some(0));
+    assert!(text.contains("HEAD + \"uncommitted changes of"), "{text}");
+    assert_eq!(
+        status(),
+        before,
+        "the user's work tree and index are untouched"
+    );
+    assert_eq!(tree_state(&kt), shared_before);
+}

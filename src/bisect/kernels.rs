@@ -60,6 +60,7 @@ impl<'s> CacheKernels<'s> {
             config,
             jobs: opts.jobs,
             cache_dir: opts.cache.clone(),
+            uncommitted: None,
         }
     }
 
@@ -121,6 +122,7 @@ fn built(spec: &BisectSpec, good: &Build, b: &Build, patches: &[PathBuf]) -> Res
         kernel: crate::campaign::side_kernel::of_build(b, None)?,
         side: Some(SideBuild {
             git_ref: b.base_commit.clone(),
+            uncommitted: None,
             patches: patches
                 .iter()
                 .filter_map(|p| crate::build::patches::PatchFile::read(p).ok())
@@ -128,6 +130,7 @@ fn built(spec: &BisectSpec, good: &Build, b: &Build, patches: &[PathBuf]) -> Res
                     name: f.name,
                     sha256: f.sha256,
                     base64: base64_of(&f.bytes),
+                    subject: None,
                 })
                 .collect(),
             build: b.to_ref(),

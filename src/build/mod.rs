@@ -12,6 +12,7 @@
 //!         fragments: vec![],                  // user fragments, after ours
 //!         jobs: None,                         // default: the CPUs
 //!         cache_dir: None,                    // default: $XDG_CACHE_HOME/patchbench/builds
+//!         uncommitted: None,                  // or uncommitted::read(tree, &["HEAD"], None)?
 //!     },
 //!     &progress,
 //!     &signals,
@@ -43,6 +44,10 @@
 //!   `LOCALVERSION=-pb<commit>` (the release names the commit; `LOCALVERSION_AUTO` off), the
 //!   object directory a direct subdirectory of the source (kbuild then records relative
 //!   paths), module signing off.
+//! - **Uncommitted changes** of the tree are left out (a build is of a commit, as committed)
+//!   and named in one warning, unless the request carries them ([`uncommitted`],
+//!   `--include-uncommitted`): then they are the first patch, before the `--patch` files, so
+//!   they are part of the commit, the key, and the build's list of patches.
 //! - **Failures** are one line (bad input: exit status 2) and leave no finished build: a
 //!   build is staged privately and published by one rename ([`cache`]); the log of a failed
 //!   build stays in `CACHE/.work/logs/<id>.log`. A key whose code does not build is
@@ -51,7 +56,7 @@
 //!   every resume.
 //!
 //! Modules: [`tree`] (git), [`input`] (the user's files, bounded), [`patches`] (mail and
-//! diffs), [`config`] (configs, fragments,
+//! diffs), [`uncommitted`] (the working tree's changes as a patch), [`config`] (configs, fragments,
 //! checks), [`tools`] (what a build needs), [`make`] (kbuild under supervision), [`cache`]
 //! (layout, locks, publishing, listing).
 
@@ -64,6 +69,7 @@ pub mod patches;
 pub mod prune;
 pub mod tools;
 pub mod tree;
+pub mod uncommitted;
 
 use crate::error::Usage;
 use crate::proc::signals::Signals;
@@ -99,6 +105,10 @@ pub struct BuildRequest {
     pub jobs: Option<usize>,
     /// The cache (default: [`cache::default_dir`]).
     pub cache_dir: Option<PathBuf>,
+    /// The working tree's uncommitted changes ([`uncommitted::read`]), applied before
+    /// `patches`; `git_ref` must name the commit they were read at. None: they are left out
+    /// (and named in a warning).
+    pub uncommitted: Option<uncommitted::Uncommitted>,
 }
 
 /// What identifies a build.
@@ -355,23 +365,35 @@ fn run(
     // Everything the user gave, checked before anything is made.
     let tree = Tree::open(&req.tree)?;
     let base = tree.resolve(&req.git_ref)?;
-    if matches!(mode, Mode::Build | Mode::Expect(_)) {
+    let mut files = Vec::new();
+    if let Some(u) = &req.uncommitted {
+        if u.head != base {
+            return Err(Usage(format!(
+                "--include-uncommitted: the uncommitted changes of {} are relative to {}, but \
+                 {} is {}: leave the flag out, or build HEAD",
+                req.tree.display(),
+                &u.head[..12.min(u.head.len())],
+                crate::safe_text::field(&req.git_ref),
+                &base[..12]
+            ))
+            .into());
+        }
+        files.push(u.patch.clone());
+    } else if matches!(mode, Mode::Build | Mode::Expect(_)) {
         if let Some(what) = tree.left_out(&base) {
             progress.line(&format!(
                 "patchbench: warning: {} has uncommitted changes, which this build of {} \
-                 ({}) leaves out (a build is of what is committed): {what}; commit them, or \
-                 give them as a --patch, to build them",
+                 ({}) leaves out (a build is of what is committed): {what}; give \
+                 --include-uncommitted to build them",
                 req.tree.display(),
                 crate::safe_text::field(&req.git_ref),
                 &base[..12]
             ));
         }
     }
-    let files = req
-        .patches
-        .iter()
-        .map(|p| PatchFile::read(p))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    for p in &req.patches {
+        files.push(PatchFile::read(p)?);
+    }
     let start = Start::read(&req.config)?;
     let mut user = Vec::new();
     let mut fragment_info = Vec::new();

@@ -32,6 +32,10 @@ pub struct PatchFile {
     pub name: String,
     pub bytes: Vec<u8>,
     pub sha256: String,
+    /// The subject a plain diff is committed with, when it is not `plain diff NAME` (the
+    /// working tree's uncommitted changes: `super::uncommitted`); such a patch is always read
+    /// as a plain diff.
+    pub subject: Option<String>,
 }
 
 /// What was applied (or skipped) from a patch file, in order.
@@ -80,7 +84,14 @@ impl PatchFile {
             name: name.to_string(),
             bytes,
             sha256,
+            subject: None,
         })
+    }
+
+    /// The same patch, committed as a plain diff with `subject`.
+    pub fn with_subject(mut self, subject: String) -> PatchFile {
+        self.subject = Some(subject);
+        self
     }
 
     fn shown(&self) -> String {
@@ -258,7 +269,11 @@ pub fn apply(
         "git read-tree",
     )?;
     for file in files {
-        let form = form_of(&file.bytes).ok_or_else(|| {
+        let form = match file.subject {
+            Some(_) => Some(Form::Diff),
+            None => form_of(&file.bytes),
+        };
+        let form = form.ok_or_else(|| {
             Usage(format!(
                 "{} is neither a patch mail (mbox, as `git format-patch` writes) nor a diff",
                 file.shown()
@@ -270,7 +285,10 @@ pub fn apply(
                 author_name: super::tree::COMMITTER_NAME.to_string(),
                 author_email: super::tree::COMMITTER_EMAIL.to_string(),
                 date: base_date.clone(),
-                subject: format!("plain diff {}", file.name),
+                subject: file
+                    .subject
+                    .clone()
+                    .unwrap_or_else(|| format!("plain diff {}", file.name)),
                 body: format!("Applied by patchbench; sha256 {}.\n", file.sha256),
                 diff: file.bytes.clone(),
             }],

@@ -46,17 +46,37 @@ pub fn on_this_box(
         };
         let dir = private.path().join(&side.name);
         std::fs::create_dir_all(&dir)?;
+        let decode = |p: &crate::record::campaign::spec::PatchSource| {
+            base64::engine::general_purpose::STANDARD
+                .decode(&p.base64)
+                .map_err(|e| anyhow::anyhow!("the campaign's patch {} is unreadable: {e}", p.name))
+        };
         let mut patches = Vec::new();
         for (i, p) in sb.patches.iter().enumerate() {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(&p.base64)
-                .map_err(|e| {
-                    anyhow::anyhow!("the campaign's patch {} is unreadable: {e}", p.name)
-                })?;
-            let file = dir.join(format!("{i:02}-{}", p.name.replace('/', "_")));
-            std::fs::write(&file, bytes)?;
+            // Under its own name (a plain diff's subject is `plain diff NAME`, part of the
+            // commit), one directory per place in the series.
+            let file = dir.join(format!("{i:02}")).join(p.name.replace('/', "_"));
+            std::fs::create_dir_all(dir.join(format!("{i:02}")))?;
+            std::fs::write(&file, decode(p)?)?;
             patches.push(file);
         }
+        let uncommitted = match &sb.uncommitted {
+            Some(p) => {
+                let mut patch = crate::build::patches::PatchFile::from_bytes(
+                    &dir.join(&p.name),
+                    &p.name,
+                    decode(p)?,
+                )?;
+                patch.subject = p.subject.clone();
+                let files = crate::build::uncommitted::count_files(&patch.bytes);
+                Some(crate::build::uncommitted::Uncommitted {
+                    head: sb.build.base_commit.clone(),
+                    patch,
+                    files,
+                })
+            }
+            None => None,
+        };
         let want = crate::build::BuildKey {
             commit: sb.build.commit.clone(),
             config_sha256: sb.build.config_sha256.clone(),
@@ -71,6 +91,7 @@ pub fn on_this_box(
                 fragments: Vec::new(),
                 jobs: here.jobs,
                 cache_dir: here.cache.clone(),
+                uncommitted,
             },
             &want,
             progress,

@@ -166,6 +166,12 @@ fn spec_of(a: &BisectStart) -> anyhow::Result<BisectSpec> {
     let Some(tree) = &c.steps.tree else {
         return usage("--tree DIR: a bisection builds every kernel from a git tree");
     };
+    if c.steps.build.include_uncommitted {
+        return usage(
+            "--include-uncommitted: a bisection builds the commits between --good and --bad as \
+             committed, never the working tree; commit the change, or give it to campaign start",
+        );
+    }
     let template = super::campaign::spec(c)?;
     if !crate::campaign::run_by_one_process(&template) {
         return usage(format!(

@@ -34,6 +34,12 @@ pub struct BuildOpts {
     /// The build cache (default: $XDG_CACHE_HOME/patchbench/builds).
     #[arg(long, value_name = "DIR", requires = "tree")]
     pub cache: Option<PathBuf>,
+    /// Build the tree's working state: its uncommitted changes (staged, modified, and
+    /// untracked files that are not ignored) become one patch on the checked-out HEAD, before
+    /// the --patch files, recorded in the build's key and patches (docs/build.md). Without
+    /// it they are left out, with a warning naming them.
+    #[arg(long, requires = "tree")]
+    pub include_uncommitted: bool,
 }
 
 impl BuildOpts {
@@ -97,6 +103,28 @@ const NOTHING_BUILT: &str = "nothing was stored as a build";
 /// What an interrupted `--config-only` keeps: no config.
 const NOTHING_STORED: &str = "nothing was stored";
 
+/// `--include-uncommitted`: the tree's uncommitted changes for a build of `refs` (one of
+/// them the checked-out HEAD), read once; None without the flag, or for a clean tree (said
+/// in one line).
+pub fn uncommitted(
+    opts: &BuildOpts,
+    tree: &std::path::Path,
+    refs: &[&str],
+) -> anyhow::Result<Option<crate::build::uncommitted::Uncommitted>> {
+    if !opts.include_uncommitted {
+        return Ok(None);
+    }
+    let u = crate::build::uncommitted::read(tree, refs, opts.cache.as_deref())?;
+    if u.is_none() {
+        crate::safe_text::eprint_line(&format!(
+            "patchbench: --include-uncommitted: nothing uncommitted in {}, so HEAD is built \
+             as committed",
+            tree.display()
+        ));
+    }
+    Ok(u)
+}
+
 /// `patchbench build`.
 pub fn build(a: &BuildArgs) -> anyhow::Result<i32> {
     let req = BuildRequest {
@@ -107,6 +135,7 @@ pub fn build(a: &BuildArgs) -> anyhow::Result<i32> {
         fragments: a.opts.fragments.clone(),
         jobs: a.opts.jobs.map(|j| j as usize),
         cache_dir: a.opts.cache.clone(),
+        uncommitted: uncommitted(&a.opts, &a.tree, &[&a.git_ref])?,
     };
     if a.config_only {
         let signals = Signals::install()?;

@@ -33,6 +33,7 @@ fn sources(files: &[PathBuf]) -> anyhow::Result<Vec<PatchSource>> {
                 name: f.name,
                 sha256: f.sha256,
                 base64: base64::engine::general_purpose::STANDARD.encode(&f.bytes),
+                subject: None,
             })
         })
         .collect()
@@ -46,7 +47,26 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
     let s = &a.sides;
     let (base_ref, _) = split_ref(s.base.as_deref().unwrap_or("HEAD"));
     let (patched_ref, _) = split_ref(s.patched.as_deref().or(s.base.as_deref()).unwrap_or("HEAD"));
+    // Read once for both sides (the same bytes on each): a side at another commit than the
+    // checked-out HEAD is built as committed.
+    let uncommitted =
+        crate::commands::build::uncommitted(&a.steps.build, tree, &[&base_ref, &patched_ref])?;
+    let mut at_head = Vec::new();
+    if let Some(u) = &uncommitted {
+        let t = crate::build::tree::Tree::open(tree)?;
+        for r in [&base_ref, &patched_ref] {
+            if t.resolve(r)? == u.head {
+                at_head.push(r.clone());
+            }
+        }
+    }
+    let side_uncommitted = |git_ref: &str| {
+        uncommitted
+            .clone()
+            .filter(|_| at_head.iter().any(|r| r == git_ref))
+    };
     let request = |git_ref: &str, patches: &[PathBuf], config: ConfigChoice| BuildRequest {
+        uncommitted: side_uncommitted(git_ref),
         tree: tree.clone(),
         git_ref: git_ref.to_string(),
         patches: patches.to_vec(),
@@ -121,8 +141,15 @@ pub fn build_sides(a: &StartArgs, spec: &mut CampaignSpec) -> anyhow::Result<()>
         let kernel = of_build(b, initrd).map_err(crate::error::Usage)?;
         if let Some(spec_side) = spec.sides.iter_mut().find(|x| x.name == side) {
             spec_side.kernel = Some(kernel);
+            let carried = side_uncommitted(&git_ref).map(|u| PatchSource {
+                name: u.patch.name.clone(),
+                sha256: u.patch.sha256.clone(),
+                base64: base64::engine::general_purpose::STANDARD.encode(&u.patch.bytes),
+                subject: u.patch.subject.clone(),
+            });
             spec_side.build = Some(SideBuild {
                 git_ref,
+                uncommitted: carried,
                 patches: src,
                 build: b.to_ref(),
             });

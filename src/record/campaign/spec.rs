@@ -81,6 +81,10 @@ pub struct CampaignBuild {
 pub struct SideBuild {
     /// The ref as given (`HEAD`, `v6.1`).
     pub git_ref: String,
+    /// The working tree's uncommitted changes (`--include-uncommitted`), applied before
+    /// `patches`, with the subject they were committed with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncommitted: Option<PatchSource>,
     /// The side's patch files, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub patches: Vec<PatchSource>,
@@ -93,6 +97,10 @@ pub struct PatchSource {
     pub name: String,
     pub sha256: String,
     pub base64: String,
+    /// The subject it was committed with, when it is not its own (a plain diff of the
+    /// working tree's uncommitted changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 /// One side of a campaign.
