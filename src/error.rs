@@ -10,7 +10,7 @@ use thiserror::Error;
 pub struct Usage(pub String);
 
 /// The run was stopped by a signal (SIGINT, SIGTERM, SIGHUP); exit status 128 + signal.
-#[derive(Debug, Error)]
+#[derive(Debug, Clone, Error)]
 #[error("interrupted by {name}; {kept}")]
 pub struct Interrupted {
     pub signal: i32,

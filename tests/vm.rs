@@ -603,3 +603,64 @@ fn bad_vm_input_is_refused_in_one_line_before_anything_is_stored() {
         assert!(!store.exists(), "{opts:?} created the store");
     }
 }
+
+#[test]
+fn a_guest_step_waits_for_the_hosts_measurement_lock_and_says_whom_for() {
+    let k = debian_kernel();
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("s.db");
+    // The test holds the campaign's measurement lock, as another measurement would.
+    let lock = common::private_measure_lock();
+    let held = nix::fcntl::Flock::lock(
+        std::fs::File::open(&lock).unwrap(),
+        nix::fcntl::FlockArg::LockExclusive,
+    )
+    .unwrap();
+    let mut child = start(
+        &store,
+        "locked",
+        &[
+            "--allow-tcg",
+            "--base",
+            &side(&k, ""),
+            "--patched",
+            &side(&k, ""),
+            "--rounds",
+            "1",
+        ],
+        &SHORT,
+    )
+    .env(patchbench::proc::measure_lock::LOCK_ENV, &lock)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        use std::io::BufRead;
+        assert!(err.read_line(&mut line).unwrap() > 0, "{seen}");
+        seen.push_str(&line);
+        if line.contains(patchbench::proc::measure_lock::WAITING) {
+            break;
+        }
+    }
+    assert!(
+        seen.contains(&format!("waiting for pid {}", std::process::id())),
+        "{seen}"
+    );
+    // No guest starts while the lock is held.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        qemus_of(child.id()).is_empty(),
+        "a guest started while the host measured"
+    );
+    drop(held);
+    let mut rest = String::new();
+    use std::io::Read;
+    err.read_to_string(&mut rest).unwrap();
+    let status = wait_with_timeout(&mut child, Duration::from_secs(300));
+    assert!(status.success(), "{seen}{rest}");
+    assert_eq!(runs(&store, "locked").len(), 2, "{rest}");
+}

@@ -50,6 +50,59 @@ pub fn hold_for_process(
     Ok(overlapped)
 }
 
+/// The measurement lock held by a value and released when it is dropped: a `vm` step's, whose
+/// guest measures while this process only waits for QEMU. It holds no lock inside a process
+/// that holds the lock for itself already ([`hold_for_process`]).
+pub struct Held {
+    _lock: Option<Flock<File>>,
+}
+
+/// Takes the lock for as long as the returned value lives, waiting while another process
+/// holds it: `say` gets one line naming the holder, and `pause` runs between tries (a short
+/// sleep that an interruption ends: its error ends the wait, returned as the inner `Err`).
+/// Polling leaves the lock to the commands already blocked on it, which the kernel wakes the
+/// moment it is released, so a campaign's next step never jumps the queue.
+pub fn hold_while<E>(
+    say: &mut dyn FnMut(&str),
+    pause: &mut dyn FnMut() -> Result<(), E>,
+) -> anyhow::Result<Result<Held, E>> {
+    if HELD.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+        return Ok(Ok(Held { _lock: None }));
+    }
+    hold_while_at(&path(), say, pause)
+}
+
+/// [`hold_while`] on the lock file `path`.
+fn hold_while_at<E>(
+    path: &std::path::Path,
+    say: &mut dyn FnMut(&str),
+    pause: &mut dyn FnMut() -> Result<(), E>,
+) -> anyhow::Result<Result<Held, E>> {
+    let mut file = open(path)?;
+    let mut said = false;
+    loop {
+        match try_lock(file)? {
+            Ok(held) => return Ok(Ok(Held { _lock: Some(held) })),
+            Err(f) => {
+                if !said {
+                    let holder = super::lock_holder::describe(&f)
+                        .unwrap_or_else(|| "another process".to_string());
+                    say(&format!(
+                        "{WAITING}{holder} to finish measuring: one measurement at a time on \
+                         this machine (lock {})",
+                        path.display()
+                    ));
+                    said = true;
+                }
+                if let Err(e) = pause() {
+                    return Ok(Err(e));
+                }
+                file = f;
+            }
+        }
+    }
+}
+
 /// The machine-wide lock file.
 pub fn path() -> PathBuf {
     if let Some(p) = std::env::var_os(LOCK_ENV).filter(|p| !p.is_empty()) {
@@ -172,6 +225,24 @@ mod tests {
         );
         drop(first);
         assert!(try_lock(second).unwrap().is_ok());
+        // A held lock makes `hold_while` wait, saying so once, until its pause gives up.
+        let first = try_lock(open(&file).unwrap()).unwrap().unwrap();
+        let (mut said, mut pauses) = (Vec::new(), 0);
+        let waited = hold_while_at(&file, &mut |l| said.push(l.to_string()), &mut || {
+            pauses += 1;
+            if pauses < 3 {
+                Ok(())
+            } else {
+                Err("interrupted")
+            }
+        })
+        .unwrap();
+        assert!(matches!(waited, Err("interrupted")));
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(said[0].starts_with(WAITING), "{said:?}");
+        drop(first);
+        let held = hold_while_at(&file, &mut |_| {}, &mut || Err::<(), _>("not asked")).unwrap();
+        assert!(held.is_ok());
         // A link is never followed.
         let link = dir.path().join("link.lock");
         std::os::unix::fs::symlink(&file, &link).unwrap();

@@ -289,6 +289,10 @@ impl Executor for Vm {
         on_line: &mut dyn FnMut(&str),
         on_tick: &mut dyn FnMut(),
     ) -> StepOutcome {
+        let _measuring = match hold_measurement_lock(signals, on_line) {
+            Ok(h) => h,
+            Err(outcome) => return outcome,
+        };
         let cpus = self.checked.options.cpus.clone();
         let (prepared, command) = match self.prepare(req, cpus, None) {
             Ok(p) => p,
@@ -337,6 +341,16 @@ impl Vm {
         on_line: &mut dyn FnMut(&str),
         on_tick: &mut dyn FnMut(),
     ) -> [StepOutcome; 2] {
+        let _measuring = match hold_measurement_lock(signals, on_line) {
+            Ok(h) => h,
+            Err(outcome) => {
+                let second = match &outcome {
+                    StepOutcome::Interrupted(i) => StepOutcome::Interrupted(i.clone()),
+                    _ => StepOutcome::failed("the measurement lock cannot be taken", ""),
+                };
+                return [outcome, second];
+            }
+        };
         let spec = reqs[0].spec;
         let halves = cpus::duet_sets(&self.checked.options.cpus, spec.seed, reqs[0].step.round);
         let half_of = |side: &str| {
@@ -437,6 +451,22 @@ impl Vm {
 fn remove_result_dirs(prepared: &[Prepared]) {
     for p in prepared {
         let _ = std::fs::remove_dir_all(&p.result_dir);
+    }
+}
+
+/// The host's measurement lock for a step's guest (`crate::proc::measure_lock`): the guest
+/// measures on this machine's CPUs, so no other measurement of this machine runs beside it.
+/// Waiting says whom for once and ends on an interruption (the step is then handed back).
+fn hold_measurement_lock(
+    signals: &Signals,
+    on_line: &mut dyn FnMut(&str),
+) -> Result<crate::proc::measure_lock::Held, StepOutcome> {
+    match crate::proc::measure_lock::hold_while(on_line, &mut || {
+        signals.sleep(std::time::Duration::from_millis(100))
+    }) {
+        Ok(Ok(held)) => Ok(held),
+        Ok(Err(i)) => Err(StepOutcome::Interrupted(i)),
+        Err(e) => Err(StepOutcome::failed(format!("{e:#}"), "")),
     }
 }
 
