@@ -442,8 +442,10 @@ pub fn stop(store: &mut Store, name: &str) -> anyhow::Result<Stopped> {
     }
     // A step whose process died on this host (a SIGKILL, a crash) runs nowhere: it is
     // planned again, so the campaign stops now, and what the dead process left is removed.
+    // Not a lab campaign's: a restarted agent may still push the run it spooled for its step,
+    // which its lease keeps for it.
     let mut removed = Vec::new();
-    if runner_kind(c.spec.executor) != RunnerKind::PerBoot {
+    if run_by_one_process(&c.spec) {
         for s in store.steps(c.id)? {
             let Some(owner) = s.owner.as_deref() else {
                 continue;
