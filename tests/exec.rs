@@ -16,16 +16,20 @@ use common::{patchbench_with_store, processes_in, read_json, wait_until, wait_wi
 use std::path::Path;
 use std::time::Duration;
 
-/// stress-ng must be here: a test that cannot run must not pass.
-fn stress_ng() {
-    let found = std::process::Command::new("stress-ng")
+/// `tool` (Debian's `package`) must be here: a test that cannot run must not pass.
+fn installed(tool: &str, package: &str) {
+    let found = std::process::Command::new(tool)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
     assert!(
         found,
-        "stress-ng is not installed: apt-get install stress-ng (scripts/test.sh does)"
+        "{tool} is not installed: apt-get install {package} (scripts/test.sh does)"
     );
+}
+
+fn stress_ng() {
+    installed("stress-ng", "stress-ng");
 }
 
 /// `patchbench exec WORDS` with the store in `dir`; its output.
@@ -367,11 +371,7 @@ fn a_local_aa_campaign_of_a_stress_ng_stressor_flags_nothing() {
 #[test]
 fn perf_bench_sched_pipe_is_read_by_its_labels() {
     // linux-perf is in scripts/test.sh's packages (the profiles' test needs it too).
-    let found = std::process::Command::new("perf")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(found, "perf is not installed: apt-get install linux-perf");
+    installed("perf", "linux-perf");
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("r.json");
     let out = exec(
@@ -408,21 +408,9 @@ fn perf_bench_sched_pipe_is_read_by_its_labels() {
     );
 }
 
-/// fio must be here: a test that cannot run must not pass.
-fn fio() {
-    let found = std::process::Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "fio is not installed: apt-get install fio (scripts/test.sh does)"
-    );
-}
-
 #[test]
 fn fio_runs_on_dir_and_is_read_per_job_and_direction() {
-    fio();
+    installed("fio", "fio");
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("r.json");
     let fio_args = [
@@ -596,14 +584,7 @@ fn compare_refuses_sides_of_different_tools_or_arguments_unless_told_to() {
 
 #[test]
 fn sysbench_cpu_and_mutex_are_read_by_their_labels() {
-    let found = std::process::Command::new("sysbench")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "sysbench is not installed: apt-get install sysbench (scripts/test.sh does)"
-    );
+    installed("sysbench", "sysbench");
     let d = tempfile::tempdir().unwrap();
     let json = d.path().join("r.json");
     let run = |words: &[&str]| {

@@ -450,10 +450,11 @@ fn checkout_error(src: &Path, out: &Output) -> anyhow::Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn commit_in(dir: &Path, files: &[(&str, &str)]) -> String {
+    /// Writes `files` in the git tree `dir`, commits everything there and returns the commit.
+    pub(crate) fn commit_in(dir: &Path, files: &[(&str, &str)]) -> String {
         for (name, text) in files {
             let p = dir.join(name);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();

@@ -297,19 +297,7 @@ mod tests {
     use super::*;
 
     fn commit_all(dir: &Path) -> String {
-        run(git(dir).args(["add", "-A", "."]), "add").unwrap();
-        run(
-            git(dir)
-                .env("GIT_AUTHOR_NAME", "t")
-                .env("GIT_AUTHOR_EMAIL", "t@t")
-                .args(["commit", "-q", "-m", "c"]),
-            "commit",
-        )
-        .unwrap();
-        run(git(dir).args(["rev-parse", "HEAD"]), "rev-parse")
-            .unwrap()
-            .trim()
-            .to_string()
+        crate::build::tree::tests::commit_in(dir, &[])
     }
 
     fn write(dir: &Path, name: &str, bytes: &[u8]) {

@@ -10,7 +10,7 @@
 //! - `status [NAME]`, `report NAME [--format text|markdown|json|html]`, `stop NAME`.
 
 use super::campaign::{StartArgs, StepArgs};
-use super::shared::StoreArg;
+use super::shared::{NameArgs, StoreArg};
 use crate::bisect::flow::{self, Bisector, CampaignExecutors, Ended};
 use crate::bisect::kernels::{BuildOptions, CacheKernels};
 use crate::bisect::rule::Settings;
@@ -45,13 +45,13 @@ pub enum BisectCommand {
     )]
     Start(Box<BisectStart>),
     /// Continue a bisection after Ctrl-C, a crash or a reboot (judged steps are not run again).
-    Resume(ResumeArgs),
+    Resume(NameArgs),
     /// Where a bisection stands: its answer so far and its path (all bisections without NAME).
     Status(StatusArgs),
     /// The answer and the whole path: every step's commit, verdict, interval and rounds.
     Report(ReportArgs),
     /// End a bisection after its current campaign step.
-    Stop(StopArgs),
+    Stop(NameArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -88,22 +88,6 @@ pub struct BisectStart {
     /// The measuring command and its arguments, after `--` (as `campaign start` takes it).
     #[arg(last = true, required = true, value_name = "WORKLOAD")]
     pub workload: Vec<String>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct ResumeArgs {
-    #[arg(value_name = "NAME")]
-    pub name: String,
-    #[command(flatten)]
-    pub store: StoreArg,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct StopArgs {
-    #[arg(value_name = "NAME")]
-    pub name: String,
-    #[command(flatten)]
-    pub store: StoreArg,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -245,7 +229,7 @@ fn start(a: &BisectStart) -> anyhow::Result<i32> {
     run(store, &spec.name, &signals)
 }
 
-fn resume(a: &ResumeArgs) -> anyhow::Result<i32> {
+fn resume(a: &NameArgs) -> anyhow::Result<i32> {
     let store = a.store.open_for(Access::Write)?;
     let (row, _) = flow::find(&store, &a.name)?;
     if row.state != "running" && row.state != "stopping" {
@@ -364,7 +348,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn stop(a: &StopArgs) -> anyhow::Result<i32> {
+fn stop(a: &NameArgs) -> anyhow::Result<i32> {
     let mut store = a.store.open_for(Access::Write)?;
     let line = match flow::stop(&mut store, &a.name)? {
         flow::StopSaid::AlreadyOver(s) => format!("bisect {} is already {s}", a.name),

@@ -363,6 +363,15 @@ pub struct HarnessOpts {
     pub store: StoreOpts,
 }
 
+/// A command that names one campaign or bisection in a store (`stop`, bisect's `resume`).
+#[derive(Debug, Clone, Args)]
+pub struct NameArgs {
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
 /// A run on the counter harness (`scale`, `model`) as it starts: its sinks, its record (not
 /// yet started in them: a check may still refuse the run), the harness's session and the
 /// work directory.

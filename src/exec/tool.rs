@@ -96,8 +96,9 @@ pub fn version(program: &str, path: &Path, signals: &crate::proc::signals::Signa
             None => "unknown (no --version line)".to_string(),
         };
     }
-    match digest(path) {
-        Ok(d) => format!("sha256:{d}"),
+    // 16 hex digits of the program file's SHA-256 (its file changes with its version).
+    match crate::campaign::kernel_image::sha256_file(path) {
+        Ok(d) => format!("sha256:{}", &d[..16.min(d.len())]),
         Err(e) => format!("unknown ({e})"),
     }
 }
@@ -134,21 +135,6 @@ fn version_number(line: &str) -> Option<String> {
     let re = regex::Regex::new(r"\d+\.\d+[0-9A-Za-z.+~_-]*").ok()?;
     re.find(line)
         .map(|m| m.as_str().trim_end_matches(['.', '-', '_']).to_string())
-}
-
-/// 16 hex digits of the file's SHA-256.
-fn digest(path: &Path) -> std::io::Result<String> {
-    use sha2::Digest;
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = sha2::Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
-    let hex: String = hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    Ok(hex)
 }
 
 /// The arguments with every `{dir}` replaced by `dir`.

@@ -25,7 +25,7 @@ pub enum CampaignCommand {
     Report(ReportArgs),
     /// End a campaign after its current step (a kexec campaign: at its next boot, which
     /// returns to the kernel it started from).
-    Stop(StopArgs),
+    Stop(crate::commands::shared::NameArgs),
     /// Write and enable the systemd unit that runs `campaign resume --boot` once per boot
     /// (kexec campaigns).
     InstallHook(HookArgs),
@@ -272,14 +272,6 @@ pub struct ReportArgs {
     /// alone): a number, or `all`.
     #[arg(long, value_name = "N|all", default_value = "20", value_parser = crate::args::parse_why)]
     pub why: crate::args::WhyRows,
-    #[command(flatten)]
-    pub store: StoreArg,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct StopArgs {
-    #[arg(value_name = "NAME")]
-    pub name: String,
     #[command(flatten)]
     pub store: StoreArg,
 }

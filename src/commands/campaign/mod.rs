@@ -293,7 +293,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn stop(a: &StopArgs) -> anyhow::Result<i32> {
+fn stop(a: &crate::commands::shared::NameArgs) -> anyhow::Result<i32> {
     let mut store = a.store.open_for(Access::Read)?;
     let line = match campaign::stop(&mut store, &a.name)? {
         Stopped::AlreadyOver(state) => {

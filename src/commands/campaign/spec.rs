@@ -216,11 +216,7 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<CheckedWork
             crate::commands::exec::check(e)?;
             // exec's own rows, and its reader's, named after the program (stress-ng.*,
             // hackbench.*, perf-bench.*, fio.*).
-            let program = e.command.first().map(String::as_str).unwrap_or("");
-            let base = Path::new(program)
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or(program);
+            let base = crate::exec::tool::basename(e.command.first().map_or("", String::as_str));
             Sets {
                 output: &e.output,
                 other_file: None,
