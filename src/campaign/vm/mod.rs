@@ -289,7 +289,7 @@ impl Executor for Vm {
         on_line: &mut dyn FnMut(&str),
         on_tick: &mut dyn FnMut(),
     ) -> StepOutcome {
-        let _measuring = match hold_measurement_lock(signals, on_line) {
+        let _measuring = match hold_measurement_lock(signals, on_line, on_tick) {
             Ok(h) => h,
             Err(outcome) => return outcome,
         };
@@ -341,7 +341,7 @@ impl Vm {
         on_line: &mut dyn FnMut(&str),
         on_tick: &mut dyn FnMut(),
     ) -> [StepOutcome; 2] {
-        let _measuring = match hold_measurement_lock(signals, on_line) {
+        let _measuring = match hold_measurement_lock(signals, on_line, on_tick) {
             Ok(h) => h,
             Err(outcome) => {
                 let second = match &outcome {
@@ -460,8 +460,12 @@ fn remove_result_dirs(prepared: &[Prepared]) {
 fn hold_measurement_lock(
     signals: &Signals,
     on_line: &mut dyn FnMut(&str),
+    on_tick: &mut dyn FnMut(),
 ) -> Result<crate::proc::measure_lock::Held, StepOutcome> {
+    // `on_tick` while waiting: an agent's step keeps its lease alive (a wait longer than the
+    // lease would otherwise hand the step to another box).
     match crate::proc::measure_lock::hold_while(on_line, &mut || {
+        on_tick();
         signals.sleep(std::time::Duration::from_millis(100))
     }) {
         Ok(Ok(held)) => Ok(held),
