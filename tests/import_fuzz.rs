@@ -262,17 +262,24 @@ fn bad_values(store: &Path, after_id: i64) -> Vec<String> {
             }
         }
     }
-    let mut q = db
-        .prepare("SELECT run_id, record_json FROM run_records WHERE run_id > ?1")
-        .unwrap();
-    let runs = q
-        .query_map([after_id], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })
-        .unwrap();
-    for run in runs {
-        let (id, json) = run.unwrap();
-        match patchbench::record::RunRecord::from_json(&json) {
+    drop(q);
+    drop(db);
+    let stored = patchbench::store::db::Store::open(
+        &patchbench::store::Location::File(store.to_path_buf()),
+        patchbench::store::Access::Read,
+        None,
+    )
+    .unwrap();
+    let ids: Vec<i64> = stored
+        .list(None)
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| *id > after_id)
+        .collect();
+    for id in ids {
+        let doc = stored.stored_document(id).unwrap().unwrap();
+        match patchbench::record::RunRecord::from_value(doc) {
             Err(e) => bad.push(format!("run {id} does not read back: {e}")),
             Ok(r) => {
                 for m in &r.metrics {

@@ -243,13 +243,24 @@ fn a_password_in_the_url_appears_nowhere() {
     // Nor is it stored, nor in the server's log.
     let mut admin = server.admin(&db);
     for sql in [
-        "SELECT coalesce(string_agg(rr.record_json || coalesce(r.source, '') || coalesce(r.label, ''), ''), '') FROM runs r JOIN run_records rr ON rr.run_id = r.id",
+        "SELECT coalesce(string_agg(coalesce(r.source, '') || coalesce(r.label, ''), ''), '') FROM runs r",
         "SELECT coalesce(string_agg(params_json || title || samples_json, ''), '') FROM metrics",
+        "SELECT coalesce(string_agg(params_json::text || title || unit, ''), '') FROM metric_descs",
     ] {
         let text: String = admin.query_one(sql, &[]).unwrap().get(0);
         assert!(!text.is_empty() || sql.contains("metrics"));
         assert!(!text.contains(password), "stored: {sql}");
     }
+    // The records themselves, in their packed parts.
+    let mut records = String::new();
+    for row in admin.query("SELECT body FROM run_parts", &[]).unwrap() {
+        let part = patchbench::store::packed::decode(row.get::<_, &[u8]>(0)).unwrap();
+        for s in &part.lines {
+            records.extend(s.insert.iter().map(String::as_str));
+        }
+    }
+    assert!(!records.is_empty());
+    assert!(!records.contains(password), "stored in a run's record");
     assert!(!server.log().contains(password), "in the server's log");
     // PGPASSWORD and the password file give it too.
     let out = outputs(&plain, &["runs"], &[("PGPASSWORD", password)]);

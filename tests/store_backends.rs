@@ -515,5 +515,189 @@ fn both_schemas_have_the_same_tables_and_columns() {
     let mut lite = lite;
     lite.sort();
     assert_eq!(lite, pg);
-    assert!(lite.contains(&("run_records".into(), "record_json".into())));
+    assert!(lite.contains(&("run_parts".into(), "body".into())));
+}
+
+/// The records of a store written by the schema before packed parts (version 7, by the
+/// build before it: `tests/fixtures/store-v7.db.gz`, four real runs of `run syscall pipe`
+/// with their monitors), as that build stored them.
+fn version_7_fixture() -> (tempfile::TempDir, std::path::PathBuf, Vec<(i64, RunRecord)>) {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v7.db");
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(fixture("store-v7.db.gz")).unwrap())
+        .read_to_end(&mut bytes)
+        .unwrap();
+    std::fs::write(&path, bytes).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 7);
+    let mut q = conn
+        .prepare("SELECT run_id, record_json FROM run_records ORDER BY run_id")
+        .unwrap();
+    let records: Vec<(i64, RunRecord)> = q
+        .query_map([], |r| Ok((r.get(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|r| {
+            let (id, json) = r.unwrap();
+            (id, RunRecord::from_json(&json).unwrap())
+        })
+        .collect();
+    assert_eq!(records.len(), 4);
+    assert!(records
+        .iter()
+        .all(|(_, r)| r.metrics.len() > 300 && !r.monitors.is_empty()));
+    (dir, path, records)
+}
+
+/// What `compare base patched --format json` says, without the store's name.
+fn compare_json(store: &std::ffi::OsStr) -> serde_json::Value {
+    let out = common::patchbench()
+        .env("PATCHBENCH_STORE", store)
+        .args(["compare", "base", "patched", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    strip_store(&mut doc);
+    doc
+}
+
+fn strip_store(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.remove("store");
+            m.values_mut().for_each(strip_store);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_store),
+        _ => {}
+    }
+}
+
+/// A store the landed schema (version 7) wrote, with monitors, opens once migrated, keeps
+/// every value of every run, and compares as before; on PostgreSQL too (its version-7 tables
+/// made by this build's own history, filled with the same rows).
+#[test]
+fn a_version_7_store_migrates_once_and_keeps_every_value() {
+    let (_dir, path, records) = version_7_fixture();
+    // The comparison as the version-7 build printed it, from the records themselves.
+    let before = {
+        let fresh = TestStore::sqlite();
+        let mut s = fresh.open();
+        for (_, r) in &records {
+            s.insert(r).unwrap();
+        }
+        compare_json(&fresh.arg)
+    };
+    // SQLite: the file itself.
+    let location = Location::File(path.clone());
+    let store = Store::open(&location, Access::Write, None).unwrap();
+    for (id, r) in &records {
+        assert_eq!(&store.get(*id).unwrap().unwrap(), r, "run {id}");
+    }
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (version, tables): (i64, i64) = (
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap(),
+        conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'run_records'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap(),
+    );
+    assert_eq!((version, tables), (8, 0));
+    let monitor_rows: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM metrics WHERE name LIKE 'proc-vmstat.%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(monitor_rows, 0, "monitor rows live in the parts only");
+    assert_eq!(compare_json(path.as_os_str()), before);
+
+    // PostgreSQL: version-7 tables, the fixture's rows copied in, then opened by this build.
+    let pg = TestStore::postgres();
+    Store::create_at_version(&pg.location, 7).unwrap();
+    let server = PgServer::shared();
+    let Location::Postgres(target) = &pg.location else {
+        unreachable!()
+    };
+    let mut admin = server.admin(&target.dbname);
+    for (id, r) in &records {
+        let json = serde_json::to_string(r).unwrap();
+        admin
+            .execute(
+                "INSERT INTO runs (id, label, kind, source, started_at, finished_at, host, kernel,
+                                   incomplete, uuid, kernel_version, config_key, metric_count,
+                                   test_count)
+                 VALUES ($1, $2, 'unixbench', $3, $4, $5, $6, $7, false, $8, $9, '', $10, 2)",
+                &[
+                    id,
+                    &r.label,
+                    &r.source,
+                    &r.started_at,
+                    &r.finished_at,
+                    &r.system.hostname,
+                    &r.system.kernel_release,
+                    &r.uuid,
+                    &r.system.kernel_version,
+                    &(r.metrics.len() as i64),
+                ],
+            )
+            .unwrap();
+        admin
+            .execute(
+                "INSERT INTO run_records (run_id, record_json) VALUES ($1, $2)",
+                &[id, &json],
+            )
+            .unwrap();
+        for m in &r.metrics {
+            admin
+                .execute(
+                    "INSERT INTO metrics (run_id, key, name, params_json, title, unit, direction,
+                                          value, samples_json)
+                     VALUES ($1, $2, $3, CAST($4 AS TEXT)::jsonb, $5, $6, $7, $8, $9)",
+                    &[
+                        id,
+                        &m.key(),
+                        &m.name,
+                        &serde_json::to_string(&m.params).unwrap(),
+                        &m.title,
+                        &m.unit,
+                        &serde_json::to_value(m.direction).unwrap().as_str().unwrap(),
+                        &m.value,
+                        &serde_json::to_string(&m.samples).unwrap(),
+                    ],
+                )
+                .unwrap();
+        }
+    }
+    let store = pg.open();
+    for (id, r) in &records {
+        assert_eq!(
+            &store.get(*id).unwrap().unwrap(),
+            r,
+            "run {id} on PostgreSQL"
+        );
+    }
+    drop(store);
+    let monitor_rows: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM metrics WHERE name LIKE 'proc-vmstat.%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(monitor_rows, 0);
+    assert_eq!(compare_json(&pg.arg), before);
 }

@@ -139,7 +139,7 @@ pub struct RunRecord {
 }
 
 /// Whether a larger value of a metric is better.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
 #[serde(rename_all = "kebab-case")]
 pub enum Direction {
     HigherIsBetter,

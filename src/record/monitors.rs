@@ -67,7 +67,7 @@ impl Unit {
 }
 
 /// Name prefixes of monitor rows (everything else is a score row).
-const MONITOR_PREFIXES: &[&str] = &[
+pub const MONITOR_PREFIXES: &[&str] = &[
     "time.",
     "vmstat.",
     "proc-vmstat.",

@@ -382,9 +382,8 @@ impl Store {
     ) -> anyhow::Result<Option<i64>> {
         let record = super::runs::with_uuid(record);
         self.check_record(&record)?;
-        let json = serde_json::to_string(&record)?;
         let now = crate::clock::now_rfc3339();
-        self.writing(|db| {
+        self.writing_runs(|db, cache| {
             let n = db.execute(
                 "UPDATE campaign_steps SET state='done', owner=NULL, lease_until=NULL,
                         finished_at=$3, run_uuid=$4
@@ -394,8 +393,7 @@ impl Store {
             if n != 1 {
                 return Ok(None);
             }
-            let id = super::runs::insert_run(db, &record, &json)?;
-            super::runs::write_metrics(db, id, &record)?;
+            let (id, _) = super::runs::insert_run(db, cache, &record)?;
             Ok(Some(id))
         })
     }

@@ -6,7 +6,9 @@
 //! SQLite `BEGIN IMMEDIATE` in WAL mode with a busy timeout, so two patchbench processes can
 //! write one store at once).
 
+use super::descs::DescCache;
 use super::location::Location;
+use super::packed::Contents;
 use super::sql::{self, Db, DbError, Failure};
 use crate::error::Usage;
 use std::cell::RefCell;
@@ -18,6 +20,20 @@ pub struct Store {
     db: RefCell<Box<dyn Db>>,
     location: Location,
     read_only: bool,
+    /// The metric descriptors seen so far (`crate::store::descs`).
+    descs: RefCell<DescCache>,
+    /// The run this store wrote last and what its parts add up to, so the next write of it
+    /// (a run's next finished unit) is diffed without reading it back.
+    pub(super) written: Option<Written>,
+}
+
+/// What the store last wrote of one run.
+#[derive(Debug, Clone)]
+pub(super) struct Written {
+    pub run_id: i64,
+    /// The number of its parts (the next one's `seq`).
+    pub parts: i64,
+    pub contents: Contents,
 }
 
 impl Store {
@@ -27,6 +43,8 @@ impl Store {
             db: RefCell::new(db),
             location,
             read_only,
+            descs: RefCell::new(DescCache::default()),
+            written: None,
         }
     }
 
@@ -132,6 +150,33 @@ impl Store {
             .into());
         }
         let result = sql::in_transaction(self.db.get_mut().as_mut(), f);
+        result.map_err(|e| self.explain(&e))
+    }
+
+    /// Like [`Store::writing`], with the descriptor cache; a failed write forgets the cache
+    /// (an id it holds may be from the rolled-back transaction) and what was last written.
+    pub(super) fn writing_runs<T>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Db, &mut DescCache) -> Result<T, DbError>,
+    ) -> anyhow::Result<T> {
+        if self.read_only {
+            return self.writing(|_| Err(DbError::other("read-only")));
+        }
+        let cache = self.descs.get_mut();
+        let result = sql::in_transaction(self.db.get_mut().as_mut(), |db| f(db, cache));
+        if result.is_err() {
+            self.descs.get_mut().clear();
+            self.written = None;
+        }
+        result.map_err(|e| self.explain(&e))
+    }
+
+    /// Like [`Store::reading`], with the descriptor cache.
+    pub(super) fn reading_runs<T>(
+        &self,
+        f: impl FnOnce(&mut dyn Db, &mut DescCache) -> Result<T, DbError>,
+    ) -> anyhow::Result<T> {
+        let result = f(self.db.borrow_mut().as_mut(), &mut self.descs.borrow_mut());
         result.map_err(|e| self.explain(&e))
     }
 

@@ -1,18 +1,66 @@
-//! Decoding a stored record: the JSON of `run_records` read back as a [`RunRecord`], brought
-//! up to date when an earlier build wrote it (`crate::record::upgrade`). A store written by an
+//! Decoding a stored record: what a run's parts hold (`stored_form`) read back as a
+//! [`RunRecord`], brought up to date when an earlier build wrote it
+//! (`crate::record::upgrade`). A store written by an
 //! earlier build may hold values outside their domain (`inf` read back as `null`, zero
 //! scores): migrating to schema version 2 moved such metric rows to `metrics_refused` (kept,
 //! not deleted), and reading a run leaves out, with a warning naming each, the results whose
 //! numbers are bad, so the run's other results and the label's other runs stay usable.
 
 use super::db::Store;
+use super::stored_form::Read;
 use crate::record::aim7::Aim7Point;
 use crate::record::model::ModelPoint;
 use crate::record::will_it_scale::ScalePoint;
 use crate::record::{IndexScore, Metric, RunRecord, TestResult};
 use anyhow::Context;
+use serde::Deserialize;
 
 impl Store {
+    /// The record a run's parts hold: its document with its metrics put back (kept apart
+    /// from it, or inside a document kept whole).
+    pub(super) fn record_of(&self, id: i64, read: Read) -> anyhow::Result<Option<RunRecord>> {
+        let Read { mut doc, metrics } = read;
+        let apart = doc
+            .get("metrics")
+            .and_then(|m| m.as_array())
+            .is_some_and(|m| m.is_empty());
+        if apart {
+            if let Ok(mut r) = RunRecord::deserialize(&doc) {
+                r.metrics = metrics;
+                if r.schema == crate::record::SCHEMA && r.validate().is_ok() {
+                    return Ok(Some(r));
+                }
+                doc["metrics"] = serde_json::to_value(&r.metrics)?;
+            } else {
+                doc["metrics"] = serde_json::to_value(&metrics)?;
+            }
+        }
+        self.read_record(id, &doc.to_string())
+    }
+
+    /// The document a run's parts hold, its metrics put back, exactly as stored: nothing is
+    /// brought up to date or left out (for tests and for looking at a store by hand).
+    pub fn stored_document(&self, id: i64) -> anyhow::Result<Option<serde_json::Value>> {
+        let read =
+            self.reading_runs(
+                |db, cache| match super::stored_form::stored_contents(db, id)? {
+                    Some((contents, _)) => super::stored_form::read(db, cache, contents).map(Some),
+                    None => Ok(None),
+                },
+            )?;
+        let Some(Read { mut doc, metrics }) = read else {
+            return Ok(None);
+        };
+        if doc
+            .get("metrics")
+            .and_then(|m| m.as_array())
+            .is_some_and(|m| m.is_empty())
+        {
+            doc["metrics"] = serde_json::to_value(&metrics)?;
+        }
+        Ok(Some(doc))
+    }
+
     /// Reads a stored record document, leaving out (with a warning) results whose numbers
     /// are outside their domain.
     pub(super) fn read_record(&self, id: i64, json: &str) -> anyhow::Result<Option<RunRecord>> {
@@ -175,13 +223,14 @@ mod tests {
             .as_array_mut()
             .unwrap()
             .push(bad);
-        store
-            .db()
-            .execute(
-                "UPDATE run_records SET record_json=$2 WHERE run_id=$1",
-                params![id, doc.to_string()],
-            )
+        // Kept whole, as migrating a store keeps a record this build cannot split.
+        let whole = crate::store::stored_form::whole_document(&doc);
+        let part = crate::store::packed::Part::whole(&whole.metrics, &whole.lines);
+        let db = store.db();
+        db.execute("DELETE FROM run_parts WHERE run_id=$1", params![id])
             .unwrap();
+        crate::store::stored_form::add_part(db, id, 0, &part).unwrap();
+        store.written = None;
         let back = store.get(id).unwrap().unwrap();
         let points = &back.will_it_scale.unwrap().points;
         assert_eq!(points.len(), 1);

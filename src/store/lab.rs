@@ -222,9 +222,8 @@ impl Store {
     pub fn store_spooled(&mut self, step_id: i64, record: &RunRecord) -> anyhow::Result<Spooled> {
         let record = super::runs::with_uuid(record);
         self.check_record(&record)?;
-        let json = serde_json::to_string(&record)?;
         let now = crate::clock::now_rfc3339();
-        self.writing(|db| {
+        self.writing_runs(|db, cache| {
             let sql = format!(
                 "SELECT state, run_uuid FROM campaign_steps WHERE id=$1 {}",
                 db.dialect().for_update()
@@ -245,8 +244,7 @@ impl Store {
                  WHERE id=$1",
                 params![step_id, now, record.uuid.as_deref()],
             )?;
-            let id = super::runs::insert_run(db, &record, &json)?;
-            super::runs::write_metrics(db, id, &record)?;
+            let (id, _) = super::runs::insert_run(db, cache, &record)?;
             Ok(Spooled::Stored(id))
         })
     }

@@ -10,7 +10,9 @@
 //!   transaction and a query that explain their failure, the lock wait);
 //! - `open`: opening the store, its integrity check and migrating its schema (`schema` holds
 //!   the migrations);
-//! - `runs`: writing and reading runs, and the listings;
+//! - `runs`: writing and reading runs, and the listings; a run's values and record are kept
+//!   as packed parts (`packed`: the bytes, `stored_form`: a record as parts hold it, `descs`:
+//!   each metric's descriptor, stored once);
 //! - `decode`: reading a stored record back, also one an earlier build wrote;
 //! - `profile`: the noise profile's data, pooled in the database;
 //! - `push`: copying runs to another store, with its bulk insert;
@@ -26,10 +28,12 @@ pub mod bisect;
 pub mod campaign;
 pub mod db;
 pub mod decode;
+pub mod descs;
 pub mod lab;
 pub mod location;
 pub mod locks;
 pub mod open;
+pub mod packed;
 pub mod pg_target;
 pub mod pgpass;
 pub mod postgres;
@@ -40,6 +44,7 @@ pub mod schema;
 pub mod spool;
 pub mod sql;
 pub mod sqlite;
+pub mod stored_form;
 
 use crate::record::sink::Sink;
 use crate::record::RunRecord;

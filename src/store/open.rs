@@ -47,7 +47,7 @@ impl Store {
             }
         };
         let mut store = Store::from_db(db, location.clone(), read_only);
-        store.prepare(access).map_err(|e| {
+        store.prepare(access, schema::CURRENT).map_err(|e| {
             if e.downcast_ref::<Usage>().is_some() {
                 return e;
             }
@@ -60,6 +60,18 @@ impl Store {
             }
         })?;
         Ok(store)
+    }
+
+    /// TESTING AID: makes a new store whose tables are as schema version `version` (an
+    /// earlier one) left them, so that a test can write a store as an earlier build did and
+    /// see this build migrate it.
+    #[doc(hidden)]
+    pub fn create_at_version(location: &Location, version: i64) -> anyhow::Result<()> {
+        let db: Box<dyn Db> = match location {
+            Location::File(path) => Box::new(super::sqlite::open(path, Access::Create)?.0),
+            Location::Postgres(target) => Box::new(super::postgres::connect(target, None)?),
+        };
+        Store::from_db(db, location.clone(), false).prepare(Access::Create, version)
     }
 
     /// Opens the same store again (a new connection to a server that went away and came
@@ -75,8 +87,9 @@ impl Store {
     }
 
     /// Makes a new connection ready for `access`: the lock wait, the integrity check, the
-    /// store's schema (refusing what is not a store), WAL mode, and the migration.
-    fn prepare(&mut self, access: Access) -> anyhow::Result<()> {
+    /// store's schema (refusing what is not a store), WAL mode, and the migration (to
+    /// `version`: [`schema::CURRENT`] but in tests).
+    fn prepare(&mut self, access: Access, version: i64) -> anyhow::Result<()> {
         let file = matches!(self.location(), Location::File(_));
         if file {
             let lock_ms = lock_wait().as_millis();
@@ -132,7 +145,7 @@ impl Store {
             self.db()
                 .batch("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;")?;
         }
-        if found == Found::Version(schema::CURRENT) {
+        if found == Found::Version(version) {
             return Ok(());
         }
         if self.is_read_only() {
@@ -155,7 +168,7 @@ impl Store {
                 .into());
             }
         }
-        let refused = schema::migrate(self.db(), &shown)?;
+        let refused = schema::migrate_to(self.db(), &shown, version)?;
         if refused > 0 {
             crate::safe_text::eprint_line(&format!(
                 "patchbench: warning: store {shown}: {refused} stored metric values were outside \

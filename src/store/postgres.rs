@@ -132,6 +132,7 @@ impl ToSql for Bound<'_> {
                 Ok(IsNull::No)
             }
             (Value::Text(s), _) => s.as_str().to_sql(ty, out),
+            (Value::Blob(b), _) => b.as_slice().to_sql(ty, out),
         }
     }
 
@@ -163,6 +164,9 @@ fn read_value(row: &tokio_postgres::Row, i: usize) -> Result<Value, tokio_postgr
         Type::BOOL => row
             .try_get::<_, Option<bool>>(i)?
             .map_or(Value::Null, Value::Bool),
+        Type::BYTEA => row
+            .try_get::<_, Option<Vec<u8>>>(i)?
+            .map_or(Value::Null, Value::Blob),
         _ => row
             .try_get::<_, Option<String>>(i)?
             .map_or(Value::Null, Value::Text),

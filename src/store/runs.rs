@@ -1,15 +1,21 @@
 //! Writing and reading runs: inserting (checked against `crate::record::domain` first),
 //! replacing and deleting a run, reading one back, and the listings (`patchbench runs`,
 //! labels, ids). `runs` holds one row of short columns per run (what listings and the noise
-//! profile filter on), `run_records` the whole [`RunRecord`] as JSON (the source of truth),
-//! and `metrics` one row per (run, metric key), whose CHECK constraints repeat the domain's
-//! rules. The row and metric writers here are shared with the campaign and lab tables and
-//! with `push`'s bulk insert.
+//! profile filter on); `run_parts` the run itself, every metric value and the rest of its
+//! record, as packed parts (`packed`, `stored_form`: the first part holds the run as first
+//! written, each later write appends what changed); and `metrics` one typed row per score (a
+//! metric that is not a monitor row), whose CHECK constraints repeat the domain's rules and
+//! which the noise profile pools. The row and part writers here are shared with the campaign
+//! and lab tables and with `push`'s bulk insert.
 
-use super::db::Store;
+use super::db::{Store, Written};
+use super::descs::{direction_word, DescCache};
+use super::packed::{Contents, Part};
 use super::schema::config_key;
 use super::sql::{self, params, Db, DbError, Value};
-use crate::record::{Direction, RunRecord};
+use super::stored_form::{self, add_part, stored_contents};
+use crate::record::monitors::is_monitor;
+use crate::record::RunRecord;
 use std::collections::BTreeMap;
 
 /// One line of `patchbench runs`.
@@ -44,40 +50,43 @@ impl Store {
         for r in records {
             self.check_record(r)?;
         }
+        self.insert_records(records)
+    }
+
+    fn insert_records(&mut self, records: &[RunRecord]) -> anyhow::Result<Vec<i64>> {
         let records: Vec<RunRecord> = records.iter().map(with_uuid).collect();
-        let json: Vec<String> = records
-            .iter()
-            .map(serde_json::to_string)
-            .collect::<Result<_, _>>()?;
-        self.writing(|db| {
+        let (ids, last) = self.writing_runs(|db, cache| {
             let mut ids = Vec::with_capacity(records.len());
-            for (r, j) in records.iter().zip(&json) {
-                let id = insert_run(db, r, j)?;
-                write_metrics(db, id, r)?;
+            let mut last = None;
+            for r in &records {
+                let (id, contents) = insert_run(db, cache, r)?;
                 ids.push(id);
+                last = Some(Written {
+                    run_id: id,
+                    parts: 1,
+                    contents,
+                });
             }
-            Ok(ids)
-        })
+            Ok((ids, last))
+        })?;
+        self.written = last;
+        Ok(ids)
     }
 
     /// TESTING AID: inserts a run without the domain check, so that a test sees what the
     /// schema's own rules (its CHECK constraints) refuse, on either database.
     #[doc(hidden)]
     pub fn insert_unchecked(&mut self, record: &RunRecord) -> anyhow::Result<i64> {
-        let record = with_uuid(record);
-        let json = serde_json::to_string(&record)?;
-        self.writing(|db| {
-            let id = insert_run(db, &record, &json)?;
-            write_metrics(db, id, &record)?;
-            Ok(id)
-        })
+        Ok(self.insert_records(std::slice::from_ref(record))?[0])
     }
 
-    /// Replaces a run's record and metrics in one transaction.
+    /// Replaces a run's record and metrics in one transaction: the part it appends holds only
+    /// what changed since the run was last written, and only the score rows that changed are
+    /// replaced.
     pub fn update(&mut self, id: i64, record: &RunRecord) -> anyhow::Result<()> {
         self.check_record(record)?;
-        let json = serde_json::to_string(record)?;
-        self.writing(|db| {
+        let known = self.written.take().filter(|w| w.run_id == id);
+        let written = self.writing_runs(|db, cache| {
             db.execute(
                 "UPDATE runs SET label=$2, finished_at=$3, incomplete=$4,
                         kernel_version=$5, config_key=$6, metric_count=$7, test_count=$8
@@ -93,13 +102,26 @@ impl Store {
                     test_count(record)
                 ],
             )?;
-            db.execute(
-                "UPDATE run_records SET record_json=$2 WHERE run_id=$1",
-                params![id, json],
-            )?;
-            db.execute("DELETE FROM metrics WHERE run_id=$1", params![id])?;
-            write_metrics(db, id, record)
-        })
+            let (old, mut parts) = match known {
+                Some(w) => (w.contents, w.parts),
+                None => stored_contents(db, id)?
+                    .ok_or_else(|| DbError::other(format!("run {id} has no stored parts")))?,
+            };
+            let contents = stored_form::contents_of(db, cache, record)?;
+            let part = Part::between(&old, &contents);
+            if !part.is_empty() {
+                add_part(db, id, parts, &part)?;
+                parts += 1;
+            }
+            update_scores(db, id, record)?;
+            Ok(Written {
+                run_id: id,
+                parts,
+                contents,
+            })
+        })?;
+        self.written = Some(written);
+        Ok(())
     }
 
     /// Every run, oldest first (optionally only one label's).
@@ -148,19 +170,22 @@ impl Store {
     /// The record of one run, or None. Results whose numbers are outside their domain (from
     /// an earlier build) are left out with a warning on stderr naming each.
     pub fn get(&self, id: i64) -> anyhow::Result<Option<RunRecord>> {
-        let row = self.reading(|db| {
-            db.query_opt(
-                "SELECT rr.record_json, r.uuid FROM runs r
-                 JOIN run_records rr ON rr.run_id = r.id WHERE r.id=$1",
-                params![id],
-            )?
-            .map(|r| Ok::<_, DbError>((r.text(0)?, r.opt_text(1)?)))
-            .transpose()
+        let read = self.reading_runs(|db, cache| {
+            let Some(uuid) = db
+                .query_opt("SELECT uuid FROM runs WHERE id=$1", params![id])?
+                .map(|r| r.opt_text(0))
+                .transpose()?
+            else {
+                return Ok(None);
+            };
+            let (contents, _) = stored_contents(db, id)?
+                .ok_or_else(|| DbError::other(format!("run {id} has no stored parts")))?;
+            Ok(Some((stored_form::read(db, cache, contents)?, uuid)))
         })?;
-        let Some((json, uuid)) = row else {
+        let Some((read, uuid)) = read else {
             return Ok(None);
         };
-        Ok(self.read_record(id, &json)?.map(|mut r| {
+        Ok(self.record_of(id, read)?.map(|mut r| {
             if r.uuid.is_none() {
                 r.uuid = uuid;
             }
@@ -201,10 +226,13 @@ impl Store {
 
     /// Deletes a run and its metrics; false when there was no such run.
     pub fn delete(&mut self, id: i64) -> anyhow::Result<bool> {
+        if self.written.as_ref().is_some_and(|w| w.run_id == id) {
+            self.written = None;
+        }
         self.writing(|db| {
             db.execute("DELETE FROM metrics WHERE run_id=$1", params![id])?;
             db.execute("DELETE FROM metrics_refused WHERE run_id=$1", params![id])?;
-            db.execute("DELETE FROM run_records WHERE run_id=$1", params![id])?;
+            db.execute("DELETE FROM run_parts WHERE run_id=$1", params![id])?;
             Ok(db.execute("DELETE FROM runs WHERE id=$1", params![id])? > 0)
         })
     }
@@ -253,8 +281,13 @@ pub(super) fn run_values(record: &RunRecord) -> [Value; 13] {
     ]
 }
 
-/// Inserts a run (its row and its record); returns its id.
-pub(super) fn insert_run(db: &mut dyn Db, record: &RunRecord, json: &str) -> Result<i64, DbError> {
+/// Inserts a run: its row, its first part and its score rows; returns its id and what its
+/// part holds.
+pub(super) fn insert_run(
+    db: &mut dyn Db,
+    cache: &mut DescCache,
+    record: &RunRecord,
+) -> Result<(i64, Contents), DbError> {
     let id = db
         .query_one(
             &format!(
@@ -264,50 +297,62 @@ pub(super) fn insert_run(db: &mut dyn Db, record: &RunRecord, json: &str) -> Res
             &run_values(record),
         )?
         .int(0)?;
-    db.execute(
-        "INSERT INTO run_records (run_id, record_json) VALUES ($1, $2)",
-        params![id, json],
-    )?;
-    Ok(id)
+    let contents = stored_form::contents_of(db, cache, record)?;
+    add_part(db, id, 0, &Part::whole(&contents.metrics, &contents.lines))?;
+    write_scores(db, id, record)?;
+    Ok((id, contents))
 }
 
 /// Metric rows per statement (9 values each: well under both databases' limits).
 pub(super) const METRIC_ROWS_PER_STATEMENT: usize = 400;
 
-/// Inserts a run's metrics (a key given twice keeps the last), in a few statements.
-pub(super) fn write_metrics(db: &mut dyn Db, id: i64, record: &RunRecord) -> Result<(), DbError> {
-    write_metrics_of(db, &[(id, record)])
+/// Inserts a run's score rows (its metrics that are not monitor rows; a key given twice
+/// keeps the last), in a few statements.
+pub(super) fn write_scores(db: &mut dyn Db, id: i64, record: &RunRecord) -> Result<(), DbError> {
+    write_scores_of(db, &[(id, record)])
 }
 
-/// Inserts the metrics of several runs.
-pub(super) fn write_metrics_of(db: &mut dyn Db, runs: &[(i64, &RunRecord)]) -> Result<(), DbError> {
-    let mut rows: Vec<[Value; 9]> = Vec::new();
-    for (id, record) in runs {
-        let mut last: BTreeMap<String, usize> = BTreeMap::new();
-        for (i, m) in record.metrics.iter().enumerate() {
+/// The score rows of a record: per key (the last metric of that key), its row's values.
+fn score_rows(id: i64, record: &RunRecord) -> Vec<(String, [Value; 9])> {
+    let mut last: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, m) in record.metrics.iter().enumerate() {
+        if !is_monitor(&m.name) {
             last.insert(m.key(), i);
         }
-        let mut ordered: Vec<(String, usize)> = last.into_iter().collect();
-        ordered.sort_by_key(|(_, i)| *i);
-        for (key, i) in ordered {
+    }
+    let mut ordered: Vec<(String, usize)> = last.into_iter().collect();
+    ordered.sort_by_key(|(_, i)| *i);
+    ordered
+        .into_iter()
+        .map(|(key, i)| {
             let m = &record.metrics[i];
-            let direction = match m.direction {
-                Direction::HigherIsBetter => "higher-is-better",
-                Direction::LowerIsBetter => "lower-is-better",
-            };
-            rows.push([
-                (*id).into(),
-                key.into(),
+            let row = [
+                id.into(),
+                key.clone().into(),
                 m.name.as_str().into(),
                 serde_json::to_string(&m.params).unwrap_or_default().into(),
                 m.title.as_str().into(),
                 m.unit.as_str().into(),
-                direction.into(),
+                direction_word(m.direction).into(),
                 metric_value(m.value),
                 serde_json::to_string(&m.samples).unwrap_or_default().into(),
-            ]);
-        }
-    }
+            ];
+            (key, row)
+        })
+        .collect()
+}
+
+/// Inserts the score rows of several runs.
+pub(super) fn write_scores_of(db: &mut dyn Db, runs: &[(i64, &RunRecord)]) -> Result<(), DbError> {
+    let rows: Vec<[Value; 9]> = runs
+        .iter()
+        .flat_map(|(id, record)| score_rows(*id, record))
+        .map(|(_, row)| row)
+        .collect();
+    insert_score_rows(db, &rows)
+}
+
+pub(super) fn insert_score_rows(db: &mut dyn Db, rows: &[[Value; 9]]) -> Result<(), DbError> {
     for chunk in rows.chunks(METRIC_ROWS_PER_STATEMENT) {
         let values: Vec<Value> = chunk.iter().flat_map(|r| r.iter().cloned()).collect();
         db.execute(
@@ -320,6 +365,65 @@ pub(super) fn write_metrics_of(db: &mut dyn Db, runs: &[(i64, &RunRecord)]) -> R
         )?;
     }
     Ok(())
+}
+
+/// Replaces the score rows of run `id` that differ from the record's (a unit's new rows, an
+/// index row whose value moved) and deletes those the record no longer has.
+fn update_scores(db: &mut dyn Db, id: i64, record: &RunRecord) -> Result<(), DbError> {
+    let stored = db.query(
+        "SELECT key, title, unit, direction, value, samples_json FROM metrics WHERE run_id=$1",
+        params![id],
+    )?;
+    let mut old: BTreeMap<String, Vec<Value>> = BTreeMap::new();
+    for r in &stored {
+        old.insert(r.text(0)?, r.0[1..].to_vec());
+    }
+    let new = score_rows(id, record);
+    let mut stale: Vec<String> = Vec::new();
+    let mut fresh: Vec<[Value; 9]> = Vec::new();
+    let keys: std::collections::BTreeSet<&String> = new.iter().map(|(k, _)| k).collect();
+    for key in old.keys() {
+        if !keys.contains(key) {
+            stale.push(key.clone());
+        }
+    }
+    for (key, row) in new {
+        match old.get(&key) {
+            Some(kept) if same_score(kept, &row) => {}
+            Some(_) => {
+                stale.push(key);
+                fresh.push(row);
+            }
+            None => fresh.push(row),
+        }
+    }
+    for chunk in stale.chunks(METRIC_ROWS_PER_STATEMENT) {
+        let mut values: Vec<Value> = vec![id.into()];
+        values.extend(chunk.iter().map(|k| Value::from(k.as_str())));
+        let list = (2..=chunk.len() + 1)
+            .map(|i| format!("${i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        db.execute(
+            &format!("DELETE FROM metrics WHERE run_id=$1 AND key IN ({list})"),
+            &values,
+        )?;
+    }
+    insert_score_rows(db, &fresh)
+}
+
+/// Whether a stored score row (title, unit, direction, value, samples) is the new row's.
+fn same_score(stored: &[Value], row: &[Value; 9]) -> bool {
+    let same_value = match (&stored[3], &row[7]) {
+        (Value::Real(a), Value::Real(b)) => a.to_bits() == b.to_bits(),
+        (Value::Int(a), Value::Real(b)) => (*a as f64).to_bits() == b.to_bits(),
+        _ => false,
+    };
+    same_value
+        && stored[0] == row[4]
+        && stored[1] == row[5]
+        && stored[2] == row[6]
+        && stored[4] == row[8]
 }
 
 /// A metric's value as stored: a NaN is bound as NULL (SQLite does so itself), so the NOT
@@ -336,7 +440,7 @@ fn metric_value(v: f64) -> Value {
 mod tests {
     use super::*;
     use crate::record::domain::{JTI_METRIC, POSITIVE_METRICS};
-    use crate::record::{Kind, Metric};
+    use crate::record::{Direction, Kind, Metric};
     use crate::store::{Access, Location};
 
     /// The CHECK constraints of schema version 2 accept exactly what `crate::record::domain` accepts.
@@ -403,7 +507,7 @@ mod tests {
                         };
                         let db = store.db();
                         db.begin().unwrap();
-                        let sql = write_metrics(db, id, &record).is_ok();
+                        let sql = write_scores(db, id, &record).is_ok();
                         db.rollback();
                         assert_eq!(rust, sql, "{m:?}: domain {rust}, schema {sql}");
                         checked += 1;

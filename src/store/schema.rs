@@ -17,7 +17,7 @@ use super::sql::{params, Db, DbError, Dialect};
 use crate::error::Usage;
 
 /// The schema version this build reads and writes.
-pub const CURRENT: i64 = 7;
+pub const CURRENT: i64 = 8;
 
 /// `PRAGMA application_id` of a patchbench store ("PBch"), and the `application` of the
 /// PostgreSQL version table.
@@ -33,17 +33,18 @@ pub const APPLICATION_ID: i64 = 0x5042_6368;
 /// cannot change the schema, create or delete campaigns, or delete or rewrite runs.
 pub const AGENT_GRANTS: &str = "\
 GRANT USAGE ON SCHEMA public TO ROLE;
-GRANT SELECT ON patchbench_schema, campaigns, campaign_steps, runs, run_records, metrics, boxes
-    TO ROLE;
+GRANT SELECT ON patchbench_schema, campaigns, campaign_steps, runs, run_parts, metrics,
+    metric_descs, boxes TO ROLE;
 GRANT UPDATE (state, attempts, owner, lease_until, started_at, finished_at, run_uuid, error,
               console_tail, box) ON campaign_steps TO ROLE;
 GRANT UPDATE (state, state_reason, planned_rounds, decision_json, updated_at) ON campaigns
     TO ROLE;
-GRANT INSERT ON runs, run_records, metrics, campaign_steps TO ROLE;
+GRANT INSERT ON runs, run_parts, metrics, metric_descs, campaign_steps TO ROLE;
 GRANT INSERT, UPDATE ON boxes TO ROLE;
 GRANT SELECT, INSERT, UPDATE, DELETE ON holds TO ROLE;
 GRANT USAGE ON SEQUENCE campaign_steps_id_seq TO ROLE;
 GRANT USAGE ON SEQUENCE runs_id_seq TO ROLE;
+GRANT USAGE ON SEQUENCE metric_descs_id_seq TO ROLE;
 ";
 
 /// The key of the PostgreSQL advisory lock held while migrating.
@@ -346,6 +347,103 @@ CREATE TABLE bisect_steps (
 "#,
 ];
 
+/// Version 8 (issue 34, a run as wide as its monitors make it): a metric's descriptor is
+/// stored once (`metric_descs`), a run's values and record as packed parts (`run_parts`,
+/// `crate::store::packed`), one appended per write; `metrics` keeps typed rows for the
+/// scores only (what the noise profile pools and the CHECK rules guard) and `run_records`
+/// goes, its records moved into parts by [`backfill_v8`]. `{params_checks}` are the rules of
+/// a metric's parameters, in each dialect's words as `metrics` has them.
+const V8: &str = r#"
+CREATE TABLE metric_descs (
+    id          {id},
+    key         TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    params_json {params} NOT NULL,
+    title       TEXT NOT NULL,
+    unit        TEXT NOT NULL,
+    direction   TEXT NOT NULL CHECK (direction IN ('higher-is-better', 'lower-is-better')),
+    {params_checks},
+    UNIQUE (key, title, unit, direction)
+);
+CREATE TABLE run_parts (
+    run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq    BIGINT NOT NULL,
+    body   {blob} NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+"#;
+
+/// The rules of a metric's parameters (as the `metrics` table of each dialect has them).
+fn params_checks(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => {
+            "CHECK (json_valid(params_json) AND json_type(params_json) = 'object'),
+    CHECK (json_extract(params_json, '$.tasks') IS NULL
+        OR (json_extract(params_json, '$.tasks') NOT GLOB '*[^0-9]*'
+            AND CAST(json_extract(params_json, '$.tasks') AS INTEGER) BETWEEN 1 AND 4194304)),
+    CHECK (json_extract(params_json, '$.copies') IS NULL
+        OR (json_extract(params_json, '$.copies') NOT GLOB '*[^0-9]*'
+            AND CAST(json_extract(params_json, '$.copies') AS INTEGER) BETWEEN 1 AND 4194304)),
+    CHECK (json_extract(params_json, '$.load') IS NULL
+        OR (json_extract(params_json, '$.load') NOT GLOB '*[^0-9]*'
+            AND CAST(json_extract(params_json, '$.load') AS INTEGER) BETWEEN 1 AND 4194304))"
+        }
+        Dialect::Postgres => {
+            "CHECK (jsonb_typeof(params_json) = 'object'),
+    CHECK (params_json->>'tasks' IS NULL
+        OR (params_json->>'tasks' ~ '^[0-9]+$'
+            AND CAST(params_json->>'tasks' AS NUMERIC) BETWEEN 1 AND 4194304)),
+    CHECK (params_json->>'copies' IS NULL
+        OR (params_json->>'copies' ~ '^[0-9]+$'
+            AND CAST(params_json->>'copies' AS NUMERIC) BETWEEN 1 AND 4194304)),
+    CHECK (params_json->>'load' IS NULL
+        OR (params_json->>'load' ~ '^[0-9]+$'
+            AND CAST(params_json->>'load' AS NUMERIC) BETWEEN 1 AND 4194304))"
+        }
+    }
+}
+
+/// Moves every run's record from `run_records` into its first part (values apart, each
+/// descriptor once), then drops the monitor rows of `metrics` and `run_records` itself. A
+/// record this build cannot read as one is kept whole, as its document's lines, and read as
+/// before. Runs go in batches of 200, so memory stays bounded on a large store.
+fn backfill_v8(db: &mut dyn Db) -> Result<(), DbError> {
+    let mut cache = super::descs::DescCache::default();
+    let mut after = 0_i64;
+    loop {
+        let rows = db.query(
+            "SELECT run_id, record_json FROM run_records WHERE run_id > $1 ORDER BY run_id LIMIT 200",
+            params![after],
+        )?;
+        let Some(last) = rows.last() else { break };
+        after = last.int(0)?;
+        for r in &rows {
+            let (id, json) = (r.int(0)?, r.text(1)?);
+            let contents = match crate::record::RunRecord::from_json(&json) {
+                Ok(record) if record.validate().is_ok() => {
+                    super::stored_form::contents_of(db, &mut cache, &record)?
+                }
+                _ => match serde_json::from_str::<serde_json::Value>(&json) {
+                    Ok(doc) => super::stored_form::whole_document(&doc),
+                    Err(_) => super::packed::Contents {
+                        metrics: Vec::new(),
+                        lines: vec![json],
+                    },
+                },
+            };
+            let part = super::packed::Part::whole(&contents.metrics, &contents.lines);
+            super::stored_form::add_part(db, id, 0, &part)?;
+        }
+    }
+    let monitors = crate::record::monitors::MONITOR_PREFIXES
+        .iter()
+        .map(|p| format!("substr(name, 1, {}) = '{p}'", p.len()))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    db.execute(&format!("DELETE FROM metrics WHERE {monitors}"), &[])?;
+    db.batch("DROP TABLE run_records;")
+}
+
 /// A shared step in one dialect's words.
 pub fn render(step: &str, dialect: Dialect) -> String {
     let (id, real) = match dialect {
@@ -412,9 +510,11 @@ pub fn found(db: &mut dyn Db) -> Result<Found, DbError> {
     }
 }
 
-/// Brings the schema to [`CURRENT`], in one transaction under the write lock. Returns the
-/// number of metric rows an earlier build stored outside their domain (kept aside).
-pub fn migrate(db: &mut dyn Db, shown: &str) -> anyhow::Result<i64> {
+/// Brings the schema to `target` ([`CURRENT`]; an earlier version only to make a store as an
+/// earlier build did, in tests), in one transaction under the write lock. Returns the number
+/// of metric rows an earlier build stored outside their domain (kept aside).
+pub fn migrate_to(db: &mut dyn Db, shown: &str, target: i64) -> anyhow::Result<i64> {
+    let target = target.min(CURRENT);
     let dialect = db.dialect();
     let run = |db: &mut dyn Db| -> Result<Result<i64, String>, DbError> {
         if dialect == Dialect::Postgres {
@@ -429,7 +529,7 @@ pub fn migrate(db: &mut dyn Db, shown: &str) -> anyhow::Result<i64> {
         if version > CURRENT {
             return Ok(Err(format!("newer:{version}")));
         }
-        while version < CURRENT {
+        while version < target {
             step(db, version)?;
             version += 1;
             set_version(db, version)?;
@@ -475,6 +575,19 @@ fn step(db: &mut dyn Db, version: i64) -> Result<(), DbError> {
 INSERT INTO patchbench_schema (version, application) VALUES (0,              {APPLICATION_ID});"
         )),
         (Dialect::Postgres, v) if v < 4 => Ok(()),
+        (dialect, 7) => {
+            let (params, blob) = match dialect {
+                Dialect::Sqlite => ("TEXT", "BLOB"),
+                Dialect::Postgres => ("JSONB", "BYTEA"),
+            };
+            db.batch(
+                &render(V8, dialect)
+                    .replace("{params_checks}", params_checks(dialect))
+                    .replace("{params}", params)
+                    .replace("{blob}", blob),
+            )?;
+            backfill_v8(db)
+        }
         (dialect, v) => db.batch(&render(SHARED_STEPS[(v - 4) as usize], dialect)),
     }
 }

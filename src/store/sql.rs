@@ -14,6 +14,8 @@ pub enum Value {
     Real(f64),
     Text(String),
     Bool(bool),
+    /// Bytes (SQLite BLOB, PostgreSQL BYTEA): a run's packed parts.
+    Blob(Vec<u8>),
 }
 
 impl From<i64> for Value {
@@ -49,6 +51,11 @@ impl From<String> for Value {
 impl From<&String> for Value {
     fn from(v: &String) -> Value {
         Value::Text(v.clone())
+    }
+}
+impl From<Vec<u8>> for Value {
+    fn from(v: Vec<u8>) -> Value {
+        Value::Blob(v)
     }
 }
 impl<T: Into<Value>> From<Option<T>> for Value {
@@ -133,6 +140,13 @@ impl Row {
         match self.at(i)? {
             Value::Null => Ok(None),
             _ => self.text(i).map(Some),
+        }
+    }
+
+    pub fn blob(&self, i: usize) -> Result<&[u8], DbError> {
+        match self.at(i)? {
+            Value::Blob(b) => Ok(b),
+            _ => Err(self.wrong(i, "bytes")),
         }
     }
 }

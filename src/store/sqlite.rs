@@ -35,6 +35,7 @@ impl rusqlite::ToSql for Value {
             Value::Real(v) => ToSqlOutput::Borrowed(ValueRef::Real(*v)),
             Value::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
             Value::Bool(b) => ToSqlOutput::Borrowed(ValueRef::Integer(i64::from(*b))),
+            Value::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
         })
     }
 }
@@ -45,7 +46,7 @@ fn read_value(v: ValueRef<'_>) -> Result<Value, DbError> {
         ValueRef::Integer(i) => Value::Int(i),
         ValueRef::Real(f) => Value::Real(f),
         ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(_) => return Err(DbError::other("a column holds a blob")),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
     })
 }
 

@@ -1,0 +1,214 @@
+//! Metric descriptors (schema version 8): what a metric is (its name, parameters, title, unit
+//! and direction) stored once in `metric_descs`, so a run's thousands of values carry only a
+//! descriptor's id ([`super::packed::Entry`]). The store keeps the descriptors it has seen in
+//! memory ([`DescCache`]); a write that fails forgets them all, so an id from a rolled-back
+//! transaction is never used.
+
+use super::sql::{self, Db, DbError, Value};
+use crate::record::{Direction, Metric};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// What a metric is, apart from its value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Desc {
+    pub name: String,
+    pub params: BTreeMap<String, String>,
+    pub title: String,
+    pub unit: String,
+    pub direction: Direction,
+}
+
+impl Desc {
+    /// A metric's descriptor.
+    pub fn of(m: &Metric) -> Desc {
+        Desc {
+            name: m.name.clone(),
+            params: m.params.clone(),
+            title: m.title.clone(),
+            unit: m.unit.clone(),
+            direction: m.direction,
+        }
+    }
+
+    /// The metric it describes, with this value and these samples.
+    pub fn metric(&self, value: f64, samples: Vec<f64>) -> Metric {
+        Metric {
+            name: self.name.clone(),
+            params: self.params.clone(),
+            title: self.title.clone(),
+            unit: self.unit.clone(),
+            direction: self.direction,
+            value,
+            samples,
+        }
+    }
+}
+
+/// The word stored for a direction.
+pub fn direction_word(d: Direction) -> &'static str {
+    match d {
+        Direction::HigherIsBetter => "higher-is-better",
+        Direction::LowerIsBetter => "lower-is-better",
+    }
+}
+
+fn direction_of(word: &str) -> Result<Direction, DbError> {
+    match word {
+        "higher-is-better" => Ok(Direction::HigherIsBetter),
+        "lower-is-better" => Ok(Direction::LowerIsBetter),
+        other => Err(DbError::other(format!(
+            "a metric descriptor has direction {other:?}"
+        ))),
+    }
+}
+
+/// The descriptors a store has seen, both ways.
+#[derive(Debug, Default)]
+pub struct DescCache {
+    ids: HashMap<Arc<Desc>, i64>,
+    descs: HashMap<i64, Arc<Desc>>,
+}
+
+impl DescCache {
+    /// Forgets everything (after a failed write).
+    pub fn clear(&mut self) {
+        self.ids.clear();
+        self.descs.clear();
+    }
+
+    fn keep(&mut self, id: i64, desc: Desc) {
+        let desc = Arc::new(desc);
+        self.ids.insert(desc.clone(), id);
+        self.descs.insert(id, desc);
+    }
+
+    /// The descriptor of a stored id, once [`DescCache::load`] read it.
+    pub fn get(&self, id: i64) -> Option<&Arc<Desc>> {
+        self.descs.get(&id)
+    }
+
+    /// The ids of these metrics' descriptors, storing the ones the store lacks.
+    pub fn ids_of(&mut self, db: &mut dyn Db, metrics: &[Metric]) -> Result<Vec<i64>, DbError> {
+        let descs: Vec<Desc> = metrics.iter().map(Desc::of).collect();
+        let refs: Vec<&Desc> = descs.iter().collect();
+        self.ids_for(db, &refs)
+    }
+
+    /// The ids of these descriptors, storing the ones the store lacks.
+    pub fn ids_for(&mut self, db: &mut dyn Db, descs: &[&Desc]) -> Result<Vec<i64>, DbError> {
+        let mut missing: Vec<Desc> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for d in descs {
+            if !self.ids.contains_key(*d) && seen.insert(*d) {
+                missing.push((*d).clone());
+            }
+        }
+        if !missing.is_empty() {
+            self.find_or_add(db, missing)?;
+        }
+        descs
+            .iter()
+            .map(|d| {
+                self.ids
+                    .get(*d)
+                    .copied()
+                    .ok_or_else(|| DbError::other("a metric descriptor was not stored"))
+            })
+            .collect()
+    }
+
+    /// Reads the descriptors of these ids that it does not hold yet.
+    pub fn load(
+        &mut self,
+        db: &mut dyn Db,
+        ids: impl IntoIterator<Item = i64>,
+    ) -> Result<(), DbError> {
+        let mut want: Vec<i64> = ids
+            .into_iter()
+            .filter(|i| !self.descs.contains_key(i))
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        for chunk in want.chunks(500) {
+            let list = chunk
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",");
+            let rows = db.query(
+                &format!(
+                    "SELECT id, name, CAST(params_json AS TEXT), title, unit, direction \
+                     FROM metric_descs WHERE id IN ({list})"
+                ),
+                &[],
+            )?;
+            for r in &rows {
+                self.keep(r.int(0)?, read_desc(r)?);
+            }
+            if let Some(id) = chunk.iter().find(|i| !self.descs.contains_key(i)) {
+                return Err(DbError::other(format!(
+                    "a run names metric descriptor {id}, which the store does not have"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Finds the stored ids of `missing`, inserting those not stored (another writer may
+    /// insert the same descriptor at the same time: its row is then found).
+    fn find_or_add(&mut self, db: &mut dyn Db, missing: Vec<Desc>) -> Result<(), DbError> {
+        for chunk in missing.chunks(200) {
+            let mut values: Vec<Value> = Vec::with_capacity(chunk.len() * 6);
+            for d in chunk {
+                values.extend([
+                    crate::record::metric_key(&d.name, &d.params).into(),
+                    d.name.as_str().into(),
+                    serde_json::to_string(&d.params).unwrap_or_default().into(),
+                    d.title.as_str().into(),
+                    d.unit.as_str().into(),
+                    direction_word(d.direction).into(),
+                ]);
+            }
+            db.execute(
+                &format!(
+                    "INSERT INTO metric_descs (key, name, params_json, title, unit, direction) \
+                     VALUES {} ON CONFLICT (key, title, unit, direction) DO NOTHING",
+                    sql::values_list(chunk.len(), 6)
+                ),
+                &values,
+            )?;
+            let keys: Vec<Value> = chunk
+                .iter()
+                .map(|d| crate::record::metric_key(&d.name, &d.params).into())
+                .collect();
+            let rows = db.query(
+                &format!(
+                    "SELECT id, name, CAST(params_json AS TEXT), title, unit, direction \
+                     FROM metric_descs WHERE key IN ({})",
+                    (1..=keys.len())
+                        .map(|i| format!("${i}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
+                &keys,
+            )?;
+            for r in &rows {
+                self.keep(r.int(0)?, read_desc(r)?);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn read_desc(r: &sql::Row) -> Result<Desc, DbError> {
+    let params: BTreeMap<String, String> = serde_json::from_str(&r.text(2)?)
+        .map_err(|e| DbError::other(format!("a metric descriptor's parameters: {e}")))?;
+    Ok(Desc {
+        name: r.text(1)?,
+        params,
+        title: r.text(3)?,
+        unit: r.text(4)?,
+        direction: direction_of(&r.text(5)?)?,
+    })
+}
