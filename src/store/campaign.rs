@@ -380,7 +380,7 @@ impl Store {
         owner: &str,
         record: &RunRecord,
     ) -> anyhow::Result<Option<i64>> {
-        let record = super::runs::with_uuid(record);
+        let mut record = super::runs::with_uuid(record);
         self.check_record(&record)?;
         let now = crate::clock::now_rfc3339();
         self.writing_runs(|db, cache| {
@@ -393,7 +393,7 @@ impl Store {
             if n != 1 {
                 return Ok(None);
             }
-            let (id, _) = super::runs::insert_run(db, cache, &record)?;
+            let (id, _) = super::runs::insert_run(db, cache, &mut record)?;
             Ok(Some(id))
         })
     }

@@ -63,11 +63,76 @@ fn direction_of(word: &str) -> Result<Direction, DbError> {
     }
 }
 
-/// The descriptors a store has seen, both ways.
+/// The descriptors a store has seen, both ways. Looked up by a hash of the metric's fields,
+/// so that finding the id of each of a run's thousands of metrics allocates nothing.
 #[derive(Debug, Default)]
 pub struct DescCache {
-    ids: HashMap<Arc<Desc>, i64>,
+    ids: HashMap<u64, Vec<(Arc<Desc>, i64)>>,
     descs: HashMap<i64, Arc<Desc>>,
+}
+
+/// The fields of a descriptor, borrowed (from a [`Metric`] or a [`Desc`]).
+#[derive(Clone, Copy)]
+struct Fields<'a> {
+    name: &'a str,
+    params: &'a BTreeMap<String, String>,
+    title: &'a str,
+    unit: &'a str,
+    direction: Direction,
+}
+
+impl<'a> Fields<'a> {
+    fn of_metric(m: &'a Metric) -> Fields<'a> {
+        Fields {
+            name: &m.name,
+            params: &m.params,
+            title: &m.title,
+            unit: &m.unit,
+            direction: m.direction,
+        }
+    }
+
+    fn of_desc(d: &'a Desc) -> Fields<'a> {
+        Fields {
+            name: &d.name,
+            params: &d.params,
+            title: &d.title,
+            unit: &d.unit,
+            direction: d.direction,
+        }
+    }
+
+    fn hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        (
+            self.name,
+            self.params,
+            self.title,
+            self.unit,
+            self.direction,
+        )
+            .hash(&mut h);
+        h.finish()
+    }
+
+    fn is(&self, d: &Desc) -> bool {
+        self.name == d.name
+            && self.title == d.title
+            && self.unit == d.unit
+            && self.direction == d.direction
+            && *self.params == d.params
+    }
+
+    fn to_desc(self) -> Desc {
+        Desc {
+            name: self.name.to_string(),
+            params: self.params.clone(),
+            title: self.title.to_string(),
+            unit: self.unit.to_string(),
+            direction: self.direction,
+        }
+    }
 }
 
 impl DescCache {
@@ -78,9 +143,21 @@ impl DescCache {
     }
 
     fn keep(&mut self, id: i64, desc: Desc) {
+        let hash = Fields::of_desc(&desc).hash();
         let desc = Arc::new(desc);
-        self.ids.insert(desc.clone(), id);
+        let same = self.ids.entry(hash).or_default();
+        if !same.iter().any(|(d, _)| **d == *desc) {
+            same.push((desc.clone(), id));
+        }
         self.descs.insert(id, desc);
+    }
+
+    fn find(&self, f: &Fields, hash: u64) -> Option<i64> {
+        self.ids
+            .get(&hash)?
+            .iter()
+            .find(|(d, _)| f.is(d))
+            .map(|(_, id)| *id)
     }
 
     /// The descriptor of a stored id, once [`DescCache::load`] read it.
@@ -90,29 +167,38 @@ impl DescCache {
 
     /// The ids of these metrics' descriptors, storing the ones the store lacks.
     pub fn ids_of(&mut self, db: &mut dyn Db, metrics: &[Metric]) -> Result<Vec<i64>, DbError> {
-        let descs: Vec<Desc> = metrics.iter().map(Desc::of).collect();
-        let refs: Vec<&Desc> = descs.iter().collect();
-        self.ids_for(db, &refs)
+        let fields: Vec<Fields> = metrics.iter().map(Fields::of_metric).collect();
+        self.ids_of_fields(db, &fields)
     }
 
     /// The ids of these descriptors, storing the ones the store lacks.
     pub fn ids_for(&mut self, db: &mut dyn Db, descs: &[&Desc]) -> Result<Vec<i64>, DbError> {
+        let fields: Vec<Fields> = descs.iter().map(|d| Fields::of_desc(d)).collect();
+        self.ids_of_fields(db, &fields)
+    }
+
+    fn ids_of_fields(&mut self, db: &mut dyn Db, fields: &[Fields]) -> Result<Vec<i64>, DbError> {
+        let hashes: Vec<u64> = fields.iter().map(Fields::hash).collect();
         let mut missing: Vec<Desc> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for d in descs {
-            if !self.ids.contains_key(*d) && seen.insert(*d) {
-                missing.push((*d).clone());
+        let mut listed: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (f, hash) in fields.iter().zip(&hashes) {
+            if self.find(f, *hash).is_some() {
+                continue;
+            }
+            let same = listed.entry(*hash).or_default();
+            if !same.iter().any(|i| f.is(&missing[*i])) {
+                same.push(missing.len());
+                missing.push(f.to_desc());
             }
         }
         if !missing.is_empty() {
             self.find_or_add(db, missing)?;
         }
-        descs
+        fields
             .iter()
-            .map(|d| {
-                self.ids
-                    .get(*d)
-                    .copied()
+            .zip(&hashes)
+            .map(|(f, hash)| {
+                self.find(f, *hash)
                     .ok_or_else(|| DbError::other("a metric descriptor was not stored"))
             })
             .collect()

@@ -220,7 +220,7 @@ impl Store {
     /// unless the step already has its run. Whoever runs the step now (after the lease ran
     /// out) then finds it done, and its own run is not stored: one run per step.
     pub fn store_spooled(&mut self, step_id: i64, record: &RunRecord) -> anyhow::Result<Spooled> {
-        let record = super::runs::with_uuid(record);
+        let mut record = super::runs::with_uuid(record);
         self.check_record(&record)?;
         let now = crate::clock::now_rfc3339();
         self.writing_runs(|db, cache| {
@@ -244,7 +244,7 @@ impl Store {
                  WHERE id=$1",
                 params![step_id, now, record.uuid.as_deref()],
             )?;
-            let (id, _) = super::runs::insert_run(db, cache, &record)?;
+            let (id, _) = super::runs::insert_run(db, cache, &mut record)?;
             Ok(Spooled::Stored(id))
         })
     }

@@ -180,10 +180,38 @@ pub fn apply<T>(list: &mut Vec<T>, splices: Vec<Splice<T>>) -> Result<(), String
 
 /// A part's bytes, compressed.
 pub fn encode(part: &Part) -> Vec<u8> {
-    let mut ids: Vec<i64> = part
+    let metrics: Vec<SpliceView<Entry>> = part
         .metrics
         .iter()
-        .flat_map(|s| s.insert.iter().map(|e| e.desc))
+        .map(|s| (s.at, s.delete, s.insert.as_slice()))
+        .collect();
+    let lines: Vec<SpliceView<String>> = part
+        .lines
+        .iter()
+        .map(|s| (s.at, s.delete, s.insert.as_slice()))
+        .collect();
+    encode_splices(&metrics, &lines)
+}
+
+/// The bytes of the part that makes `contents` from nothing (`encode(&Part::whole(..))`
+/// without copying them).
+pub fn encode_whole(contents: &Contents) -> Vec<u8> {
+    let one = |n: usize| if n == 0 { 0 } else { 1 };
+    let metrics = [(0, 0, contents.metrics.as_slice())];
+    let lines = [(0, 0, contents.lines.as_slice())];
+    encode_splices(
+        &metrics[..one(contents.metrics.len())],
+        &lines[..one(contents.lines.len())],
+    )
+}
+
+/// Splices as (at, delete, insert).
+type SpliceView<'a, T> = (usize, usize, &'a [T]);
+
+fn encode_splices(metrics: &[SpliceView<Entry>], lines: &[SpliceView<String>]) -> Vec<u8> {
+    let mut ids: Vec<i64> = metrics
+        .iter()
+        .flat_map(|s| s.2.iter().map(|e| e.desc))
         .collect();
     ids.sort_unstable();
     ids.dedup();
@@ -194,11 +222,11 @@ pub fn encode(part: &Part) -> Vec<u8> {
         .collect();
     let mut raw = Vec::with_capacity(1024);
     raw.extend_from_slice(MAGIC);
-    put_splices(&mut raw, &part.metrics, |out, e: &Entry| {
+    put_splices(&mut raw, metrics, |out, e: &Entry| {
         put_varint(out, place.get(&e.desc).copied().unwrap_or(0));
         put_entry_numbers(out, e);
     });
-    put_splices(&mut raw, &part.lines, |out, line: &String| {
+    put_splices(&mut raw, lines, |out, line: &String| {
         put_varint(out, line.len() as u64);
         out.extend_from_slice(line.as_bytes());
     });
@@ -314,13 +342,13 @@ fn split(bytes: &[u8]) -> Result<(&[u8], &[u8]), String> {
     Ok((header, &bytes[r.at..]))
 }
 
-fn put_splices<T>(out: &mut Vec<u8>, splices: &[Splice<T>], put: impl Fn(&mut Vec<u8>, &T)) {
+fn put_splices<T>(out: &mut Vec<u8>, splices: &[SpliceView<T>], put: impl Fn(&mut Vec<u8>, &T)) {
     put_varint(out, splices.len() as u64);
-    for s in splices {
-        put_varint(out, s.at as u64);
-        put_varint(out, s.delete as u64);
-        put_varint(out, s.insert.len() as u64);
-        for item in &s.insert {
+    for (at, delete, insert) in splices {
+        put_varint(out, *at as u64);
+        put_varint(out, *delete as u64);
+        put_varint(out, insert.len() as u64);
+        for item in *insert {
             put(out, item);
         }
     }
@@ -483,6 +511,12 @@ mod tests {
         let part = Part::whole(&metrics, &["a".to_string(), "ü".to_string()]);
         let back = decode(&encode(&part)).unwrap();
         assert_eq!(back, part);
+        let contents = Contents {
+            metrics,
+            lines: vec!["a".to_string(), "ü".to_string()],
+        };
+        assert_eq!(encode_whole(&contents), encode(&part));
+        assert_eq!(encode_whole(&Contents::default()), encode(&Part::default()));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use super::descs::{direction_word, DescCache};
 use super::packed::{Contents, Part};
 use super::schema::config_key;
 use super::sql::{self, params, Db, DbError, Value};
-use super::stored_form::{self, add_part, stored_contents};
+use super::stored_form::{self, add_part, add_whole, stored_contents};
 use crate::record::monitors::is_monitor;
 use crate::record::RunRecord;
 use std::collections::BTreeMap;
@@ -54,11 +54,11 @@ impl Store {
     }
 
     fn insert_records(&mut self, records: &[RunRecord]) -> anyhow::Result<Vec<i64>> {
-        let records: Vec<RunRecord> = records.iter().map(with_uuid).collect();
+        let mut records: Vec<RunRecord> = records.iter().map(with_uuid).collect();
         let (ids, last) = self.writing_runs(|db, cache| {
             let mut ids = Vec::with_capacity(records.len());
             let mut last = None;
-            for r in &records {
+            for r in records.iter_mut() {
                 let (id, contents) = insert_run(db, cache, r)?;
                 ids.push(id);
                 last = Some(Written {
@@ -107,7 +107,7 @@ impl Store {
                 None => stored_contents(db, id)?
                     .ok_or_else(|| DbError::other(format!("run {id} has no stored parts")))?,
             };
-            let contents = stored_form::contents_of(db, cache, record)?;
+            let contents = stored_form::contents_of(db, cache, &mut record.clone())?;
             let part = Part::between(&old, &contents);
             if !part.is_empty() {
                 add_part(db, id, parts, &part)?;
@@ -286,7 +286,7 @@ pub(super) fn run_values(record: &RunRecord) -> [Value; 13] {
 pub(super) fn insert_run(
     db: &mut dyn Db,
     cache: &mut DescCache,
-    record: &RunRecord,
+    record: &mut RunRecord,
 ) -> Result<(i64, Contents), DbError> {
     let id = db
         .query_one(
@@ -298,7 +298,7 @@ pub(super) fn insert_run(
         )?
         .int(0)?;
     let contents = stored_form::contents_of(db, cache, record)?;
-    add_part(db, id, 0, &Part::whole(&contents.metrics, &contents.lines))?;
+    add_whole(db, id, &contents)?;
     write_scores(db, id, record)?;
     Ok((id, contents))
 }

@@ -420,8 +420,8 @@ fn backfill_v8(db: &mut dyn Db) -> Result<(), DbError> {
         for r in &rows {
             let (id, json) = (r.int(0)?, r.text(1)?);
             let contents = match crate::record::RunRecord::from_json(&json) {
-                Ok(record) if record.validate().is_ok() => {
-                    super::stored_form::contents_of(db, &mut cache, &record)?
+                Ok(mut record) if record.validate().is_ok() => {
+                    super::stored_form::contents_of(db, &mut cache, &mut record)?
                 }
                 _ => match serde_json::from_str::<serde_json::Value>(&json) {
                     Ok(doc) => super::stored_form::whole_document(&doc),
@@ -431,8 +431,7 @@ fn backfill_v8(db: &mut dyn Db) -> Result<(), DbError> {
                     },
                 },
             };
-            let part = super::packed::Part::whole(&contents.metrics, &contents.lines);
-            super::stored_form::add_part(db, id, 0, &part)?;
+            super::stored_form::add_whole(db, id, &contents)?;
         }
     }
     let monitors = crate::record::monitors::MONITOR_PREFIXES

@@ -1,6 +1,7 @@
-//! A run record as its parts hold it (schema version 8), and back: the metrics become
-//! [`Entry`]s (a descriptor id, the value, the samples), the rest of the record the lines of
-//! its pretty JSON document with `metrics` empty. A monitor counter or gauge whose value a
+//! A run record as its parts hold it (schema version 8), and back, and the writing and
+//! reading of a run's parts. The metrics become [`Entry`]s (a descriptor id, the value, the
+//! samples), the rest of the record the lines of its JSON document with `metrics` empty
+//! (split into lines down to its items' fields). A monitor counter or gauge whose value a
 //! metric of the same name and unit repeats (most of them: the monitor rows are made from
 //! them) is written as `null` there and filled back from that metric on reading, so a value
 //! is stored once.
@@ -11,15 +12,16 @@
 use super::descs::DescCache;
 use super::packed::{self, Contents, Entry, Part};
 use super::sql::{params, Db, DbError};
-use crate::record::{metric_key, Metric, RunRecord};
+use crate::record::{Metric, RunRecord};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
-/// The stored contents of a record, its descriptors found or added through `cache`.
+/// The stored contents of a record, its descriptors found or added through `cache`. The
+/// record's metrics are taken out while the rest is written, and put back.
 pub fn contents_of(
     db: &mut dyn Db,
     cache: &mut DescCache,
-    record: &RunRecord,
+    record: &mut RunRecord,
 ) -> Result<Contents, DbError> {
     let ids = cache.ids_of(db, &record.metrics)?;
     let metrics = record
@@ -32,12 +34,10 @@ pub fn contents_of(
             samples: m.samples.clone(),
         })
         .collect();
-    let bare = RunRecord {
-        metrics: Vec::new(),
-        ..record.clone()
-    };
-    let mut doc = serde_json::to_value(&bare)
-        .map_err(|e| DbError::other(format!("cannot write the run's record: {e}")))?;
+    let all = std::mem::take(&mut record.metrics);
+    let doc = serde_json::to_value(&*record);
+    record.metrics = all;
+    let mut doc = doc.map_err(|e| DbError::other(format!("cannot write the run's record: {e}")))?;
     swap_repeated(&mut doc, &record.metrics, Swap::Drop);
     Ok(Contents {
         metrics,
@@ -53,12 +53,49 @@ pub fn whole_document(doc: &Value) -> Contents {
     }
 }
 
+/// How deep a record document is split into lines: the record's fields, their items (a
+/// test, a monitor unit, a load point) and those items' fields each start a line, and
+/// anything deeper stays on its line. A finished unit then adds lines and changes a few
+/// (its neighbour's comma, the end time, the index), which is all its part holds.
+const SPLIT_DEPTH: usize = 3;
+
 fn lines_of(doc: &Value) -> Vec<String> {
-    serde_json::to_string_pretty(doc)
-        .unwrap_or_default()
-        .split('\n')
-        .map(str::to_string)
-        .collect()
+    let mut text = String::with_capacity(64 * 1024);
+    write_split(doc, 0, &mut text);
+    text.split('\n').map(str::to_string).collect()
+}
+
+/// JSON text with a line break after each opening bracket and each comma, and before each
+/// closing bracket, down to [`SPLIT_DEPTH`].
+fn write_split(v: &Value, depth: usize, out: &mut String) {
+    let compact = |v: &Value, out: &mut String| {
+        out.push_str(&serde_json::to_string(v).unwrap_or_default());
+    };
+    match v {
+        Value::Object(m) if depth < SPLIT_DEPTH && !m.is_empty() => {
+            out.push_str("{\n");
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                out.push_str(&serde_json::to_string(k).unwrap_or_default());
+                out.push(':');
+                write_split(x, depth + 1, out);
+            }
+            out.push_str("\n}");
+        }
+        Value::Array(a) if depth < SPLIT_DEPTH && !a.is_empty() => {
+            out.push_str("[\n");
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                write_split(x, depth + 1, out);
+            }
+            out.push_str("\n]");
+        }
+        _ => compact(v, out),
+    }
 }
 
 /// What stored contents say: the record document (metrics empty when they are apart) and the
@@ -99,10 +136,11 @@ fn swap_repeated(doc: &mut Value, metrics: &[Metric], swap: Swap) {
     let Some(units) = doc.get_mut("monitors").and_then(Value::as_array_mut) else {
         return;
     };
-    let mut by_key: HashMap<String, Option<f64>> = HashMap::with_capacity(metrics.len());
+    let mut by_key: HashMap<(&str, &BTreeMap<String, String>), Option<f64>> =
+        HashMap::with_capacity(metrics.len());
     for m in metrics {
         by_key
-            .entry(m.key())
+            .entry((m.name.as_str(), &m.params))
             .and_modify(|v| *v = None)
             .or_insert(Some(m.value));
     }
@@ -119,7 +157,7 @@ fn swap_repeated(doc: &mut Value, metrics: &[Metric], swap: Swap) {
                 continue;
             };
             for (name, v) in values.iter_mut() {
-                let Some(Some(m)) = by_key.get(&metric_key(name, &params)).copied() else {
+                let Some(Some(m)) = by_key.get(&(name.as_str(), &params)).copied() else {
                     continue;
                 };
                 match swap {
@@ -139,6 +177,15 @@ fn swap_repeated(doc: &mut Value, metrics: &[Metric], swap: Swap) {
             }
         }
     }
+}
+
+/// Stores a run's first part: all of `contents`.
+pub fn add_whole(db: &mut dyn Db, run_id: i64, contents: &Contents) -> Result<(), DbError> {
+    db.execute(
+        "INSERT INTO run_parts (run_id, seq, body) VALUES ($1, 0, $2)",
+        params![run_id, packed::encode_whole(contents)],
+    )
+    .map(|_| ())
 }
 
 /// Appends a run's part number `seq`.
