@@ -152,10 +152,10 @@ fn write_old_run(db: &rusqlite::Connection, label: &str, value: f64) {
             rusqlite::params![
                 id,
                 m.key(),
-                m.name,
+                m.name.as_str(),
                 serde_json::to_string(&m.params).unwrap(),
-                m.title,
-                m.unit,
+                m.title.as_str(),
+                m.unit.as_str(),
                 m.value
             ],
         )

@@ -670,10 +670,10 @@ fn a_version_7_store_migrates_once_and_keeps_every_value() {
                     &[
                         id,
                         &m.key(),
-                        &m.name,
+                        &m.name.as_str(),
                         &serde_json::to_string(&m.params).unwrap(),
-                        &m.title,
-                        &m.unit,
+                        &m.title.as_str(),
+                        &m.unit.as_str(),
                         &serde_json::to_value(m.direction).unwrap().as_str().unwrap(),
                         &m.value,
                         &serde_json::to_string(&m.samples).unwrap(),

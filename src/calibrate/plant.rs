@@ -60,8 +60,8 @@ impl Plant {
         Plant {
             what,
             key: m.key(),
-            name: m.name.clone(),
-            params: m.params.clone(),
+            name: m.name.to_string(),
+            params: m.params.to_map(),
             change,
             sign,
             cv_pct: None,

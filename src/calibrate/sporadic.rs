@@ -37,7 +37,7 @@ pub fn rows(pool: &Pool) -> Vec<Sporadic> {
         for m in r.metrics.iter().filter(|m| is_monitor(&m.name)) {
             by_key
                 .entry(m.key())
-                .or_insert_with(|| (Vec::new(), m.unit.clone()))
+                .or_insert_with(|| (Vec::new(), m.unit.to_string()))
                 .0
                 .push(m.value);
         }

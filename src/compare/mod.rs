@@ -447,11 +447,11 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         };
         rows.push(Row {
             key: r.key.clone(),
-            name: r.first.name.clone(),
+            name: r.first.name.to_string(),
             primary: r.first.name == "unixbench.index" && !r.params.contains_key("partial"),
             params: r.params.clone(),
             title: r.title.clone(),
-            unit: r.first.unit.clone(),
+            unit: r.first.unit.to_string(),
             direction: r.first.direction,
             base: bs,
             patched: ps,
@@ -914,7 +914,7 @@ fn index_variant<'a>(
     if m.name != "unixbench.index" {
         return (Cow::Borrowed(&m.params), Cow::Borrowed(&m.title));
     }
-    let mut params = m.params.clone();
+    let mut params = m.params.to_map();
     let copies: u32 = m
         .params
         .get("copies")

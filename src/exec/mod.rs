@@ -492,7 +492,7 @@ fn update_metrics(record: &mut RunRecord, measured: &[Vec<Value>]) {
                 mean,
                 samples,
             );
-            metric.params = v.params.clone();
+            metric.params = v.params.clone().into();
             metrics.push(metric);
         }
     }

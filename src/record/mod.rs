@@ -20,6 +20,7 @@ pub mod exec;
 pub mod model;
 pub mod monitors;
 pub mod output_file;
+pub mod shared;
 pub mod sink;
 pub mod unixbench;
 pub mod will_it_scale;
@@ -30,6 +31,7 @@ pub use unixbench::{
 };
 
 use crate::sysinfo::SystemInfo;
+pub use shared::{SharedParams, SharedStr};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -154,12 +156,12 @@ pub enum Direction {
 /// are equal.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Metric {
-    pub name: String,
+    pub name: SharedStr,
     #[serde(default)]
-    pub params: BTreeMap<String, String>,
+    pub params: SharedParams,
     /// Human-readable row title (e.g. the UnixBench report name).
-    pub title: String,
-    pub unit: String,
+    pub title: SharedStr,
+    pub unit: SharedStr,
     pub direction: Direction,
     /// The run's value for this metric (for UnixBench: the score of the test).
     pub value: f64,
@@ -171,10 +173,10 @@ pub struct Metric {
 impl Metric {
     /// The one way to make a metric: `params` as (name, value) pairs.
     pub fn new(
-        name: impl Into<String>,
+        name: impl Into<SharedStr>,
         params: &[(&str, String)],
-        title: impl Into<String>,
-        unit: impl Into<String>,
+        title: impl Into<SharedStr>,
+        unit: impl Into<SharedStr>,
         direction: Direction,
         value: f64,
         samples: Vec<f64>,

@@ -331,10 +331,10 @@ pub fn csv(id: &str, r: &RunRecord) -> anyhow::Result<Vec<u8>> {
             id.to_string(),
             r.label.clone().unwrap_or_default(),
             m.key(),
-            m.name.clone(),
+            m.name.to_string(),
             serde_json::to_string(&m.params)?,
-            m.title.clone(),
-            m.unit.clone(),
+            m.title.to_string(),
+            m.unit.to_string(),
             serde_json::to_value(m.direction)?
                 .as_str()
                 .unwrap_or_default()

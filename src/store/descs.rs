@@ -5,17 +5,17 @@
 //! transaction is never used.
 
 use super::sql::{self, Db, DbError, Value};
-use crate::record::{Direction, Metric};
+use crate::record::{Direction, Metric, SharedParams, SharedStr};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// What a metric is, apart from its value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Desc {
-    pub name: String,
-    pub params: BTreeMap<String, String>,
-    pub title: String,
-    pub unit: String,
+    pub name: SharedStr,
+    pub params: SharedParams,
+    pub title: SharedStr,
+    pub unit: SharedStr,
     pub direction: Direction,
 }
 
@@ -31,7 +31,8 @@ impl Desc {
         }
     }
 
-    /// The metric it describes, with this value and these samples.
+    /// The metric it describes, with this value and these samples (its text shared, not
+    /// copied).
     pub fn metric(&self, value: f64, samples: Vec<f64>) -> Metric {
         Metric {
             name: self.name.clone(),
@@ -121,15 +122,15 @@ impl<'a> Fields<'a> {
             && self.title == d.title
             && self.unit == d.unit
             && self.direction == d.direction
-            && *self.params == d.params
+            && *self.params == *d.params
     }
 
     fn to_desc(self) -> Desc {
         Desc {
-            name: self.name.to_string(),
-            params: self.params.clone(),
-            title: self.title.to_string(),
-            unit: self.unit.to_string(),
+            name: self.name.into(),
+            params: self.params.clone().into(),
+            title: self.title.into(),
+            unit: self.unit.into(),
             direction: self.direction,
         }
     }
@@ -291,10 +292,10 @@ fn read_desc(r: &sql::Row) -> Result<Desc, DbError> {
     let params: BTreeMap<String, String> = serde_json::from_str(&r.text(2)?)
         .map_err(|e| DbError::other(format!("a metric descriptor's parameters: {e}")))?;
     Ok(Desc {
-        name: r.text(1)?,
-        params,
-        title: r.text(3)?,
-        unit: r.text(4)?,
+        name: r.text(1)?.into(),
+        params: params.into(),
+        title: r.text(3)?.into(),
+        unit: r.text(4)?.into(),
         direction: direction_of(&r.text(5)?)?,
     })
 }
