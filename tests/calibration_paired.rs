@@ -103,8 +103,8 @@ fn row_of(c: &Campaign) -> (Vec<RunValue>, Vec<RunValue>, RowPairs) {
                 first: if x.2 { First::Base } else { First::Patched },
                 base: x.3,
                 patched: x.4,
-                base_run: bv[i].run.clone(),
-                patched_run: pv[i].run.clone(),
+                base_run: bv[i].run.to_string(),
+                patched_run: pv[i].run.to_string(),
             })
             .collect(),
         base_boxes: c.rounds.iter().map(|x| x.0).collect(),

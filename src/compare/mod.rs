@@ -29,7 +29,7 @@ pub mod plan;
 pub mod shape;
 pub mod verdict;
 
-use crate::record::{metric_key, Direction, Metric, RunRecord};
+use crate::record::{metric_key, Direction, Metric, RunRecord, SharedStr};
 use crate::stats;
 use model::{NoiseProfile, RunValue, Spread};
 use plan::Sensitivity;
@@ -97,7 +97,7 @@ impl SideStats {
             pop_stddev_pct: stats::stddev_pct(stats::pop_stddev(&values), Some(mean)),
             min: values.iter().copied().fold(f64::INFINITY, f64::min),
             max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            runs: runs.iter().map(|r| r.run.clone()).collect(),
+            runs: runs.iter().map(|r| r.run.to_string()).collect(),
             values,
             within_pct: spread.within_pct,
             samples_per_run: spread.samples_per_run,
@@ -370,12 +370,14 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         pending.push(Pending {
             key: key.clone(),
             first: first.metric,
-            title: first.title.to_string(),
-            params: first.params.clone().into_owned(),
+            title: first.title().to_string(),
+            params: first.params().clone(),
             base: model::run_values(&base.name, key, &as_tuples(bm))?,
             new: model::run_values(&patched.name, key, &as_tuples(pm))?,
         });
     }
+    // Each run's entries are in `pending` now; the maps go before the rows are judged.
+    drop((b, p));
     let borrowed = |side: &Side, key: &str| -> Option<Borrowed> {
         let e = side.profile.as_ref()?.metrics.get(key)?;
         Some(Borrowed { sd: e.sd, df: e.df })
@@ -861,18 +863,30 @@ fn time_order(base: &Side, patched: &Side) -> [Vec<usize>; 2] {
     out
 }
 
-fn as_tuples<'a>(v: &'a [Entry<'a>]) -> Vec<(&'a str, usize, &'a Metric)> {
-    v.iter().map(|e| (e.run, e.order, e.metric)).collect()
+fn as_tuples<'a>(v: &'a [Entry<'a>]) -> Vec<(SharedStr, usize, &'a Metric)> {
+    v.iter()
+        .map(|e| (e.run.clone(), e.order, e.metric))
+        .collect()
 }
 
+/// One run's metric of a row: 40 bytes, as a comparison of 100 full-width runs a side holds
+/// 800,000 of them.
 struct Entry<'a> {
-    run: &'a str,
+    run: SharedStr,
     order: usize,
     metric: &'a Metric,
-    /// The metric's title and params, but a partial UnixBench index's own (borrowed from the
-    /// metric otherwise: a side of 20 runs of 400 metrics would clone them 8000 times).
-    title: Cow<'a, str>,
-    params: Cow<'a, BTreeMap<String, String>>,
+    /// A partial UnixBench index's own title and params (else the metric's own).
+    variant: Option<Box<(String, BTreeMap<String, String>)>>,
+}
+
+impl Entry<'_> {
+    fn title(&self) -> &str {
+        self.variant.as_ref().map_or(&self.metric.title, |v| &v.0)
+    }
+
+    fn params(&self) -> &BTreeMap<String, String> {
+        self.variant.as_ref().map_or(&self.metric.params, |v| &v.1)
+    }
 }
 
 struct ByKey<'a> {
@@ -886,19 +900,26 @@ fn metrics_by_key<'a>(side: &'a Side, orders: &[usize]) -> ByKey<'a> {
         map: BTreeMap::new(),
     };
     for ((id, run), &order) in side.runs.iter().zip(orders) {
+        let id = SharedStr::from(id.as_str());
         for m in &run.metrics {
             let (params, title) = index_variant(run, m);
             let key = metric_key(&m.name, &params);
-            let entry = out.map.entry(key.clone()).or_default();
-            if entry.is_empty() {
-                out.order.push(key);
-            }
+            let variant = match (params, title) {
+                (Cow::Borrowed(_), Cow::Borrowed(_)) => None,
+                (p, t) => Some(Box::new((t.into_owned(), p.into_owned()))),
+            };
+            let entry = match out.map.get_mut(&key) {
+                Some(e) => e,
+                None => {
+                    out.order.push(key.clone());
+                    out.map.entry(key).or_default()
+                }
+            };
             entry.push(Entry {
-                run: id,
+                run: id.clone(),
                 order,
                 metric: m,
-                title,
-                params,
+                variant,
             });
         }
     }

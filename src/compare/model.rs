@@ -13,7 +13,7 @@
 //! coefficient of variation). A side with fewer than 3 runs may borrow its between-run spread
 //! from a [`NoiseProfile`]: repeated runs of the same host, kernel and settings in the store.
 
-use crate::record::{Metric, RunRecord};
+use crate::record::{Metric, RunRecord, SharedStr};
 use crate::stats::welch::LogSample;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 /// One run's value of one metric, with the spread of the samples inside the run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunValue {
-    /// Run id (store id or file name).
-    pub run: String,
+    /// Run id (store id or file name), shared by the run's values.
+    pub run: SharedStr,
     /// Position of the run in time among all runs of the comparison (0 = first).
     pub order: usize,
     pub value: f64,
@@ -145,7 +145,7 @@ impl NoiseProfile {
 pub fn run_values(
     side: &str,
     key: &str,
-    metrics: &[(&str, usize, &Metric)],
+    metrics: &[(SharedStr, usize, &Metric)],
 ) -> anyhow::Result<Vec<RunValue>> {
     metrics
         .iter()
@@ -158,7 +158,7 @@ pub fn run_values(
                 ));
             }
             Ok(RunValue {
-                run: run.to_string(),
+                run: run.clone(),
                 order: *order,
                 value: m.value,
                 within_pct: within_sd(&m.samples).map(|s| 100.0 * s),
@@ -175,7 +175,7 @@ pub fn from_values(values: &[f64], first_order: usize) -> Vec<RunValue> {
         .iter()
         .enumerate()
         .map(|(i, &value)| RunValue {
-            run: (first_order + i + 1).to_string(),
+            run: (first_order + i + 1).to_string().into(),
             order: first_order + i,
             value,
             within_pct: None,
@@ -297,7 +297,7 @@ mod tests {
             value: f64::NAN,
             samples: vec![],
         };
-        let err = run_values("patched", "x[a=1]", &[("7", 0, &m)])
+        let err = run_values("patched", "x[a=1]", &[("7".into(), 0, &m)])
             .unwrap_err()
             .to_string();
         assert!(
@@ -305,10 +305,10 @@ mod tests {
             "{err}"
         );
         let m = Metric { value: -1.0, ..m };
-        assert!(run_values("base", "x", &[("3", 0, &m)]).is_err());
+        assert!(run_values("base", "x", &[("3".into(), 0, &m)]).is_err());
         let m = Metric { value: 0.0, ..m };
         assert_eq!(
-            run_values("base", "x", &[("3", 0, &m)]).unwrap()[0].value,
+            run_values("base", "x", &[("3".into(), 0, &m)]).unwrap()[0].value,
             0.0
         );
     }

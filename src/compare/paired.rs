@@ -322,7 +322,7 @@ impl RowPairs {
 impl Index {
     /// Pairs the run values of one metric.
     pub fn row(&self, base: &[RunValue], patched: &[RunValue]) -> RowPairs {
-        let place = |side: usize, v: &RunValue| self.sides[side].get(&v.run).copied();
+        let place = |side: usize, v: &RunValue| self.sides[side].get(v.run.as_str()).copied();
         let mut blocks: BTreeMap<(usize, u32), BlockCell> = BTreeMap::new();
         let mut out = RowPairs {
             box_names: self.boxes.clone(),
@@ -352,8 +352,8 @@ impl Index {
                     },
                     base: bv.value,
                     patched: pv.value,
-                    base_run: bv.run.clone(),
-                    patched_run: pv.run.clone(),
+                    base_run: bv.run.to_string(),
+                    patched_run: pv.run.to_string(),
                 }),
                 [Some(_), None] => out.left_out[0] += 1,
                 [None, Some(_)] => out.left_out[1] += 1,

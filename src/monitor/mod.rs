@@ -105,6 +105,14 @@ impl Sample {
         self.user_s + self.system_s
     }
 
+    /// Drops the counters' and gauges' values, which the run's metrics repeat, keeping what
+    /// [`Sample::ran_in_window`] reads (an earlier build's perf-stat counters say it ran
+    /// inside): what a comparison of many runs keeps of each (`patchbench compare`).
+    pub fn keep_only_window_evidence(&mut self) {
+        self.counters.retain(|k, _| k.starts_with(PERF_STAT_PREFIX));
+        self.gauges.clear();
+    }
+
     /// The monitors that ran inside the timed window: those recorded, or for a record of a
     /// build before the field existed (whose perf-stat counters always ran inside the window
     /// and whose profiles always did), what its rows show.

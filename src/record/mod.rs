@@ -31,8 +31,8 @@ pub use unixbench::{
 };
 
 use crate::sysinfo::SystemInfo;
-pub use shared::{SharedParams, SharedStr};
 use serde::{Deserialize, Serialize};
+pub use shared::{SharedParams, SharedStr};
 use std::collections::BTreeMap;
 
 /// Schema identifier written into every result document.
