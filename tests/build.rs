@@ -7,8 +7,8 @@
 //! leaves no build, no staging directory and nothing in the user's tree: not a git tree, an
 //! unknown ref, a patch that does not apply (named with its subject and first failed file), a
 //! file that is no patch, a missing build tool, a bad fragment, a compiler error (the log's
-//! tail and its path), a full disk; Ctrl-C mid-build leaves no build and no make, and the same
-//! build then finishes.
+//! tail and its path), a full disk; a build killed mid-make holds its slot until its compilers
+//! are gone, and Ctrl-C mid-build leaves no build and no make (neither is built to its end).
 //!
 //! Needs `linux-source-6.1`, `flex`, `bison`, `bc`, `libelf-dev` (`.ci/run` installs them).
 

@@ -3,18 +3,23 @@
 //! here loads a kernel on the machine running the tests: the kernel loads and jumps happen in
 //! the guest, and every patchbench started on the host runs with `PATCHBENCH_FORBID_KEXEC`.
 //!
-//! - A campaign of 2 rounds, `pti=off` against `pti=on` on the same image, started by the
-//!   guest's first boot: 4 kexec boots each run their step through `campaign resume --boot`,
-//!   the store holds 4 runs with the command lines read inside, and the last jump returns to
+//! - A campaign of one round, `pti=off` against `pti=on` on the same image, started by the
+//!   guest's first boot: 2 kexec boots each run their step through `campaign resume --boot`,
+//!   the store holds 2 runs with the command lines read inside, and the last jump returns to
 //!   the first boot's kernel and command line, where the hook does nothing and the guest
 //!   powers off.
-//! - The next step's image missing: the campaign fails with the reason and the guest stays on
-//!   the kernel it booted (no further boot).
+//! - Faults that need a kernel's real state (lockdown refusing an unsigned image, kexec
+//!   disabled), checked in a guest booted with `lockdown=integrity`.
+//!
+//! Those two are the only guests. The failure paths run on the host against a recording fake
+//! of the machine (`FakeMachine`, a `kexec::machine::Machine`: it records the loads and jumps,
+//! plays the next boot and scripts the steps) through the boot hook's own code (`BootRun`,
+//! with the markers of the command line the fake booted, the kexec executor, the driver):
+//! - The next step's image missing: the campaign fails with the reason and the machine stays
+//!   on the kernel it booted (no further load or jump).
 //! - The hook never loops: a step that fails twice (each time in a kexec boot of its own), or
 //!   a boot carrying a step's marker without its side's words, fails the campaign where it
 //!   stands; `patchbench.stop` on a step's command line stops it and returns home.
-//! - Faults that need a kernel's real state (lockdown refusing an unsigned image, kexec
-//!   disabled), checked in a guest booted with `lockdown=integrity`.
 //! - On the host, without changing anything: no CAP_SYS_BOOT, a store on a tmpfs, a missing
 //!   initrd or modules, no --yes without a terminal, no systemd for install-hook, and a boot
 //!   hook that does nothing at a boot that is no step.
@@ -23,13 +28,21 @@ mod common;
 
 use common::test_kernel;
 
+use patchbench::campaign::executor::Executor;
+use patchbench::campaign::kexec::boot::BootRun;
+use patchbench::campaign::kexec::cmdline::Markers;
+use patchbench::campaign::kexec::load::{Authority, Loader};
+use patchbench::campaign::kexec::machine::Machine;
+use patchbench::campaign::scripted::{Act, Scripted};
 use patchbench::campaign::vm::accel::Accel;
 use patchbench::campaign::vm::checks::ROOT_MODULES;
 use patchbench::campaign::vm::host_tools;
 use patchbench::campaign::vm::initramfs::{self, Contents};
 use patchbench::campaign::vm::modules::ModuleIndex;
 use patchbench::campaign::vm::qemu::Guest;
+use patchbench::record::campaign::spec::BootTarget;
 use patchbench::record::campaign::state::CampaignState;
+use patchbench::record::campaign::KernelInfo;
 use patchbench::store::db::Store;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -157,7 +170,7 @@ impl TestGuest {
         let mods = self.kernel.modules.display();
         let ir = self.initramfs.display();
         format!(
-            "{pb} campaign start {name} --executor kexec --order abba --rounds 2 --yes \
+            "{pb} campaign start {name} --executor kexec --order abba --rounds 1 --yes \
              --reboot-in 0 --base {img}:pti=off --patched {patched_image}:pti=on \
              --base-initrd {ir} --patched-initrd {ir} --base-modules {mods} \
              --patched-modules {mods} --return-to {img} --return-initrd {ir} \
@@ -251,7 +264,8 @@ impl Drop for TestGuest {
     }
 }
 
-/// The bar: 2 rounds × 2 sides across 4 kexec boots in one guest, then home, then power off.
+/// The bar: one round × 2 sides across 2 kexec boots in one guest, then home, then power off
+/// (the one real kexec chain: more rounds are more of the same boots).
 #[test]
 fn a_campaign_runs_each_step_in_a_kexec_boot_of_its_own_and_returns_home() {
     let g = TestGuest::new("bar");
@@ -268,8 +282,8 @@ fn a_campaign_runs_each_step_in_a_kexec_boot_of_its_own_and_returns_home() {
     let boots = console.times_of("pbtest: boot");
     assert_eq!(
         boots.len(),
-        6,
-        "first boot, 4 step boots, the return home\n{}",
+        4,
+        "first boot, 2 step boots, the return home\n{}",
         console.tail()
     );
     let store = g.store();
@@ -282,7 +296,7 @@ fn a_campaign_runs_each_step_in_a_kexec_boot_of_its_own_and_returns_home() {
         console.tail()
     );
     let runs = store.campaign_runs(c.id).unwrap();
-    assert_eq!(runs.len(), 4, "one run per step");
+    assert_eq!(runs.len(), 2, "one run per step");
     let steps = store.steps(c.id).unwrap();
     let mut boot_ids = std::collections::BTreeSet::new();
     for (_, r) in &runs {
@@ -352,50 +366,6 @@ fn a_campaign_runs_each_step_in_a_kexec_boot_of_its_own_and_returns_home() {
         gaps.iter()
             .map(|g| (g * 10.0).round() / 10.0)
             .collect::<Vec<_>>()
-    );
-}
-
-/// The next step's image is gone: the campaign fails with the reason, no further boot.
-#[test]
-fn a_missing_next_image_fails_the_campaign_and_the_guest_stays_on_its_kernel() {
-    let g = TestGuest::new("missing");
-    let patched = g.shared.join("patched-vmlinuz");
-    std::fs::copy(&g.kernel.image, &patched).unwrap();
-    let in_guest = format!("{SHARED}/patched-vmlinuz");
-    // The first boot writes before.sh, which the next boot runs before its hook.
-    g.start_with(&format!(
-        "echo 'rm -f {in_guest}' > {SHARED}/before.sh\n{}\n",
-        g.start_command("gone", &in_guest, "")
-    ));
-    let console = g.boot(&[], Duration::from_secs(1800));
-    assert!(console.status.success(), "{}", console.tail());
-    let text = console.text();
-    assert_eq!(
-        console.times_of("pbtest: boot").len(),
-        2,
-        "the first boot and round 1's base, then no more\n{}",
-        console.tail()
-    );
-    let c = g.store().campaign("gone").unwrap().unwrap();
-    assert_eq!(c.state, CampaignState::Failed, "{}", console.tail());
-    let reason = c.state_reason.clone().unwrap_or_default();
-    assert!(
-        reason.contains("patched-vmlinuz")
-            && reason.contains("gone")
-            && reason.contains(&format!("stays on {}", g.kernel.release)),
-        "{reason}"
-    );
-    assert_eq!(g.store().campaign_runs(c.id).unwrap().len(), 1, "base ran");
-    assert!(text.contains("pbtest: hook exited 1"), "{}", console.tail());
-    let status = common::patchbench()
-        .args(["campaign", "status", "gone", "--store"])
-        .arg(g.shared.join("store.db"))
-        .output()
-        .unwrap();
-    let shown = String::from_utf8_lossy(&status.stdout);
-    assert!(
-        shown.contains("failed") && shown.contains("patched-vmlinuz"),
-        "{shown}"
     );
 }
 
@@ -540,7 +510,10 @@ fn kexec_spec(
     use patchbench::record::campaign::spec::*;
     let kernel = KernelSpec {
         image: image.into(),
-        sha256: "0".repeat(64),
+        // The image's own (a step's boot checks it), or a placeholder for an image that is
+        // not there.
+        sha256: patchbench::campaign::kernel_image::sha256_file(image)
+            .unwrap_or_else(|_| "0".repeat(64)),
         release: release.into(),
         initrd: initrd.map(Path::to_path_buf),
         modules: None,
@@ -781,127 +754,409 @@ fn lockdown_and_disabled_kexec_are_refused_inside_a_guest() {
     assert_eq!(console.times_of("pbtest: boot").len(), 1, "no kexec");
 }
 
+/// The release the fake machine's images boot (as their boot headers would say).
+const FAKE_RELEASE: &str = "6.1.0-99-fake";
+
+/// The command line the fake machine's first boot has, and a campaign returns to.
+const ORIGIN: &str = "console=ttyS0 panic=-1 quiet rdinit=/init";
+
+/// A load or a jump the fake machine was asked for.
+#[derive(Debug, Clone, PartialEq)]
+enum Call {
+    Load { image: PathBuf, cmdline: String },
+    Jump,
+    Unload,
+}
+
+/// A recording fake of the machine a kexec campaign's boots act on
+/// (`patchbench::campaign::kexec::machine::Machine`): each load and jump is recorded, a jump
+/// makes the loaded image and command line the next boot's, and [`FakeMachine::boots`] runs
+/// the boot hook's own code (`BootRun::at_boot`, what `campaign resume --boot` runs) at each
+/// boot until one does not jump. A step is the scripted executor's (it measures, or fails on
+/// the side `failing` names), wrapped by the kexec executor as a real boot's local step is,
+/// so its run is recorded on the boot the fake says this is. Nothing is loaded and nothing
+/// reboots: the real chain is
+/// `a_campaign_runs_each_step_in_a_kexec_boot_of_its_own_and_returns_home`.
+struct FakeMachine {
+    /// This boot: its kernel's release and command line.
+    now: KernelInfo,
+    loaded: Option<BootTarget>,
+    jumped: bool,
+    calls: Vec<Call>,
+    /// The side whose steps fail.
+    failing: Option<String>,
+    /// The steps run, every boot's.
+    steps: patchbench::campaign::scripted::Log,
+}
+
+/// What a failing scripted step says (a real step of a side whose setup is `false` says
+/// "the side's setup command failed (the step's shell exited 3)").
+const SETUP_FAILED: &str = "the side's setup command failed (scripted)";
+
+impl Machine for FakeMachine {
+    fn kernel(&self) -> KernelInfo {
+        self.now.clone()
+    }
+
+    fn step_executor(&mut self) -> anyhow::Result<Box<dyn Executor>> {
+        let failing = self.failing.clone();
+        Ok(Box::new(
+            Scripted::new(move |req| {
+                if failing.as_deref() == Some(req.side.name.as_str()) {
+                    Act::fail(SETUP_FAILED)
+                } else {
+                    Act::measure(1000.0)
+                }
+            })
+            .with_log(self.steps.clone()),
+        ))
+    }
+
+    fn load(&mut self, target: &BootTarget, _auth: &Authority) -> Result<Loader, String> {
+        // As kexec_file_load: the image and initrd must open.
+        for file in std::iter::once(&target.image).chain(&target.initrd) {
+            std::fs::File::open(file)
+                .map_err(|e| format!("cannot open {}: {e}", file.display()))?;
+        }
+        self.calls.push(Call::Load {
+            image: target.image.clone(),
+            cmdline: target.cmdline.clone(),
+        });
+        self.loaded = Some(target.clone());
+        Ok(Loader::FileLoad)
+    }
+
+    fn jump(&mut self, _auth: &Authority) -> Result<(), String> {
+        let target = self.loaded.take().ok_or("no kernel is loaded")?;
+        self.calls.push(Call::Jump);
+        self.now = KernelInfo {
+            release: FAKE_RELEASE.to_string(),
+            cmdline: target.cmdline,
+            ..Default::default()
+        };
+        self.jumped = true;
+        Ok(())
+    }
+
+    fn unload(&mut self) -> Result<(), String> {
+        self.calls.push(Call::Unload);
+        self.loaded = None;
+        Ok(())
+    }
+}
+
+/// One boot the fake machine played: its command line and the hook's exit status there.
+#[derive(Debug)]
+struct FakeBoot {
+    cmdline: String,
+    hook_exit: i32,
+}
+
+impl FakeMachine {
+    /// A machine booted with `cmdline` on [`FAKE_RELEASE`].
+    fn booted(cmdline: &str) -> FakeMachine {
+        FakeMachine {
+            now: KernelInfo {
+                release: FAKE_RELEASE.to_string(),
+                cmdline: cmdline.to_string(),
+                ..Default::default()
+            },
+            loaded: None,
+            jumped: false,
+            calls: Vec::new(),
+            failing: None,
+            steps: Default::default(),
+        }
+    }
+
+    fn run<'a>(
+        &'a mut self,
+        signals: &'a patchbench::proc::signals::Signals,
+        progress: &'a mut patchbench::progress::Progress,
+    ) -> BootRun<'a> {
+        BootRun {
+            signals,
+            progress,
+            markers: Markers::parse(&self.now.cmdline),
+            machine: self,
+        }
+    }
+
+    /// `campaign start`'s first reboot of stored campaign `name`, confirmed, at once.
+    fn first_jump(&mut self, store: &Path, name: &str) -> i32 {
+        let signals = patchbench::proc::signals::Signals::install().unwrap();
+        let mut progress = patchbench::progress::Progress::hidden();
+        let auth = Authority::confirmed_by_user("a test");
+        self.run(&signals, &mut progress)
+            .first_jump(common::open_store(store), name, auth, 0.0)
+            .unwrap()
+    }
+
+    /// Boots while the last boot jumped: `before(boot number)` first (as a boot script
+    /// would), then the boot hook's part on `store`; each boot played.
+    fn boots(&mut self, store: &Path, mut before: impl FnMut(usize)) -> Vec<FakeBoot> {
+        let signals = patchbench::proc::signals::Signals::install().unwrap();
+        let mut progress = patchbench::progress::Progress::hidden();
+        let mut played = Vec::new();
+        while std::mem::take(&mut self.jumped) {
+            before(played.len());
+            let cmdline = self.now.cmdline.clone();
+            let hook_exit = self
+                .run(&signals, &mut progress)
+                .at_boot(common::open_store(store))
+                .unwrap();
+            eprintln!(
+                "fake boot {}: {cmdline:?}: hook exited {hook_exit}",
+                played.len()
+            );
+            played.push(FakeBoot { cmdline, hook_exit });
+        }
+        played
+    }
+
+    /// The command lines the machine was asked to boot, in order.
+    fn loaded_cmdlines(&self) -> Vec<&str> {
+        self.calls
+            .iter()
+            .filter_map(|c| match c {
+                Call::Load { cmdline, .. } => Some(cmdline.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A kexec campaign of one round for the fake machine, stored in `store`: `pti=off` against
+/// `pti=on`, each side on an image file of its own in `dir` (any bytes: the fake boots it by
+/// name, the step's boot checks its SHA-256), returning to a third with [`ORIGIN`].
+fn fake_campaign(
+    dir: &Path,
+    store: &Path,
+    name: &str,
+    patched_setup: Option<&str>,
+) -> (PathBuf, PathBuf) {
+    use patchbench::record::campaign::plan;
+    use patchbench::record::campaign::spec::Order;
+    let image = |side: &str| {
+        let p = dir.join(format!("vmlinuz-{name}-{side}"));
+        std::fs::write(&p, format!("the {side} kernel of {name}")).unwrap();
+        p
+    };
+    let (base, patched, home) = (image("base"), image("patched"), image("home"));
+    let mut spec = kexec_spec(name, &base, FAKE_RELEASE, None, ORIGIN);
+    spec.kexec.as_mut().unwrap().return_to.image = home;
+    let k = spec.sides[1].kernel.as_mut().unwrap();
+    k.image = patched.clone();
+    k.sha256 = patchbench::campaign::kernel_image::sha256_file(&patched).unwrap();
+    spec.sides[1].setup = patched_setup.map(str::to_string);
+    let mut s = if store.exists() {
+        common::open_store(store)
+    } else {
+        common::create_store(store)
+    };
+    s.create_campaign(&spec, 1, &plan::steps(Order::Abba, 1, 1, 1))
+        .unwrap();
+    (base, patched)
+}
+
+/// The next step's image is gone: the campaign fails with the reason, no further boot.
+/// (Against the recording fake.)
+#[test]
+fn a_missing_next_image_fails_the_campaign_and_the_machine_stays_on_its_kernel() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let store = dir.path().join("store.db");
+    let (base, patched) = fake_campaign(dir.path(), &store, "gone", None);
+    let mut m = FakeMachine::booted(ORIGIN);
+    assert_eq!(m.first_jump(&store, "gone"), 0);
+    // Round 1's base boots, and its image is removed before its hook runs.
+    let boots = m.boots(&store, |_| {
+        let _ = std::fs::remove_file(&patched);
+    });
+    assert_eq!(
+        boots.len(),
+        1,
+        "round 1's base, then no more (the first boot is the start's): {boots:?}"
+    );
+    assert!(boots[0].cmdline.contains("pti=off"), "{boots:?}");
+    assert_eq!(boots[0].hook_exit, 1);
+    assert_eq!(
+        m.calls.iter().filter(|c| **c == Call::Jump).count(),
+        1,
+        "only the start's jump: {:?}",
+        m.calls
+    );
+    assert!(matches!(&m.calls[0], Call::Load { image, .. } if *image == base));
+    let c = common::open_store(&store)
+        .campaign("gone")
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.state, CampaignState::Failed);
+    let reason = c.state_reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("vmlinuz-gone-patched")
+            && reason.contains("gone")
+            && reason.contains(&format!("stays on {FAKE_RELEASE}")),
+        "{reason}"
+    );
+    let runs = common::open_store(&store).campaign_runs(c.id).unwrap();
+    assert_eq!(runs.len(), 1, "base ran");
+    let info = runs[0].1.campaign.as_ref().unwrap();
+    assert_eq!(
+        (info.side.as_str(), info.executor.as_str()),
+        ("base", "kexec")
+    );
+    assert_eq!(info.kernel.release, FAKE_RELEASE);
+    assert!(info.kernel.cmdline.contains("pti=off"));
+    let status = common::patchbench()
+        .args(["campaign", "status", "gone", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        shown.contains("failed") && shown.contains("vmlinuz-gone-patched"),
+        "{shown}"
+    );
+}
+
 /// The hook never loops: a step whose setup fails is retried in a kexec boot of its own, then
-/// the campaign fails and the guest stays on the kernel it booted.
+/// the campaign fails and the machine stays on the kernel it booted. (Against the recording
+/// fake, whose patched steps fail as a failing setup does.)
 #[test]
 fn a_step_that_fails_twice_ends_the_campaign_on_its_kernel() {
-    let g = TestGuest::new("twice");
-    let image = g.kernel.image.display().to_string();
-    g.start_with(&g.start_command("twice", &image, "--patched-setup false"));
-    let console = g.boot(&[], Duration::from_secs(2400));
-    assert!(console.status.success(), "{}", console.tail());
-    let text = console.text();
-    // The first boot, round 1's base, then round 1's patched twice; no more.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let store = dir.path().join("store.db");
+    fake_campaign(dir.path(), &store, "twice", Some("false"));
+    let mut m = FakeMachine::booted(ORIGIN);
+    m.failing = Some("patched".to_string());
+    assert_eq!(m.first_jump(&store, "twice"), 0);
+    let boots = m.boots(&store, |_| {});
+    // Round 1's base, then round 1's patched twice; no more.
+    assert_eq!(boots.len(), 3, "{boots:?}");
     assert_eq!(
-        console.times_of("pbtest: boot").len(),
-        4,
-        "{}",
-        console.tail()
+        m.calls.iter().filter(|c| **c == Call::Jump).count(),
+        3,
+        "{:?}",
+        m.calls
     );
-    let store = g.store();
-    let c = store.campaign("twice").unwrap().unwrap();
+    let s = common::open_store(&store);
+    let c = s.campaign("twice").unwrap().unwrap();
     assert_eq!(c.state, CampaignState::Failed);
     let reason = c.state_reason.clone().unwrap_or_default();
     assert!(
         reason.contains("round 1 patched failed twice in a row")
             && reason.contains("setup command failed")
-            && reason.contains(&format!("stays on {}", g.kernel.release)),
+            && reason.contains(&format!("stays on {FAKE_RELEASE}")),
         "{reason}"
     );
-    let steps = store.steps(c.id).unwrap();
+    let steps = s.steps(c.id).unwrap();
     let patched = steps
         .iter()
         .find(|s| s.side == "patched" && s.round == 1)
         .unwrap();
     assert_eq!(patched.attempts, 2);
     assert_eq!(
-        store.campaign_runs(c.id).unwrap().len(),
+        s.campaign_runs(c.id).unwrap().len(),
         1,
         "only base was stored"
     );
-    let last_boot = text
-        .lines()
-        .rfind(|l| l.starts_with("pbtest: boot "))
-        .unwrap();
-    assert!(last_boot.contains("pti=on"), "{last_boot}");
-    assert!(text.contains("pbtest: hook exited 1"), "{}", console.tail());
+    let last = boots.last().unwrap();
+    assert!(last.cmdline.contains("pti=on"), "{last:?}");
+    assert_eq!(last.hook_exit, 1);
+    // Both patched boots were for the same step: the retry, not a next one, each attempt in
+    // a boot of its own.
+    let loads = m.loaded_cmdlines();
+    assert_eq!(loads.len(), 3, "{loads:?}");
+    assert_eq!(loads[1], loads[2], "{loads:?}");
+    let ran: Vec<(String, u32)> = m
+        .steps
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| (r.side.clone(), r.attempt))
+        .collect();
+    assert_eq!(
+        ran,
+        [
+            ("base".to_string(), 1),
+            ("patched".to_string(), 1),
+            ("patched".to_string(), 2)
+        ]
+    );
 }
 
 /// A boot that carries a step's marker but not its side's words fails the campaign without a
 /// jump; `patchbench.stop` on a step's command line ends a campaign and returns home.
+/// (Against the recording fake.)
 #[test]
 fn a_boot_with_the_wrong_words_fails_and_the_stop_word_returns_home() {
-    use patchbench::record::campaign::plan;
-    use patchbench::record::campaign::spec::Order;
-    let g = TestGuest::new("words");
-    let origin = "console=ttyS0 panic=-1 quiet rdinit=/init";
-    {
-        let mut store = common::create_store(g.shared.join("store.db"));
-        for name in ["wrong", "halt"] {
-            let spec = kexec_spec(
-                name,
-                &g.kernel.image,
-                &g.kernel.release,
-                Some(&g.initramfs),
-                origin,
-            );
-            store
-                .create_campaign(&spec, 1, &plan::steps(Order::Abba, 1, 1, 1))
-                .unwrap();
-        }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let store = dir.path().join("store.db");
+    for name in ["wrong", "halt"] {
+        fake_campaign(dir.path(), &store, name, None);
     }
     let step_of = |name: &str| {
-        let s = g.store();
+        let s = common::open_store(&store);
         let c = s.campaign(name).unwrap().unwrap();
         s.steps(c.id).unwrap()[0].id
     };
     // Round 1's base wants pti=off; this boot has pti=on.
     let wrong = step_of("wrong");
-    let console = g.boot(
-        &[
-            "pti=on".into(),
-            "patchbench.campaign=wrong".into(),
-            format!("patchbench.step={wrong}"),
-            "patchbench.via=kexec".into(),
-        ],
-        Duration::from_secs(1200),
-    );
-    assert!(console.status.success(), "{}", console.tail());
-    assert_eq!(console.times_of("pbtest: boot").len(), 1, "no jump");
-    let c = g.store().campaign("wrong").unwrap().unwrap();
-    assert_eq!(c.state, CampaignState::Failed, "{}", console.tail());
+    let mut m = FakeMachine::booted(&format!(
+        "{ORIGIN} pti=on patchbench.campaign=wrong patchbench.step={wrong} patchbench.via=kexec"
+    ));
+    m.jumped = true;
+    let boots = m.boots(&store, |_| {});
+    assert_eq!(boots.len(), 1, "no jump: {boots:?}");
+    assert!(m.calls.is_empty(), "nothing loaded: {:?}", m.calls);
+    let c = common::open_store(&store)
+        .campaign("wrong")
+        .unwrap()
+        .unwrap();
+    assert_eq!(c.state, CampaignState::Failed);
     let reason = c.state_reason.unwrap_or_default();
     assert!(
         reason.contains("not the expected one") && reason.contains("pti=off"),
         "{reason}"
     );
-    assert!(console.text().contains("pbtest: hook exited 1"));
-    assert_eq!(g.store().campaign_runs(c.id).unwrap().len(), 0);
+    assert_eq!(boots[0].hook_exit, 1);
+    assert_eq!(
+        common::open_store(&store)
+            .campaign_runs(c.id)
+            .unwrap()
+            .len(),
+        0
+    );
     // The stop word at a step's boot: stopped, then home (the origin's words), then quiet.
     let halt = step_of("halt");
-    let console = g.boot(
-        &[
-            "pti=off".into(),
-            "patchbench.campaign=halt".into(),
-            format!("patchbench.step={halt}"),
-            "patchbench.via=kexec".into(),
-            "patchbench.stop".into(),
-        ],
-        Duration::from_secs(1200),
+    let mut m = FakeMachine::booted(&format!(
+        "{ORIGIN} pti=off patchbench.campaign=halt patchbench.step={halt} patchbench.via=kexec \
+         patchbench.stop"
+    ));
+    m.jumped = true;
+    let boots = m.boots(&store, |_| {});
+    assert_eq!(boots.len(), 2, "the stop boot and home: {boots:?}");
+    assert_eq!(boots[1].cmdline, ORIGIN, "{boots:?}");
+    assert!(boots.iter().all(|b| b.hook_exit == 0), "{boots:?}");
+    assert!(
+        matches!(&m.calls[0], Call::Load { image, .. } if image.ends_with("vmlinuz-halt-home")),
+        "{:?}",
+        m.calls
     );
-    assert!(console.status.success(), "{}", console.tail());
-    let text = console.text();
-    let boots: Vec<&str> = text
-        .lines()
-        .filter(|l| l.starts_with("pbtest: boot "))
-        .collect();
-    assert_eq!(boots.len(), 2, "the stop boot and home\n{}", console.tail());
-    assert!(boots[1].ends_with(&format!(": {origin}")), "{}", boots[1]);
-    let c = g.store().campaign("halt").unwrap().unwrap();
+    let c = common::open_store(&store)
+        .campaign("halt")
+        .unwrap()
+        .unwrap();
     assert_eq!(c.state, CampaignState::Stopped);
     assert!(c
         .state_reason
         .unwrap_or_default()
         .contains("patchbench.stop"));
-    assert_eq!(g.store().campaign_runs(c.id).unwrap().len(), 0);
+    assert_eq!(
+        common::open_store(&store)
+            .campaign_runs(c.id)
+            .unwrap()
+            .len(),
+        0
+    );
 }

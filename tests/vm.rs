@@ -1,22 +1,28 @@
 //! `patchbench campaign --executor vm` for real: QEMU guests under TCG booting Debian's kernel
-//! package (fetched once into `target/test-kernels/`, unpacked, not installed) on this
-//! machine's root. Two rounds of `pti=off` against `pti=on` record four runs with the kernel
-//! and command line read back from inside the guests, and their report warns of nothing that
-//! is not true (no BogoMIPS "difference", no directory the workload never wrote in); a side whose guest never reaches the
-//! workload (`rdinit=` of a missing program: the kernel panics) is a failed step with its
-//! console, and the other side's scratch ext4 on a RAM disk is the workload's `--dir`; SIGINT
-//! mid-step then `resume` completes with nothing lost or duplicated; SIGKILL mid-step leaves
-//! no QEMU; `--duet` runs both guests at once, each pinned to its own CPUs (read from /proc
-//! while they run) and released together at the barrier; bad input is refused before
-//! anything is stored.
+//! package (fetched once into `target/test-kernels/`, unpacked, not installed) or the test
+//! tree's tiny kernel (`common::kernel_tree::tiny_kernel`, the shared build cache's) on this
+//! machine's root. One round of `pti=off` against `pti=on` on Debian's kernel, profiled,
+//! records two runs with the kernel and command line read back from inside the guests, a
+//! profile taken in each guest of its own kernel and a scratch ext4 on a RAM disk of modules,
+//! and their report warns of nothing that is not true (no BogoMIPS "difference", no directory the workload never wrote in). On the tiny
+//! kernel, whose guests boot fastest: a side whose guest never reaches the workload (`rdinit=`
+//! of a missing program: the kernel panics) is a failed step with its console, and the other
+//! side's scratch ext4 on a RAM disk is the workload's `--dir`; SIGINT mid-step then `resume`
+//! completes with nothing lost or duplicated; SIGKILL mid-step leaves no QEMU. `--duet` runs
+//! both guests at once, each pinned to its own CPUs (read from /proc while they run) and
+//! released together at the barrier (Debian's kernel: its console driver is a module); a step
+//! waits for the host's measurement lock (tiny); bad input is refused before anything is
+//! stored.
 //!
 //! Needs `qemu-system-x86`, `busybox-static`, `e2fsprogs`, `kmod` and apt's package lists
-//! (`.ci/run` installs them); a test that cannot get them fails with the reason. Guests boot
-//! in about 10 s of CPU time each; the step timeout is generous for a loaded machine.
+//! (`.ci/run` installs them), and for the tiny kernel what tests/build.rs needs; a test that
+//! cannot get them fails with the reason. Debian's guests boot in about 10 s of CPU time each;
+//! the step timeout is generous for a loaded machine.
 
 mod common;
 
-use common::test_kernel::{debian_kernel, TestKernel};
+use common::kernel_tree::tiny_kernel;
+use common::test_kernel::debian_kernel;
 use common::{children, patchbench_with_store, wait_until, wait_with_timeout};
 use patchbench::record::campaign::state::StepState;
 use patchbench::record::RunRecord;
@@ -57,11 +63,12 @@ fn start(store: &Path, name: &str, opts: &[&str], work: &[&str]) -> std::process
     c
 }
 
-fn side(k: &TestKernel, words: &str) -> String {
+/// A side's `IMAGE[:WORDS]`.
+fn side(image: &Path, words: &str) -> String {
     if words.is_empty() {
-        k.image.display().to_string()
+        image.display().to_string()
     } else {
-        format!("{}:{words}", k.image.display())
+        format!("{}:{words}", image.display())
     }
 }
 
@@ -136,28 +143,38 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
+/// The one vm campaign of Debian's kernel: what the guests ran is read back from inside them,
+/// the profile is taken in the guest, of the guest's kernel, and the scratch ext4 is made on a
+/// RAM disk of modules loaded with their arguments (the tiny kernel's are built in).
 #[test]
-fn two_rounds_of_pti_off_against_pti_on_record_what_the_guests_ran() {
+fn pti_off_against_pti_on_records_what_the_guests_ran_and_profiles_them_in_the_guest() {
     let k = debian_kernel();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
+    // Two seconds a pass: enough samples at 999 Hz in a TCG guest (perf, slow to start there,
+    // is enabled only once ready, so the window is covered whole).
+    let mut work = SHORT.to_vec();
+    work[3] = "2";
+    work.push("--profile");
     let err = run_ok(&mut start(
         &store,
         "pti",
         &[
             "--allow-tcg",
             "--base",
-            &side(&k, "pti=off"),
+            &side(&k.image, "pti=off"),
             "--patched",
-            &side(&k, "pti=on"),
+            &side(&k.image, "pti=on"),
             "--rounds",
-            "2",
+            "1",
+            "--scratch",
+            "ext4:64M",
         ],
-        &SHORT,
+        &work,
     ));
     eprintln!("{err}");
     let runs = runs(&store, "pti");
-    assert_eq!(runs.len(), 4, "{err}");
+    assert_eq!(runs.len(), 2, "{err}");
     let mut seen = BTreeSet::new();
     let mut boots = BTreeSet::new();
     for r in &runs {
@@ -199,8 +216,48 @@ fn two_rounds_of_pti_off_against_pti_on_record_what_the_guests_ran() {
         assert!(!r.metrics.is_empty());
         let warnings = patchbench::record::campaign::run_warnings(r);
         assert!(warnings.iter().any(|w| w.contains("TCG")), "{warnings:?}");
+        assert_eq!(r.config["dir_fstype"], "ext4", "{:?}", r.config);
+        assert_eq!(
+            step.scratch.as_deref(),
+            Some("ext4:64M on /dev/ram0 (brd) in the guest")
+        );
+        // The run was measured and profiled in the guest, on the guest's kernel.
+        assert!(
+            r.system.kernel_release == k.release,
+            "{}",
+            r.system.kernel_release
+        );
+        let rows: Vec<(&str, f64)> = r
+            .metrics
+            .iter()
+            .filter(|m| m.name.starts_with("perf-profile."))
+            .map(|m| (m.name.as_str(), m.value))
+            .collect();
+        assert!(!rows.is_empty(), "no profile rows: {:?}", r.monitors);
+        // Folded inside the guest, from the guest kernel's /proc/kallsyms (Debian's
+        // System.map is a stub, so the names cannot be checked against the image): the
+        // system call path, and the calls syscall's loop makes (dup, close, getpid, getuid,
+        // umask), named as kernel functions.
+        let sys_calls = rows
+            .iter()
+            .filter(|(n, _)| n.starts_with("perf-profile.children.") && n.contains(".__x64_sys_"))
+            .count();
+        // Entry points, with their callees (children): in a loaded TCG guest a call's own
+        // (self) time can sit in its helpers (alloc_fd, __task_pid_nr_ns) below the 0.5 % cut.
+        assert!(sys_calls >= 3, "{rows:?}");
+        let entry = rows.iter().find(|(n, _)| {
+            n.starts_with("perf-profile.children.") && n.ends_with(".do_syscall_64")
+        });
+        assert!(entry.is_some_and(|(_, v)| *v > 10.0), "{rows:?}");
+        eprintln!(
+            "{}: kernel {} (this host's: {}): {sys_calls} __x64_sys_ symbols; do_syscall_64 {:.1} % with children",
+            step.side,
+            r.system.kernel_release,
+            host_release(),
+            entry.map_or(0.0, |e| e.1)
+        );
     }
-    assert_eq!(boots.len(), 4, "every step is a fresh boot");
+    assert_eq!(boots.len(), 2, "every step is a fresh boot");
     let report = patchbench_with_store(&store)
         .args(["campaign", "report", "pti"])
         .output()
@@ -242,75 +299,10 @@ fn host_release() -> String {
         .to_string()
 }
 
-#[test]
-fn a_profile_in_a_vm_step_is_taken_in_the_guest_of_the_guests_kernel() {
-    let k = debian_kernel();
-    let d = tempfile::tempdir().unwrap();
-    let store = d.path().join("s.db");
-    // Two seconds a pass: enough samples at 999 Hz in a TCG guest (perf, slow to start there,
-    // is enabled only once ready, so the window is covered whole).
-    let mut work = SHORT.to_vec();
-    work[3] = "2";
-    work.push("--profile");
-    let err = run_ok(&mut start(
-        &store,
-        "prof",
-        &[
-            "--allow-tcg",
-            "--base",
-            &side(&k, ""),
-            "--patched",
-            &side(&k, "mitigations=off"),
-            "--rounds",
-            "1",
-        ],
-        &work,
-    ));
-    let runs = runs(&store, "prof");
-    assert_eq!(runs.len(), 2, "{err}");
-    for r in &runs {
-        // The run was measured and profiled in the guest, on the guest's kernel.
-        assert_eq!(r.campaign.as_ref().unwrap().kernel.release, k.release);
-        assert!(
-            r.system.kernel_release == k.release,
-            "{}",
-            r.system.kernel_release
-        );
-        let rows: Vec<(&str, f64)> = r
-            .metrics
-            .iter()
-            .filter(|m| m.name.starts_with("perf-profile."))
-            .map(|m| (m.name.as_str(), m.value))
-            .collect();
-        assert!(!rows.is_empty(), "no profile rows: {:?}", r.monitors);
-        // Folded inside the guest, from the guest kernel's /proc/kallsyms (Debian's
-        // System.map is a stub, so the names cannot be checked against the image): the
-        // system call path, and the calls syscall's loop makes (dup, close, getpid, getuid,
-        // umask), named as kernel functions.
-        let sys_calls = rows
-            .iter()
-            .filter(|(n, _)| n.starts_with("perf-profile.children.") && n.contains(".__x64_sys_"))
-            .count();
-        // Entry points, with their callees (children): in a loaded TCG guest a call's own
-        // (self) time can sit in its helpers (alloc_fd, __task_pid_nr_ns) below the 0.5 % cut.
-        assert!(sys_calls >= 3, "{rows:?}");
-        let entry = rows.iter().find(|(n, _)| {
-            n.starts_with("perf-profile.children.") && n.ends_with(".do_syscall_64")
-        });
-        assert!(entry.is_some_and(|(_, v)| *v > 10.0), "{rows:?}");
-        eprintln!(
-            "{}: kernel {} (this host's: {}): {sys_calls} __x64_sys_ symbols; do_syscall_64 {:.1} % with children",
-            r.campaign.as_ref().unwrap().side,
-            r.system.kernel_release,
-            host_release(),
-            entry.map_or(0.0, |e| e.1)
-        );
-    }
-}
-
+/// On the tiny kernel (no modules: its RAM disk and ext4 are built in).
 #[test]
 fn a_guest_that_never_reaches_the_workload_fails_its_step_and_scratch_is_ext4() {
-    let k = debian_kernel();
+    let k = tiny_kernel();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
     let err = run_ok(&mut start(
@@ -319,9 +311,9 @@ fn a_guest_that_never_reaches_the_workload_fails_its_step_and_scratch_is_ext4() 
         &[
             "--allow-tcg",
             "--base",
-            &side(&k, ""),
+            &side(&k.image, ""),
             "--patched",
-            &side(&k, "rdinit=/nonexistent"),
+            &side(&k.image, "rdinit=/nonexistent"),
             "--rounds",
             "1",
             "--scratch",
@@ -366,11 +358,12 @@ fn a_guest_that_never_reaches_the_workload_fails_its_step_and_scratch_is_ext4() 
     );
 }
 
-/// Starts a campaign of one round and returns it once a guest runs, with that guest's pid.
+/// Starts a campaign of one round on `image` and returns it once a guest runs, with that
+/// guest's pid.
 fn start_and_wait_for_a_guest(
     store: &Path,
     name: &str,
-    k: &TestKernel,
+    image: &Path,
 ) -> (std::process::Child, i32) {
     let child = start(
         store,
@@ -378,9 +371,9 @@ fn start_and_wait_for_a_guest(
         &[
             "--allow-tcg",
             "--base",
-            &side(k, ""),
+            &side(image, ""),
             "--patched",
-            &side(k, ""),
+            &side(image, ""),
             "--rounds",
             "1",
         ],
@@ -395,17 +388,18 @@ fn start_and_wait_for_a_guest(
         qemu = qemus_of(child.id()).first().copied().unwrap_or(0);
         qemu != 0
     });
-    // Into the guest's boot.
-    std::thread::sleep(Duration::from_secs(3));
+    // Into the guest's boot (the tiny kernel's whole step takes a few seconds under TCG).
+    std::thread::sleep(Duration::from_secs(1));
     (child, qemu)
 }
 
+/// On the tiny kernel.
 #[test]
 fn sigint_mid_step_stops_the_guest_and_resume_completes_without_loss_or_duplicates() {
-    let k = debian_kernel();
+    let k = tiny_kernel();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
-    let (mut child, qemu) = start_and_wait_for_a_guest(&store, "int", &k);
+    let (mut child, qemu) = start_and_wait_for_a_guest(&store, "int", &k.image);
     common::signal(&child, libc::SIGINT);
     let status = wait_with_timeout(&mut child, Duration::from_secs(120));
     assert_eq!(status.code(), Some(130));
@@ -436,12 +430,13 @@ fn sigint_mid_step_stops_the_guest_and_resume_completes_without_loss_or_duplicat
     );
 }
 
+/// On the tiny kernel.
 #[test]
 fn sigkill_of_patchbench_mid_step_leaves_no_qemu() {
-    let k = debian_kernel();
+    let k = tiny_kernel();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
-    let (mut child, qemu) = start_and_wait_for_a_guest(&store, "kill", &k);
+    let (mut child, qemu) = start_and_wait_for_a_guest(&store, "kill", &k.image);
     assert!(alive(qemu));
     common::signal(&child, libc::SIGKILL);
     let status = wait_with_timeout(&mut child, Duration::from_secs(60));
@@ -489,9 +484,9 @@ fn a_duet_runs_both_guests_at_once_on_disjoint_cpus_released_together() {
         &[
             "--allow-tcg",
             "--base",
-            &side(&k, "pti=off"),
+            &side(&k.image, "pti=off"),
             "--patched",
-            &side(&k, "pti=on"),
+            &side(&k.image, "pti=on"),
             "--rounds",
             "1",
             "--duet",
@@ -551,7 +546,7 @@ fn bad_vm_input_is_refused_in_one_line_before_anything_is_stored() {
     let other = d.path().join("lib/modules/5.10.0-1-amd64");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join("modules.dep"), "").unwrap();
-    let base = side(&k, "");
+    let base = side(&k.image, "");
     let other_s = other.display().to_string();
     let mut cases: Vec<(Vec<&str>, &str)> = vec![
         (
@@ -606,7 +601,7 @@ fn bad_vm_input_is_refused_in_one_line_before_anything_is_stored() {
 
 #[test]
 fn a_guest_step_waits_for_the_hosts_measurement_lock_and_says_whom_for() {
-    let k = debian_kernel();
+    let k = tiny_kernel();
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
     // The test holds the campaign's measurement lock, as another measurement would.
@@ -622,9 +617,9 @@ fn a_guest_step_waits_for_the_hosts_measurement_lock_and_says_whom_for() {
         &[
             "--allow-tcg",
             "--base",
-            &side(&k, ""),
+            &side(&k.image, ""),
             "--patched",
-            &side(&k, ""),
+            &side(&k.image, ""),
             "--rounds",
             "1",
         ],

@@ -12,7 +12,8 @@
 //!
 //! The tree is shared: a test never moves its HEAD, never touches its work tree or index.
 //! History on top of it is made with [`commit_on`] (plumbing only, on a branch of the test's
-//! own), which bisect's tests use for a short history of commits.
+//! own), which bisect's tests use for a short history of commits. [`tiny_kernel`] is the tiny
+//! build of its HEAD, the smallest kernel the vm tests boot.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -188,4 +189,36 @@ pub fn file_at(kt: &KernelTree, commit: &str, path: &str) -> String {
         git(&kt.tree).args(["show", &format!("{commit}:{path}")]),
         "git show",
     )
+}
+
+/// A kernel of the shared cache, as a vm campaign boots it (`--base IMAGE`).
+pub struct TinyKernel {
+    /// Its image (`CACHE/<id>/boot/vmlinuz-RELEASE`).
+    pub image: PathBuf,
+    /// Its release (`6.1.192-pb<commit>`).
+    pub release: String,
+}
+
+/// The `tiny` build of the tree's HEAD (`patchbench build --config tiny`): the smallest kernel
+/// the tests boot, with no modules to load. A cache hit once tests/build.rs or any kernel
+/// campaign built it (the first run on a new machine builds it here, minutes).
+pub fn tiny_kernel() -> TinyKernel {
+    let kt = kernel_tree();
+    let mut c = super::std_patchbench();
+    c.arg("build")
+        .arg("--tree")
+        .arg(&kt.tree)
+        .arg("--cache")
+        .arg(&kt.cache)
+        .args(["--config", "tiny", "--format", "json"]);
+    let out = run(&mut c, "patchbench build --config tiny");
+    let doc: serde_json::Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("patchbench build's JSON: {e}: {out}"));
+    TinyKernel {
+        image: PathBuf::from(doc["image"].as_str().expect("the build's image")),
+        release: doc["release"]
+            .as_str()
+            .expect("the build's release")
+            .to_string(),
+    }
 }

@@ -18,12 +18,17 @@
 //! A boot that names no campaign does nothing (a running campaign's step left `running` is
 //! taken back, and one line says how to continue): loading and jumping need the campaign's
 //! marker on this boot's command line or the user's confirmation ([`Authority`]).
+//!
+//! A [`BootRun`] takes this boot's markers as data and reaches the machine (which kernel runs,
+//! what runs the step, loading, jumping) only through its [`Machine`], so a test can play a
+//! chain of boots with a recording fake (`tests/campaign_kexec.rs`) through this very code.
 
 use super::cmdline::{self, Markers};
-use super::load::{self, Authority};
+use super::load::Authority;
+use super::machine::Machine;
 use super::Kexec;
 use crate::campaign::driver::{Driver, End};
-use crate::campaign::executor::{check_kernel, this_kernel};
+use crate::campaign::executor::check_kernel;
 use crate::campaign::kernel_image;
 use crate::proc::signals::Signals;
 use crate::progress::Progress;
@@ -31,6 +36,7 @@ use crate::record::campaign::spec::{BootTarget, ExecutorKind};
 use crate::record::campaign::state::{
     Campaign, CampaignState, Owner, Step, StepState, MAX_ATTEMPTS,
 };
+use crate::record::campaign::KernelInfo;
 use crate::store::db::Store;
 use crate::store::Location;
 use std::path::{Path, PathBuf};
@@ -67,7 +73,10 @@ enum Next {
 pub struct BootRun<'a> {
     pub signals: &'a Signals,
     pub progress: &'a mut Progress,
+    /// What this boot's command line says (`Markers::parse` of the machine's).
     pub markers: Markers,
+    /// The machine: this boot's kernel, what runs its step, loading and jumping.
+    pub machine: &'a mut dyn Machine,
 }
 
 impl BootRun<'_> {
@@ -127,7 +136,7 @@ impl BootRun<'_> {
         let Some(first) = steps.iter().find(|s| s.state == StepState::Planned) else {
             return Ok(0);
         };
-        let next = step_target(&mut store, &c, first)?;
+        let next = step_target(&mut store, &c, first, &self.machine.kernel().release)?;
         if let Next::Step(_, what) = &next {
             self.progress.line(&format!(
                 "patchbench: campaign {name}: this machine reboots (kexec) into {what} in \
@@ -173,7 +182,7 @@ impl BootRun<'_> {
              `patchbench campaign resume {name}` continues it (it reboots), \
              `patchbench campaign stop {name}` ends it",
             name = c.name,
-            release = this_kernel().release
+            release = self.machine.kernel().release
         ));
         Ok(())
     }
@@ -248,7 +257,12 @@ impl BootRun<'_> {
             _ if on_step => return Ok(Next::Home),
             _ => return Ok(Next::Stay(0)),
         }
-        let mut executor = Kexec::new(self.markers.boot_via())?;
+        let here = self.machine.kernel();
+        let mut executor = Kexec::new(
+            self.machine.step_executor()?,
+            self.markers.boot_via(),
+            here.clone(),
+        );
         let mut driver = Driver {
             store,
             executor: &mut executor,
@@ -261,7 +275,7 @@ impl BootRun<'_> {
             r#box: None,
             spool: None,
         };
-        let next = match step_for_this_boot(&mut driver, name, &self.markers, by_hand)? {
+        let next = match step_for_this_boot(&mut driver, name, &self.markers, &here, by_hand)? {
             Ok(next) => next,
             Err(stop) => {
                 executor.close();
@@ -297,7 +311,7 @@ impl BootRun<'_> {
             },
         };
         let mut store = store;
-        let here = this_kernel().release;
+        let here = self.machine.kernel().release;
         self.progress.line(&format!(
             "patchbench: campaign {name}: loading {what}: {} (initrd {}) with {:?} [{}]",
             target.image.display(),
@@ -326,7 +340,7 @@ impl BootRun<'_> {
             };
             store.set_campaign_state(c.id, state, Some(&reason))
         };
-        if let Err(e) = load::load(&target, auth) {
+        if let Err(e) = self.machine.load(&target, auth) {
             fault(&mut store, format!("loading {what} failed: {e}"))?;
             self.progress
                 .line(&format!("patchbench: campaign {name}: loading failed: {e}"));
@@ -337,10 +351,10 @@ impl BootRun<'_> {
         drop(store);
         self.progress
             .line(&format!("patchbench: campaign {name}: kexec into {what}"));
-        match load::jump(auth) {
+        match self.machine.jump(auth) {
             Ok(()) => Ok(0),
             Err(e) => {
-                let _ = load::unload();
+                let _ = self.machine.unload();
                 let mut store = Store::open(&location, crate::store::Access::Write, None)?;
                 fault(&mut store, format!("the kexec into {what} failed: {e}"))?;
                 self.progress
@@ -351,12 +365,13 @@ impl BootRun<'_> {
     }
 }
 
-/// Runs the step this boot is for (unless `by_hand` and the boot is no step) and says where
-/// to go next; Err(Next) when the campaign ends here.
+/// Runs the step this boot (`markers`, running `here`) is for (unless `by_hand` and the boot
+/// is no step) and says where to go next; Err(Next) when the campaign ends here.
 fn step_for_this_boot(
     driver: &mut Driver,
     name: &str,
     markers: &Markers,
+    here: &KernelInfo,
     by_hand: bool,
 ) -> anyhow::Result<Result<Next, Next>> {
     let c = match driver.prepare(name)? {
@@ -369,9 +384,8 @@ fn step_for_this_boot(
     };
     let on_step = markers.campaign.as_deref() == Some(name);
     if !on_step && by_hand {
-        return Ok(Ok(step_target(driver.store, &c, &next)?));
+        return Ok(Ok(step_target(driver.store, &c, &next, &here.release)?));
     }
-    let here = this_kernel();
     if markers.step != Some(next.id) {
         let why = format!(
             "this boot is for step {} but the next step is {} (round {} {}): the machine was \
@@ -387,7 +401,7 @@ fn step_for_this_boot(
         .spec
         .side(&next.side)
         .ok_or_else(|| anyhow::anyhow!("campaign {name}: unknown side {}", next.side))?;
-    if let Err(e) = check_kernel(side, &here) {
+    if let Err(e) = check_kernel(side, here) {
         return fail_campaign(
             driver,
             &c,
@@ -431,7 +445,7 @@ fn step_for_this_boot(
         Err(End::Stopped) | Err(_) => return Ok(Err(Next::Home)),
     };
     match driver.peek_next(&c)? {
-        Ok(s) => Ok(Ok(step_target(driver.store, &c, &s)?)),
+        Ok(s) => Ok(Ok(step_target(driver.store, &c, &s, &here.release)?)),
         Err(_) => Ok(Err(Next::Home)),
     }
 }
@@ -454,9 +468,9 @@ fn fail_campaign(
 }
 
 /// The kernel, initrd and command line of step `s`'s boot; the campaign fails (the machine
-/// stays) when its image is gone or changed since the campaign started.
-fn step_target(store: &mut Store, c: &Campaign, s: &Step) -> anyhow::Result<Next> {
-    let release = this_kernel().release;
+/// stays on `release`, the running kernel's) when its image is gone or changed since the
+/// campaign started.
+fn step_target(store: &mut Store, c: &Campaign, s: &Step, release: &str) -> anyhow::Result<Next> {
     let fail = |store: &mut Store, why: String| -> anyhow::Result<Next> {
         let reason = format!("{why}; the machine stays on {release}");
         store.set_campaign_state(c.id, CampaignState::Failed, Some(&reason))?;

@@ -11,6 +11,7 @@
 use super::boot::{read_cmdline, BootRun};
 use super::cmdline::Markers;
 use super::load::Authority;
+use super::machine::ThisMachine;
 use super::preflight;
 use crate::campaign::executor::this_kernel;
 use crate::error::{usage, Usage};
@@ -102,6 +103,7 @@ pub fn start(
         signals,
         progress,
         markers: Markers::parse(&read_cmdline()),
+        machine: &mut ThisMachine,
     };
     run.first_jump(store, name, auth, delay_s)
 }
@@ -137,6 +139,7 @@ pub fn resume(
         signals,
         progress,
         markers,
+        machine: &mut ThisMachine,
     };
     run.by_hand(store, &c.name, auth)
 }
@@ -157,6 +160,7 @@ pub fn at_boot(
         signals,
         progress,
         markers: Markers::parse(&read_cmdline()),
+        machine: &mut ThisMachine,
     };
     run.at_boot(store)
 }

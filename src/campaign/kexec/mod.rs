@@ -10,6 +10,8 @@
 //!   survives a reboot).
 //! - [`load`]: loading a kernel (`kexec_file_load`, kexec-tools) and jumping to it, each only
 //!   with an [`load::Authority`].
+//! - [`machine`]: the machine a boot acts on (this boot's kernel, what runs its step, loading
+//!   and jumping), one interface a test can fake.
 //! - [`boot`]: what one boot does: check it is the expected step's, run it, store it, go on.
 //! - [`hook`]: the systemd unit that runs the hook once per boot.
 //! - [`flow`]: what the commands call: the checks before a start, the first reboot, a
@@ -24,32 +26,39 @@ pub mod cmdline;
 pub mod flow;
 pub mod hook;
 pub mod load;
+pub mod machine;
 pub mod modules;
 pub mod preflight;
 
 use super::executor::{Executor, StepOutcome, StepRequest};
-use super::local::Local;
 use crate::proc::signals::Signals;
 use crate::record::campaign::spec::ExecutorKind;
+use crate::record::campaign::KernelInfo;
 
 /// Runs the step of this boot on the running kernel, recording how the boot came about.
 pub struct Kexec {
-    local: Local,
+    /// What runs the step here: the local executor ([`machine::Machine::step_executor`]).
+    local: Box<dyn Executor>,
     via: String,
+    kernel: KernelInfo,
 }
 
 impl Kexec {
-    /// `via`: `kexec` or `firmware`, as this boot's command line says.
-    pub fn new(via: &str) -> anyhow::Result<Kexec> {
-        Ok(Kexec {
-            local: Local::new()?,
+    /// `local` runs the step; `via`: `kexec` or `firmware`, as this boot's command line says;
+    /// `kernel`: this boot's kernel as its [`machine::Machine`] reads it (on a real machine
+    /// what the local executor reads too: the same boot's `uname` and `/proc/cmdline`),
+    /// recorded with each run and checked against the side's.
+    pub fn new(local: Box<dyn Executor>, via: &str, kernel: KernelInfo) -> Kexec {
+        Kexec {
+            local,
             via: via.to_string(),
-        })
+            kernel,
+        }
     }
 
-    /// Removes the step's private directory.
+    /// Ends the step executor (the local one removes its private directory).
     pub fn close(self) {
-        let _ = self.local.close();
+        drop(self.local);
     }
 }
 
@@ -70,6 +79,7 @@ impl Executor for Kexec {
                 if let Some(b) = m.boot.as_mut() {
                     b.via = self.via.clone();
                 }
+                m.kernel = self.kernel.clone();
                 StepOutcome::Measured(m)
             }
             other => other,
