@@ -460,3 +460,72 @@ fn importing_a_stored_run_again_stores_it_once() {
     }
     assert_eq!(common::open_store(&path).list(None).unwrap().len(), 1);
 }
+
+/// A real full-index run (`run --quick --copies 1`, 12 tests, 4,057 metrics) written as
+/// the run sink writes it, a unit at a time: each later part holds about what that unit
+/// added (its score, monitor and per-CPU rows, the moved index rows), not the run so far,
+/// and the run reads back as written.
+#[test]
+fn a_run_written_unit_by_unit_appends_only_each_units_values() {
+    use std::io::Read;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/run-quick-1copy.json.gz"
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    let full = RunRecord::from_json(&text).unwrap();
+    assert_eq!(full.tests.len(), 12);
+    let d = tempfile::tempdir().unwrap();
+    let mut store = patchbench::store::db::Store::open(
+        &store::Location::File(d.path().join("s.db")),
+        store::Access::Create,
+        None,
+    )
+    .unwrap();
+    let mut r = RunRecord {
+        tests: Vec::new(),
+        monitors: Vec::new(),
+        indexes: Vec::new(),
+        metrics: Vec::new(),
+        ..full.clone()
+    };
+    let mut id = None;
+    let mut added = Vec::new();
+    for (t, u) in full.tests.iter().zip(&full.monitors) {
+        let before = r.metrics.len();
+        r.monitors.push(u.clone());
+        patchbench::unixbench::runner::record::add_test(&mut r, t.clone());
+        added.push(r.metrics.len() - before);
+        match id {
+            None => id = Some(store.insert(&r).unwrap()),
+            Some(id) => store.update(id, &r).unwrap(),
+        }
+    }
+    let id = id.unwrap();
+    assert_eq!(store.get(id).unwrap().unwrap(), r);
+    let conn = rusqlite::Connection::open(d.path().join("s.db")).unwrap();
+    let mut q = conn
+        .prepare("SELECT body FROM run_parts WHERE run_id=?1 ORDER BY seq")
+        .unwrap();
+    let bodies: Vec<Vec<u8>> = q
+        .query_map([id], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(bodies.len(), 12);
+    for (k, body) in bodies.iter().enumerate().skip(1) {
+        let part = patchbench::store::packed::decode(body).unwrap();
+        let written: usize = part.metrics.iter().map(|s| s.insert.len()).sum();
+        // The unit's new rows, and the index rows it moved (at most 2 at 1 copy).
+        assert!(
+            written >= added[k] && written <= added[k] + 4,
+            "unit {k}: {written} entries written for {} new",
+            added[k]
+        );
+        let lines: usize = part.lines.iter().map(|s| s.insert.len()).sum();
+        assert!(lines < 40, "unit {k}: {lines} lines written");
+    }
+}
