@@ -6,7 +6,8 @@
 //! `runs`, `runs --label`, `compare` of two labels of 2 runs each (the profile is used),
 //! of two labels of 100 runs, and of two run ids (the profile again); and `push` of 10,000
 //! runs into a fresh database; and `campaign status` and `campaign report` of a lab campaign of
-//! 2 boxes x 20 rounds stored beside the 100,000 runs. `cargo bench --bench store`.
+//! 2 boxes x 20 rounds stored beside the 100,000 runs. `cargo bench --bench store`
+//! (`PATCHBENCH_BENCH_DIR=DIR` keeps the filled SQLite store there for the next bench).
 //!
 //! The store holds 1,000 labels of 100 runs (`lab-0000`...) and labels `A` and `B` of 2
 //! runs each; every run is as wide as a real full-index run with its monitors: the recorded
@@ -193,9 +194,25 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100_000);
     let dir = tempfile::tempdir().expect("temp dir");
-    let sqlite = dir.path().join("lab.db");
+    // `PATCHBENCH_BENCH_DIR`: the SQLite store is kept there and a later bench with the same
+    // count uses it again (filling 100,000 full-width runs takes about 12 minutes).
+    let kept = std::env::var_os("PATCHBENCH_BENCH_DIR").map(std::path::PathBuf::from);
+    let sqlite = match &kept {
+        Some(d) => {
+            std::fs::create_dir_all(d).expect("the bench's directory");
+            d.join(format!("lab-{n}.db"))
+        }
+        None => dir.path().join("lab.db"),
+    };
     let t = Instant::now();
-    fill(&sqlite, n);
+    if sqlite.exists() {
+        println!("using the store filled before: {}", sqlite.display());
+    } else {
+        let part = sqlite.with_extension("filling");
+        let _ = std::fs::remove_file(&part);
+        fill(&part, n);
+        std::fs::rename(&part, &sqlite).expect("keep the filled store");
+    }
     let bytes = std::fs::metadata(&sqlite).map(|m| m.len()).unwrap_or(0) as f64;
     println!(
         "filled a SQLite store with {n} runs in {:.1} s: {:.0} MB on disk, {:.1} KB a run",

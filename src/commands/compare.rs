@@ -149,7 +149,7 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
         }
         for id in ids {
             if let Some(r) = s.get(id)? {
-                runs.push((id.to_string(), lean(r)));
+                runs.push((id.to_string(), compare::lean(r)));
             }
         }
     }
@@ -170,16 +170,6 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
     let mut side = Side::new(arg, runs);
     side.left_out_incomplete = left_out;
     Ok(side)
-}
-
-/// A run as a comparison keeps it: its monitor units without their counters' values, which
-/// its metrics repeat (a full-width run's 2,400 counters cost a comparison of 100 runs a side
-/// 50 MB).
-fn lean(mut r: RunRecord) -> RunRecord {
-    for u in r.monitors.iter_mut() {
-        u.sample.keep_only_window_evidence();
-    }
-    r
 }
 
 /// A noise profile for a side with few runs: the store's other complete runs of the same

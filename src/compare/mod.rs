@@ -76,8 +76,8 @@ pub struct SideStats {
     pub max: f64,
     /// One value per run, in the order of the side's runs.
     pub values: Vec<f64>,
-    /// The runs' ids.
-    pub runs: Vec<String>,
+    /// The runs' ids (shared with the run's other rows).
+    pub runs: Vec<SharedStr>,
     /// Within-run spread of this side (sd of ln(sample) in %, RMS over runs).
     pub within_pct: Option<f64>,
     /// Mean samples per run.
@@ -97,7 +97,7 @@ impl SideStats {
             pop_stddev_pct: stats::stddev_pct(stats::pop_stddev(&values), Some(mean)),
             min: values.iter().copied().fold(f64::INFINITY, f64::min),
             max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            runs: runs.iter().map(|r| r.run.to_string()).collect(),
+            runs: runs.iter().map(|r| r.run.clone()).collect(),
             values,
             within_pct: spread.within_pct,
             samples_per_run: spread.samples_per_run,
@@ -341,6 +341,16 @@ fn coarsest_resolution(r: &Pending, sides: [&Side; 2]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// A run as a comparison keeps it: its monitor units without their counters' values, which
+/// its metrics repeat (a full-width run's 2,400 counters cost a comparison of 100 runs a side
+/// 50 MB); what says which monitors ran inside the window stays.
+pub fn lean(mut r: RunRecord) -> RunRecord {
+    for u in r.monitors.iter_mut() {
+        u.sample.keep_only_window_evidence();
+    }
+    r
+}
+
 /// Compares two sides metric by metric. A value that is not finite or is negative is an error
 /// naming the metric and the run.
 pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Result<Comparison> {
@@ -355,15 +365,15 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         _ => None,
     };
     let orders = time_order(base, patched);
-    let b = metrics_by_key(base, &orders[0]);
-    let p = metrics_by_key(patched, &orders[1]);
+    let mut b = metrics_by_key(base, &orders[0]);
+    let mut p = metrics_by_key(patched, &orders[1]);
     let mut keys: Vec<&String> = b.order.iter().collect();
     keys.extend(p.order.iter().filter(|k| !b.map.contains_key(*k)));
     let mut pending = Vec::new();
     for key in keys {
-        let empty = Vec::new();
-        let bm = b.map.get(key).unwrap_or(&empty);
-        let pm = p.map.get(key).unwrap_or(&empty);
+        // Taken out of the maps as the row is made, so they shrink as `pending` grows.
+        let bm = b.map.remove(key).unwrap_or_default();
+        let pm = p.map.remove(key).unwrap_or_default();
         let Some(first) = bm.first().or(pm.first()) else {
             continue;
         };
@@ -372,11 +382,10 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             first: first.metric,
             title: first.title().to_string(),
             params: first.params().clone(),
-            base: model::run_values(&base.name, key, &as_tuples(bm))?,
-            new: model::run_values(&patched.name, key, &as_tuples(pm))?,
+            base: model::run_values(&base.name, key, &as_tuples(&bm))?,
+            new: model::run_values(&patched.name, key, &as_tuples(&pm))?,
         });
     }
-    // Each run's entries are in `pending` now; the maps go before the rows are judged.
     drop((b, p));
     let borrowed = |side: &Side, key: &str| -> Option<Borrowed> {
         let e = side.profile.as_ref()?.metrics.get(key)?;

@@ -27,6 +27,7 @@ use crate::error::usage;
 use crate::progress::Progress;
 use crate::record::campaign::spec::{CampaignSpec, LabSpec, Order, Schedule};
 use crate::record::campaign::state::{CampaignState, StepState};
+use crate::record::RunRecord;
 use crate::store::db::Store;
 use crate::store::{Access, Location};
 
@@ -234,7 +235,12 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
     let store = a.store.open_for(Access::Read)?;
     let c = campaign::find(&store, &a.name)?;
     let steps = store.steps(c.id)?;
-    let runs = store.campaign_runs(c.id)?;
+    // Each run as a comparison keeps it (its monitors' values are its metrics).
+    let runs: Vec<(i64, RunRecord)> = store
+        .campaign_runs(c.id)?
+        .into_iter()
+        .map(|(id, r)| (id, crate::compare::lean(r)))
+        .collect();
     let side = |name: &str| {
         crate::compare::Side::new(
             format!("{}/{name}", c.name),
@@ -286,7 +292,8 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         why_rows: a.why.0,
     };
     let comparison = crate::compare::compare(&base, &patched, &settings)?;
-    let records: Vec<_> = runs.iter().map(|(_, r)| r.clone()).collect();
+    drop((base, patched));
+    let records: Vec<RunRecord> = runs.into_iter().map(|(_, r)| r).collect();
     let view = crate::report::campaign::StatusView::of(c, steps, &records, store.location().hint());
     let text = crate::report::campaign::report_text(&view, &comparison)?;
     crate::report::print(&text)?;
