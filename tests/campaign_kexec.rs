@@ -986,17 +986,10 @@ fn a_missing_next_image_fails_the_campaign_and_the_machine_stays_on_its_kernel()
         m.calls
     );
     assert!(matches!(&m.calls[0], Call::Load { image, .. } if *image == base));
-    let c = common::open_store(&store)
-        .campaign("gone")
-        .unwrap()
-        .unwrap();
-    assert_eq!(c.state, CampaignState::Failed);
-    let reason = c.state_reason.clone().unwrap_or_default();
-    assert!(
-        reason.contains("vmlinuz-gone-patched")
-            && reason.contains("gone")
-            && reason.contains(&format!("stays on {FAKE_RELEASE}")),
-        "{reason}"
+    let c = failed_saying(
+        &common::open_store(&store),
+        "gone",
+        &["vmlinuz-gone-patched", "gone"],
     );
     let runs = common::open_store(&store).campaign_runs(c.id).unwrap();
     assert_eq!(runs.len(), 1, "base ran");
@@ -1040,14 +1033,13 @@ fn a_step_that_fails_twice_ends_the_campaign_on_its_kernel() {
         m.calls
     );
     let s = common::open_store(&store);
-    let c = s.campaign("twice").unwrap().unwrap();
-    assert_eq!(c.state, CampaignState::Failed);
-    let reason = c.state_reason.clone().unwrap_or_default();
-    assert!(
-        reason.contains("round 1 patched failed twice in a row")
-            && reason.contains("setup command failed")
-            && reason.contains(&format!("stays on {FAKE_RELEASE}")),
-        "{reason}"
+    let c = failed_saying(
+        &s,
+        "twice",
+        &[
+            "round 1 patched failed twice in a row",
+            "setup command failed",
+        ],
     );
     let steps = s.steps(c.id).unwrap();
     let patched = steps
@@ -1159,4 +1151,22 @@ fn a_boot_with_the_wrong_words_fails_and_the_stop_word_returns_home() {
             .len(),
         0
     );
+}
+
+/// Campaign `name` failed, its reason saying each of `says` and that the machine stays on its
+/// kernel.
+fn failed_saying(
+    s: &patchbench::store::db::Store,
+    name: &str,
+    says: &[&str],
+) -> patchbench::record::campaign::state::Campaign {
+    let c = s.campaign(name).unwrap().unwrap();
+    assert_eq!(c.state, CampaignState::Failed);
+    let reason = c.state_reason.clone().unwrap_or_default();
+    let stays = format!("stays on {FAKE_RELEASE}");
+    assert!(
+        says.iter().all(|w| reason.contains(w)) && reason.contains(&stays),
+        "{reason}"
+    );
+    c
 }

@@ -558,13 +558,10 @@ fn compare_json(store: &std::ffi::OsStr) -> serde_json::Value {
     let out = common::patchbench()
         .env("PATCHBENCH_STORE", store)
         .args(["compare", "base", "patched", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .assert()
+        .success()
+        .get_output()
+        .clone();
     let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     strip_store(&mut doc);
     doc
