@@ -644,3 +644,56 @@ fn sysbench_cpu_and_mutex_are_read_by_their_labels() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--reader generic"), "{err}");
 }
+
+/// iperf3's client as typed (`-c 127.0.0.1`): patchbench starts a one-off server on the
+/// loopback for each invocation (on a free port it adds), reads the client's JSON under LKP's
+/// names, and leaves no iperf3 behind; a server's command line is refused before anything
+/// starts.
+#[test]
+fn iperf3_on_the_loopback_gets_its_server_and_is_read_under_lkps_names() {
+    installed("iperf3", "iperf3");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let out = exec(
+        d.path(),
+        &[
+            "--runs",
+            "2",
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            "iperf3",
+            "-c",
+            "127.0.0.1",
+            "-t",
+            "1",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["reader"], "iperf3");
+    for name in ["iperf.tcp.sender.bps", "iperf.tcp.receiver.bps"] {
+        let m = metric(&doc, name);
+        assert_eq!(m["direction"], "higher-is-better", "{m}");
+        assert_eq!(m["samples"].as_array().unwrap().len(), 2, "{m}");
+        assert!(m["value"].as_f64().unwrap() > 1e6, "{m}");
+    }
+    let leftover = std::process::Command::new("pgrep")
+        .args(["-x", "iperf3"])
+        .output()
+        .unwrap();
+    assert!(
+        leftover.stdout.is_empty(),
+        "iperf3 left running: {}",
+        String::from_utf8_lossy(&leftover.stdout)
+    );
+    let out = exec(d.path(), &["--no-store", "--", "iperf3", "-s"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("client command line"), "{err}");
+}

@@ -94,6 +94,7 @@ pub enum ReaderChoice {
     PerfBench,
     Fio,
     Sysbench,
+    Iperf3,
     Generic,
 }
 
@@ -126,10 +127,14 @@ fn plan(args: &ExecArgs) -> anyhow::Result<Plan> {
         ReaderChoice::PerfBench => Reader::PerfBench,
         ReaderChoice::Fio => Reader::Fio,
         ReaderChoice::Sysbench => Reader::Sysbench,
+        ReaderChoice::Iperf3 => Reader::Iperf3,
         ReaderChoice::Generic => Reader::Generic,
     };
     if reader == Reader::Fio {
         exec::fio::check(&rest).map_err(crate::error::Usage)?;
+    }
+    if reader == Reader::Iperf3 {
+        exec::iperf3::client(&rest).map_err(crate::error::Usage)?;
     }
     if reader == Reader::Sysbench && exec::sysbench::test(&rest).is_none() {
         return usage(

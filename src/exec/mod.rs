@@ -17,13 +17,14 @@
 //!
 //! What is read: the wall time of every invocation (`exec.wall_time`, lower is better), the
 //! patterns of `--metric` (`pattern`), and the reader's metrics (`stress_ng`, `hackbench`,
-//! `perf_bench`, `fio`, `sysbench`). A failed
+//! `perf_bench`, `fio`, `sysbench`, `iperf3`). A failed
 //! invocation (a non-zero exit, a signal, the timeout, a pattern or a file that cannot be
 //! read) fails the run: one line with the program's own last words on standard error, and
 //! no value is kept.
 
 pub mod fio;
 pub mod hackbench;
+pub mod iperf3;
 pub mod pattern;
 pub mod perf_bench;
 pub mod stress_ng;
@@ -64,6 +65,8 @@ pub enum Reader {
     Fio,
     /// sysbench's `cpu`, `memory`, `threads` and `mutex` tests, by labels.
     Sysbench,
+    /// iperf3's client with `-J`, its loopback server started for each invocation.
+    Iperf3,
     /// Wall time and patterns only.
     Generic,
 }
@@ -77,6 +80,7 @@ impl Reader {
             "perf" if perf_bench::reads(args) => Reader::PerfBench,
             "fio" => Reader::Fio,
             "sysbench" if sysbench::test(args).is_some() => Reader::Sysbench,
+            "iperf3" => Reader::Iperf3,
             _ => Reader::Generic,
         }
     }
@@ -89,6 +93,7 @@ impl Reader {
             Reader::PerfBench => "perf-bench",
             Reader::Fio => "fio",
             Reader::Sysbench => "sysbench",
+            Reader::Iperf3 => "iperf3",
             Reader::Generic => "generic",
         }
     }
@@ -292,6 +297,8 @@ fn invoke(
     let stdout_path = private.join(format!("{n}.stdout"));
     let stderr_path = private.join(format!("{n}.stderr"));
     let mut args = tool::expand(&plan.args, work);
+    // iperf3's loopback server, while the client runs (stopped when dropped).
+    let mut server: Option<(Supervised, u16)> = None;
     // The file the reader reads (none: its standard output, or no reader).
     let file = match plan.reader {
         Reader::StressNg => {
@@ -305,6 +312,12 @@ fn invoke(
             let (extra, file) = fio::additions(&args, &ours);
             args.extend(extra);
             file.map(PathBuf::from)
+        }
+        Reader::Iperf3 => {
+            let client = iperf3::client(&args).map_err(RunFailed)?;
+            server = iperf3_server(plan, &client, private, n, signals)?;
+            args.extend(iperf3::additions(&client, server.as_ref().map(|s| s.1)));
+            None
         }
         Reader::Hackbench | Reader::PerfBench | Reader::Sysbench | Reader::Generic => None,
     };
@@ -407,8 +420,10 @@ fn invoke(
             })?;
             values.extend(sysbench::parse(test, &read_lossy(&stdout_path)).map_err(failed)?)
         }
+        Reader::Iperf3 => values.extend(iperf3::parse(&read_lossy(&stdout_path)).map_err(failed)?),
         Reader::Generic => {}
     }
+    drop(server);
     values.push(Value {
         name: WALL_TIME.to_string(),
         params: BTreeMap::new(),
@@ -425,6 +440,55 @@ fn invoke(
         values: values.iter().map(|v| (v.key(), v.value)).collect(),
     };
     Ok((inv, values))
+}
+
+/// The server iperf3's client needs when it names this machine's loopback: `iperf3 -s -1`
+/// bound there, on the client's port or a free one, started before the timed window and
+/// listening before it returns (at most 5 s). None for a server on another host.
+fn iperf3_server(
+    plan: &Plan,
+    client: &iperf3::Client,
+    private: &Path,
+    n: u32,
+    signals: &Signals,
+) -> anyhow::Result<Option<(Supervised, u16)>> {
+    let Some(address) = iperf3::loopback(&client.host) else {
+        return Ok(None);
+    };
+    let port = match client.port {
+        Some(p) => p,
+        None => iperf3::free_port(address).map_err(RunFailed)?,
+    };
+    let out_path = private.join(format!("{n}.server"));
+    let out = std::fs::File::create(&out_path)
+        .with_context(|| format!("cannot make {}", out_path.display()))?;
+    let mut cmd = std::process::Command::new(&plan.path);
+    cmd.args(["-s", "-1", "-B", address, "-p", &port.to_string()]);
+    let mut server = Supervised::spawn_stdout_to(cmd, out)
+        .map_err(|e| RunFailed(format!("iperf3's server could not be started: {e}")))?;
+    let until = Instant::now() + Duration::from_secs(5);
+    while !iperf3::listening(port) {
+        signals.check()?;
+        if server.has_ended() || Instant::now() > until {
+            let said = read_lossy(&out_path);
+            let last = said
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            return Err(RunFailed(format!(
+                "iperf3's server on {address} port {port} did not listen{}",
+                if last.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", crate::safe_text::field(last.trim()))
+                }
+            ))
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(Some((server, port)))
 }
 
 /// A file's text (bytes that are not UTF-8 replaced); empty when it cannot be read.

@@ -165,6 +165,12 @@ impl Supervised {
         self.child.id()
     }
 
+    /// Whether the program has ended (reaped now if it has; a program that cannot be waited
+    /// for counts as ended).
+    pub fn has_ended(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
     /// Waits until the program ends, `deadline` passes or a signal arrives; `on_line` sees every
     /// console line as it comes (for a progress line or a marker), and may ask to stop early
     /// by returning false (the program is then stopped and the end is `Exited` with its status).
