@@ -1,10 +1,14 @@
-//! The `perf bench` reader for `perf bench sched messaging` and `perf bench sched pipe`
-//! (default format), matched by labels, not columns (the text changes across perf versions):
+//! The `perf bench` reader for `perf bench sched messaging|pipe`, `perf bench syscall basic`
+//! and `perf bench futex hash|lock-pi` (default format), matched by labels, not columns (the
+//! text changes across perf versions):
 //!
-//! - `Total time: X [sec]` → `perf-bench.sched-messaging.total_time` or
-//!   `perf-bench.sched-pipe.total_time` (s, lower is better);
-//! - pipe's `X usecs/op` → `perf-bench.sched-pipe.usecs_per_op` (µs, lower is better) and `X
-//!   ops/sec` → `perf-bench.sched-pipe.ops_per_sec` (higher is better).
+//! - `Total time: X [sec]` → `perf-bench.sched-messaging.total_time`,
+//!   `perf-bench.sched-pipe.total_time` or `perf-bench.syscall-basic.total_time` (s, lower is
+//!   better);
+//! - pipe's and syscall's `X usecs/op` → `perf-bench.<bench>.usecs_per_op` (µs, lower is
+//!   better) and `X ops/sec` → `perf-bench.<bench>.ops_per_sec` (higher is better);
+//! - futex's `Averaged X operations/sec` → `perf-bench.futex-hash.ops_per_sec` or
+//!   `perf-bench.futex-lock-pi.ops_per_sec` (higher is better; perf prints no total time).
 //!
 //! The benchmark is the one perf names in its `# Running 'sched/pipe' benchmark:` line. Any
 //! other benchmark, or an output without its figures, is refused: say it with `--reader
@@ -24,6 +28,8 @@ pub fn reads(args: &[String]) -> bool {
     matches!(
         words.as_slice(),
         ["bench", "sched", "messaging" | "pipe", ..]
+            | ["bench", "syscall", "basic", ..]
+            | ["bench", "futex", "hash" | "lock-pi", ..]
     )
 }
 
@@ -39,6 +45,26 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
     let prefix = match bench.as_str() {
         "sched/messaging" => "perf-bench.sched-messaging",
         "sched/pipe" => "perf-bench.sched-pipe",
+        "syscall/basic" => "perf-bench.syscall-basic",
+        "futex/hash" | "futex/lock-pi" => {
+            let ops = text
+                .lines()
+                .find_map(|l| {
+                    let rest = l.trim().strip_prefix("Averaged")?;
+                    rest.split_whitespace().next()?.parse::<f64>().ok()
+                })
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or("it printed no `Averaged X operations/sec` line")?;
+            let name = bench.replace('/', "-");
+            return Ok(vec![Value {
+                name: format!("perf-bench.{name}.ops_per_sec"),
+                params: Default::default(),
+                title: format!("perf bench {bench} ops/s"),
+                unit: "ops/s".into(),
+                direction: Direction::HigherIsBetter,
+                value: ops,
+            }]);
+        }
         other => {
             return Err(format!(
                 "its benchmark {other:?} has no reader yet; use --reader generic and --metric"
@@ -61,7 +87,7 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         direction: Direction::LowerIsBetter,
         value: total,
     }];
-    if bench == "sched/pipe" {
+    if bench == "sched/pipe" || bench == "syscall/basic" {
         let before = |label: &str| -> Option<f64> {
             text.lines().find_map(|l| {
                 let mut w = l.split_whitespace();
@@ -102,7 +128,9 @@ mod tests {
         let w = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
         assert!(reads(&w("bench sched messaging -g 2")));
         assert!(reads(&w("--no-pager bench sched pipe -l 10")));
-        assert!(!reads(&w("bench futex hash")));
+        assert!(reads(&w("bench futex hash -r 1")));
+        assert!(reads(&w("bench syscall basic")));
+        assert!(!reads(&w("bench futex wake")));
         assert!(!reads(&w("stat -a true")));
     }
 
@@ -134,10 +162,45 @@ mod tests {
     }
 
     #[test]
+    fn futex_and_syscall_outputs_are_read_by_their_labels() {
+        let read = |text: &str| -> Vec<(String, f64)> {
+            parse(text)
+                .unwrap()
+                .into_iter()
+                .map(|v| (v.name, v.value))
+                .collect()
+        };
+        let hash = read(include_str!(
+            "../../tests/fixtures/exec/perf-bench-futex-hash.txt"
+        ));
+        assert_eq!(hash.len(), 1);
+        assert_eq!(hash[0].0, "perf-bench.futex-hash.ops_per_sec");
+        assert!(hash[0].1 > 1000.0);
+        let pi = read(include_str!(
+            "../../tests/fixtures/exec/perf-bench-futex-lock-pi.txt"
+        ));
+        assert_eq!(pi[0].0, "perf-bench.futex-lock-pi.ops_per_sec");
+        let sys = read(include_str!(
+            "../../tests/fixtures/exec/perf-bench-syscall-basic.txt"
+        ));
+        let names: Vec<&str> = sys.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "perf-bench.syscall-basic.ops_per_sec",
+                "perf-bench.syscall-basic.usecs_per_op",
+                "perf-bench.syscall-basic.total_time"
+            ]
+        );
+    }
+
+    #[test]
     fn outputs_it_cannot_read_are_refused() {
         assert!(parse("0.004\n").unwrap_err().contains("--format=default"));
-        let futex = "# Running 'futex/hash' benchmark:\nAveraged 1 operations/sec\n";
+        let futex = "# Running 'futex/wake' benchmark:\nWokeup 2 of 2 threads\n";
         assert!(parse(futex).unwrap_err().contains("no reader yet"));
+        let hash = "# Running 'futex/hash' benchmark:\nnothing\n";
+        assert!(parse(hash).unwrap_err().contains("Averaged"));
         let cut = "# Running 'sched/pipe' benchmark:\n     Total time: 0.1 [sec]\n";
         assert!(parse(cut).unwrap_err().contains("usecs/op"));
     }
