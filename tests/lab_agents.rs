@@ -423,7 +423,7 @@ fn an_agents_password_appears_nowhere() {
         "campaigns",
         "campaign_steps",
         "runs",
-        "run_records",
+        "metric_descs",
         "metrics",
     ] {
         let rows = admin
@@ -435,6 +435,9 @@ fn an_agents_password_appears_nowhere() {
             assert!(!text.contains(password), "{table}: {text}");
         }
     }
+    let records = common::pg_server::records_text(&mut admin);
+    assert!(!records.is_empty());
+    assert!(!records.contains(password), "stored in a run's record");
 }
 
 #[test]

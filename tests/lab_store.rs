@@ -252,13 +252,7 @@ fn a_password_in_the_url_appears_nowhere() {
         assert!(!text.contains(password), "stored: {sql}");
     }
     // The records themselves, in their packed parts.
-    let mut records = String::new();
-    for row in admin.query("SELECT body FROM run_parts", &[]).unwrap() {
-        let part = patchbench::store::packed::decode(row.get::<_, &[u8]>(0)).unwrap();
-        for s in &part.lines {
-            records.extend(s.insert.iter().map(String::as_str));
-        }
-    }
+    let records = common::pg_server::records_text(&mut admin);
     assert!(!records.is_empty());
     assert!(!records.contains(password), "stored in a run's record");
     assert!(!server.log().contains(password), "in the server's log");

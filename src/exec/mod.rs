@@ -597,7 +597,15 @@ mod tests {
         );
         assert_eq!(
             Reader::for_program("perf", &w("bench futex hash")),
+            Reader::PerfBench
+        );
+        assert_eq!(
+            Reader::for_program("perf", &w("bench futex wake")),
             Reader::Generic
+        );
+        assert_eq!(
+            Reader::for_program("iperf3", &w("-c 127.0.0.1")),
+            Reader::Iperf3
         );
         assert_eq!(Reader::for_program("/usr/bin/fio", &[]), Reader::Fio);
         assert_eq!(

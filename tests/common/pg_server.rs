@@ -345,3 +345,16 @@ fn watchdog(bin: &Path, dir: &Path, data: &Path) {
     c.spawn()
         .unwrap_or_else(|e| fail(&format!("cannot start the watchdog: {e}")));
 }
+
+/// The text of every run's record as its packed parts hold it (the lines each part inserts),
+/// for a test that looks for what must never be stored.
+pub fn records_text(admin: &mut postgres::Client) -> String {
+    let mut text = String::new();
+    for row in admin.query("SELECT body FROM run_parts", &[]).unwrap() {
+        let part = patchbench::store::packed::decode(row.get::<_, &[u8]>(0)).unwrap();
+        for s in &part.lines {
+            text.extend(s.insert.iter().map(String::as_str));
+        }
+    }
+    text
+}
