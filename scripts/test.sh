@@ -146,6 +146,8 @@ status=0
 cargo test --locked --no-fail-fast || status=$?
 # The real-data calibration (tests/corpus_calibration.rs) resamples thousands of A/A tables
 # of 400-row runs through `compare`: minutes unoptimised, so it is ignored in a debug build
-# and run here optimised.
-cargo test --release --locked --test corpus_calibration || status=$?
+# and run here optimised (profile `calib`: release's optimisation with unwinding, so the
+# library is compiled once, not once per panic strategy: 67 s instead of 110 s after a
+# one-file change).
+cargo test --profile calib --locked --test corpus_calibration || status=$?
 exit $status
