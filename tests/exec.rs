@@ -42,6 +42,28 @@ fn exec(dir: &Path, words: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `exec --runs 2 --no-store --json FILE -- WORDS` in `dir`, which must succeed; its
+/// document.
+fn two_runs(dir: &Path, words: &[&str]) -> serde_json::Value {
+    let json = dir.join("two-runs.json");
+    let mut all = vec![
+        "--runs",
+        "2",
+        "--no-store",
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+    ];
+    all.extend(words);
+    let out = exec(dir, &all);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    read_json(&json)
+}
+
 fn metric<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     doc["metrics"]
         .as_array()
@@ -373,27 +395,7 @@ fn perf_bench_sched_pipe_is_read_by_its_labels() {
     // linux-perf is in scripts/test.sh's packages (the profiles' test needs it too).
     installed("perf", "linux-perf");
     let d = tempfile::tempdir().unwrap();
-    let json = d.path().join("r.json");
-    let out = exec(
-        d.path(),
-        &[
-            "--runs",
-            "2",
-            "--no-store",
-            "--json",
-            json.to_str().unwrap(),
-            "--",
-            "perf",
-            "bench",
-            "sched",
-            "pipe",
-            "-l",
-            "2000",
-        ],
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    let doc = read_json(&json);
+    let doc = two_runs(d.path(), &["perf", "bench", "sched", "pipe", "-l", "2000"]);
     assert_eq!(doc["config"]["reader"], "perf-bench");
     let ops = metric(&doc, "perf-bench.sched-pipe.ops_per_sec");
     assert!(ops["value"].as_f64().unwrap() > 100.0, "{ops}");
@@ -586,25 +588,7 @@ fn compare_refuses_sides_of_different_tools_or_arguments_unless_told_to() {
 fn sysbench_cpu_and_mutex_are_read_by_their_labels() {
     installed("sysbench", "sysbench");
     let d = tempfile::tempdir().unwrap();
-    let json = d.path().join("r.json");
-    let run = |words: &[&str]| {
-        let mut all = vec![
-            "--runs",
-            "2",
-            "--no-store",
-            "--json",
-            json.to_str().unwrap(),
-        ];
-        all.push("--");
-        all.extend(words);
-        let out = exec(d.path(), &all);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        read_json(&json)
-    };
+    let run = |words: &[&str]| two_runs(d.path(), words);
     let doc = run(&["sysbench", "cpu", "--time=1", "run"]);
     assert_eq!(doc["config"]["reader"], "sysbench");
     let eps = metric(&doc, "sysbench.cpu.events_per_sec");
@@ -653,29 +637,7 @@ fn sysbench_cpu_and_mutex_are_read_by_their_labels() {
 fn iperf3_on_the_loopback_gets_its_server_and_is_read_under_lkps_names() {
     installed("iperf3", "iperf3");
     let d = tempfile::tempdir().unwrap();
-    let json = d.path().join("r.json");
-    let out = exec(
-        d.path(),
-        &[
-            "--runs",
-            "2",
-            "--no-store",
-            "--json",
-            json.to_str().unwrap(),
-            "--",
-            "iperf3",
-            "-c",
-            "127.0.0.1",
-            "-t",
-            "1",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc = read_json(&json);
+    let doc = two_runs(d.path(), &["iperf3", "-c", "127.0.0.1", "-t", "1"]);
     assert_eq!(doc["config"]["reader"], "iperf3");
     for name in ["iperf.tcp.sender.bps", "iperf.tcp.receiver.bps"] {
         let m = metric(&doc, name);

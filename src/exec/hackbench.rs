@@ -46,22 +46,20 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
     let (groups, per_side) = shape;
     let messages = groups * per_side * per_side * loops;
     Ok(vec![
-        Value {
-            name: "hackbench.throughput".into(),
-            params: Default::default(),
-            title: "hackbench messages/s (groups × senders × receivers × loops / Time)".into(),
-            unit: "msgs/s".into(),
-            direction: Direction::HigherIsBetter,
-            value: messages / time,
-        },
-        Value {
-            name: "hackbench.time".into(),
-            params: Default::default(),
-            title: "hackbench Time".into(),
-            unit: "s".into(),
-            direction: Direction::LowerIsBetter,
-            value: time,
-        },
+        Value::new(
+            "hackbench.throughput",
+            "hackbench messages/s (groups × senders × receivers × loops / Time)",
+            "msgs/s",
+            Direction::HigherIsBetter,
+            messages / time,
+        ),
+        Value::new(
+            "hackbench.time",
+            "hackbench Time",
+            "s",
+            Direction::LowerIsBetter,
+            time,
+        ),
     ])
 }
 

@@ -112,14 +112,13 @@ fn number(doc: &Json, path: &[&str]) -> Result<f64, String> {
 }
 
 fn value(name: &str, title: &str, unit: &str, direction: Direction, v: f64) -> Value {
-    Value {
-        name: format!("iperf.{name}"),
-        params: Default::default(),
-        title: format!("iperf3 {title}"),
-        unit: unit.to_string(),
+    Value::new(
+        format!("iperf.{name}"),
+        format!("iperf3 {title}"),
+        unit,
         direction,
-        value: v,
-    }
+        v,
+    )
 }
 
 /// The metrics of one output of the client's `-J`.

@@ -178,6 +178,24 @@ pub struct Value {
 }
 
 impl Value {
+    /// A value without params (the readers' usual case).
+    pub fn new(
+        name: impl Into<String>,
+        title: impl Into<String>,
+        unit: &str,
+        direction: Direction,
+        value: f64,
+    ) -> Value {
+        Value {
+            name: name.into(),
+            params: BTreeMap::new(),
+            title: title.into(),
+            unit: unit.to_string(),
+            direction,
+            value,
+        }
+    }
+
     /// The name and its params, as the metric's key (`fio.read_iops[job=r]`).
     pub fn key(&self) -> String {
         crate::record::metric_key(&self.name, &self.params)
@@ -384,14 +402,7 @@ fn invoke(
         let err = read_lossy(&stderr_path);
         for p in &plan.patterns {
             let value = p.read(&out, &err).map_err(failed)?;
-            values.push(Value {
-                name: p.name.clone(),
-                params: BTreeMap::new(),
-                title: p.name.clone(),
-                unit: p.unit.clone(),
-                direction: p.direction,
-                value,
-            });
+            values.push(Value::new(&p.name, &p.name, &p.unit, p.direction, value));
         }
     }
     match plan.reader {
@@ -424,14 +435,13 @@ fn invoke(
         Reader::Generic => {}
     }
     drop(server);
-    values.push(Value {
-        name: WALL_TIME.to_string(),
-        params: BTreeMap::new(),
-        title: format!("{} wall time", plan.program),
-        unit: "s".to_string(),
-        direction: Direction::LowerIsBetter,
-        value: wall_seconds,
-    });
+    values.push(Value::new(
+        WALL_TIME,
+        format!("{} wall time", plan.program),
+        "s",
+        Direction::LowerIsBetter,
+        wall_seconds,
+    ));
     let inv = Invocation {
         n,
         warmup: n <= plan.warmup,
@@ -489,6 +499,19 @@ fn iperf3_server(
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(Some((server, port)))
+}
+
+/// The number after `label` on the first line (trimmed) that starts with it; a unit glued to
+/// it (`1.0004s`) is dropped.
+pub(crate) fn number_after(text: &str, label: &str) -> Option<f64> {
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix(label)?;
+        let word = rest.split_whitespace().next()?;
+        word.trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+    })
 }
 
 /// A file's text (bytes that are not UTF-8 replaced); empty when it cannot be read.

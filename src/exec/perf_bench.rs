@@ -14,7 +14,7 @@
 //! other benchmark, or an output without its figures, is refused: say it with `--reader
 //! generic` and `--metric` instead.
 
-use super::Value;
+use super::{number_after, Value};
 use crate::record::Direction;
 
 /// Whether `perf ARGS` runs a benchmark this reader reads (`bench sched messaging|pipe`,
@@ -47,23 +47,16 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         "sched/pipe" => "perf-bench.sched-pipe",
         "syscall/basic" => "perf-bench.syscall-basic",
         "futex/hash" | "futex/lock-pi" => {
-            let ops = text
-                .lines()
-                .find_map(|l| {
-                    let rest = l.trim().strip_prefix("Averaged")?;
-                    rest.split_whitespace().next()?.parse::<f64>().ok()
-                })
-                .filter(|v| v.is_finite() && *v >= 0.0)
+            let ops = number_after(text, "Averaged")
                 .ok_or("it printed no `Averaged X operations/sec` line")?;
             let name = bench.replace('/', "-");
-            return Ok(vec![Value {
-                name: format!("perf-bench.{name}.ops_per_sec"),
-                params: Default::default(),
-                title: format!("perf bench {bench} ops/s"),
-                unit: "ops/s".into(),
-                direction: Direction::HigherIsBetter,
-                value: ops,
-            }]);
+            return Ok(vec![Value::new(
+                format!("perf-bench.{name}.ops_per_sec"),
+                format!("perf bench {bench} ops/s"),
+                "ops/s",
+                Direction::HigherIsBetter,
+                ops,
+            )]);
         }
         other => {
             return Err(format!(
@@ -71,22 +64,15 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
             ))
         }
     };
-    let total = text
-        .lines()
-        .find_map(|l| {
-            let rest = l.trim().strip_prefix("Total time:")?;
-            rest.split_whitespace().next()?.parse::<f64>().ok()
-        })
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .ok_or("it printed no `Total time: X [sec]` line")?;
-    let mut out = vec![Value {
-        name: format!("{prefix}.total_time"),
-        params: Default::default(),
-        title: format!("perf bench {bench} total time"),
-        unit: "s".into(),
-        direction: Direction::LowerIsBetter,
-        value: total,
-    }];
+    let total =
+        number_after(text, "Total time:").ok_or("it printed no `Total time: X [sec]` line")?;
+    let mut out = vec![Value::new(
+        format!("{prefix}.total_time"),
+        format!("perf bench {bench} total time"),
+        "s",
+        Direction::LowerIsBetter,
+        total,
+    )];
     if bench == "sched/pipe" || bench == "syscall/basic" {
         let before = |label: &str| -> Option<f64> {
             text.lines().find_map(|l| {
@@ -97,22 +83,20 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         };
         let usecs = before("usecs/op").ok_or("it printed no `X usecs/op` line")?;
         let ops = before("ops/sec").ok_or("it printed no `X ops/sec` line")?;
-        out.push(Value {
-            name: format!("{prefix}.ops_per_sec"),
-            params: Default::default(),
-            title: format!("perf bench {bench} ops/s"),
-            unit: "ops/s".into(),
-            direction: Direction::HigherIsBetter,
-            value: ops,
-        });
-        out.push(Value {
-            name: format!("{prefix}.usecs_per_op"),
-            params: Default::default(),
-            title: format!("perf bench {bench} µs/op"),
-            unit: "us".into(),
-            direction: Direction::LowerIsBetter,
-            value: usecs,
-        });
+        out.push(Value::new(
+            format!("{prefix}.ops_per_sec"),
+            format!("perf bench {bench} ops/s"),
+            "ops/s",
+            Direction::HigherIsBetter,
+            ops,
+        ));
+        out.push(Value::new(
+            format!("{prefix}.usecs_per_op"),
+            format!("perf bench {bench} µs/op"),
+            "us",
+            Direction::LowerIsBetter,
+            usecs,
+        ));
         // The figures perf prints first: the most-followed metric is the first one.
         out.rotate_left(1);
     }

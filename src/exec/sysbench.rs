@@ -16,7 +16,7 @@
 //! Checked against Debian 12's sysbench 1.0.20, whose real outputs are kept in
 //! `tests/fixtures/exec/`.
 
-use super::Value;
+use super::{number_after, Value};
 use crate::record::Direction;
 
 /// The tests this reader reads.
@@ -36,28 +36,14 @@ pub fn test(args: &[String]) -> Option<&'static str> {
     }
 }
 
-/// The number after `label` on the first line (trimmed) that starts with it; a unit glued to
-/// it (`1.0004s`) is dropped.
-fn after(text: &str, label: &str) -> Option<f64> {
-    text.lines().find_map(|l| {
-        let rest = l.trim().strip_prefix(label)?;
-        let word = rest.split_whitespace().next()?;
-        word.trim_end_matches(|c: char| c.is_ascii_alphabetic())
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v >= 0.0)
-    })
-}
-
 fn value(test: &str, what: &str, title: &str, unit: &str, direction: Direction, v: f64) -> Value {
-    Value {
-        name: format!("sysbench.{test}.{what}"),
-        params: Default::default(),
-        title: format!("sysbench {test} {title}"),
-        unit: unit.to_string(),
+    Value::new(
+        format!("sysbench.{test}.{what}"),
+        format!("sysbench {test} {title}"),
+        unit,
         direction,
-        value: v,
-    }
+        v,
+    )
 }
 
 /// The metrics of one output of sysbench's `test`.
@@ -66,7 +52,7 @@ pub fn parse(test: &str, text: &str) -> Result<Vec<Value>, String> {
     let lower = Direction::LowerIsBetter;
     match test {
         "cpu" => {
-            let eps = after(text, "events per second:")
+            let eps = number_after(text, "events per second:")
                 .ok_or("it printed no `events per second:` line")?;
             Ok(vec![value(
                 test,
@@ -113,12 +99,14 @@ pub fn parse(test: &str, text: &str) -> Result<Vec<Value>, String> {
             ])
         }
         "threads" | "mutex" => {
-            let total = after(text, "total time:").ok_or("it printed no `total time:` line")?;
+            let total =
+                number_after(text, "total time:").ok_or("it printed no `total time:` line")?;
             let latency = text
                 .split_once("Latency (ms):")
                 .map(|(_, rest)| rest)
                 .ok_or("it printed no `Latency (ms):` section")?;
-            let avg = after(latency, "avg:").ok_or("its latency section has no `avg:` line")?;
+            let avg =
+                number_after(latency, "avg:").ok_or("its latency section has no `avg:` line")?;
             let (nth, pct) = latency
                 .lines()
                 .find_map(|l| {
