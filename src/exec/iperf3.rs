@@ -17,8 +17,13 @@
 //! Debian 12's iperf3 3.12, whose real outputs are kept in `tests/fixtures/exec/`.
 
 use super::Value;
+use crate::error::RunFailed;
+use crate::proc::signals::Signals;
+use crate::proc::supervise::Supervised;
 use crate::record::Direction;
 use serde_json::Value as Json;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 /// What the client's command line says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,6 +190,45 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         ));
     }
     Ok(out)
+}
+
+/// The server the client needs when it names this machine's loopback: `iperf3 -s -1` (the
+/// program at `program`) bound there, on the client's port or a free one, its output in
+/// `out`, started before the timed window and listening before this returns (at most 5 s).
+/// None for a server on another host. Dropping the server stops what is left of it.
+pub fn start_server(
+    program: &Path,
+    client: &Client,
+    out: &Path,
+    signals: &Signals,
+) -> anyhow::Result<Option<(Supervised, u16)>> {
+    let Some(address) = loopback(&client.host) else {
+        return Ok(None);
+    };
+    let port = match client.port {
+        Some(p) => p,
+        None => free_port(address).map_err(RunFailed)?,
+    };
+    let file = std::fs::File::create(out)
+        .map_err(|e| anyhow::anyhow!("cannot make {} ({e})", out.display()))?;
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(["-s", "-1", "-B", address, "-p", &port.to_string()]);
+    let mut server = Supervised::spawn_stdout_to(cmd, file)
+        .map_err(|e| RunFailed(format!("iperf3's server could not be started: {e}")))?;
+    let until = Instant::now() + Duration::from_secs(5);
+    while !listening(port) {
+        signals.check()?;
+        if server.has_ended() || Instant::now() > until {
+            let said = super::read_lossy(out);
+            return Err(RunFailed(format!(
+                "iperf3's server on {address} port {port} did not listen{}",
+                super::last_words(said.lines(), "")
+            ))
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(Some((server, port)))
 }
 
 /// A free TCP port on `address` (asked of the kernel, then let go).

@@ -333,7 +333,8 @@ fn invoke(
         }
         Reader::Iperf3 => {
             let client = iperf3::client(&args).map_err(RunFailed)?;
-            server = iperf3_server(plan, &client, private, n, signals)?;
+            let out = private.join(format!("{n}.server"));
+            server = iperf3::start_server(&plan.path, &client, &out, signals)?;
             args.extend(iperf3::additions(&client, server.as_ref().map(|s| s.1)));
             None
         }
@@ -363,13 +364,10 @@ fn invoke(
     );
     let wall_seconds = crate::clock::monotonic_ns().saturating_sub(start) as f64 / 1e9;
     let last_words = || {
-        outcome
-            .tail
-            .iter()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| format!(": {}", crate::safe_text::field_cut(l.trim(), 200)))
-            .unwrap_or_else(|| " (nothing on its standard error)".to_string())
+        last_words(
+            outcome.tail.iter().map(String::as_str),
+            " (nothing on its standard error)",
+        )
     };
     let program = crate::safe_text::field(&plan.program);
     let status = match &outcome.ended {
@@ -452,55 +450,6 @@ fn invoke(
     Ok((inv, values))
 }
 
-/// The server iperf3's client needs when it names this machine's loopback: `iperf3 -s -1`
-/// bound there, on the client's port or a free one, started before the timed window and
-/// listening before it returns (at most 5 s). None for a server on another host.
-fn iperf3_server(
-    plan: &Plan,
-    client: &iperf3::Client,
-    private: &Path,
-    n: u32,
-    signals: &Signals,
-) -> anyhow::Result<Option<(Supervised, u16)>> {
-    let Some(address) = iperf3::loopback(&client.host) else {
-        return Ok(None);
-    };
-    let port = match client.port {
-        Some(p) => p,
-        None => iperf3::free_port(address).map_err(RunFailed)?,
-    };
-    let out_path = private.join(format!("{n}.server"));
-    let out = std::fs::File::create(&out_path)
-        .with_context(|| format!("cannot make {}", out_path.display()))?;
-    let mut cmd = std::process::Command::new(&plan.path);
-    cmd.args(["-s", "-1", "-B", address, "-p", &port.to_string()]);
-    let mut server = Supervised::spawn_stdout_to(cmd, out)
-        .map_err(|e| RunFailed(format!("iperf3's server could not be started: {e}")))?;
-    let until = Instant::now() + Duration::from_secs(5);
-    while !iperf3::listening(port) {
-        signals.check()?;
-        if server.has_ended() || Instant::now() > until {
-            let said = read_lossy(&out_path);
-            let last = said
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("");
-            return Err(RunFailed(format!(
-                "iperf3's server on {address} port {port} did not listen{}",
-                if last.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", crate::safe_text::field(last.trim()))
-                }
-            ))
-            .into());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(Some((server, port)))
-}
-
 /// The number after `label` on the first line (trimmed) that starts with it; a unit glued to
 /// it (`1.0004s`) is dropped.
 pub(crate) fn number_after(text: &str, label: &str) -> Option<f64> {
@@ -512,6 +461,19 @@ pub(crate) fn number_after(text: &str, label: &str) -> Option<f64> {
             .ok()
             .filter(|v| v.is_finite() && *v >= 0.0)
     })
+}
+
+/// `: LINE` for the last line of `lines` that is not blank (cut to 200 characters, made safe
+/// for a terminal), else `none`: a program's last words for its failure line.
+pub(crate) fn last_words<'a>(
+    lines: impl DoubleEndedIterator<Item = &'a str>,
+    none: &str,
+) -> String {
+    lines
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| format!(": {}", crate::safe_text::field_cut(l.trim(), 200)))
+        .unwrap_or_else(|| none.to_string())
 }
 
 /// A file's text (bytes that are not UTF-8 replaced); empty when it cannot be read.
