@@ -853,8 +853,11 @@ struct FakeBoot {
 }
 
 impl FakeMachine {
-    /// A machine booted with `cmdline` on [`FAKE_RELEASE`].
+    /// A machine booted with `cmdline` on [`FAKE_RELEASE`]. This test process is forbidden
+    /// to load a kernel or reboot from then on: should any path reach the real machine
+    /// instead of the fake, it is refused, never carried out on the host.
     fn booted(cmdline: &str) -> FakeMachine {
+        std::env::set_var(patchbench::campaign::kexec::load::FORBID_ENV, "1");
         FakeMachine {
             now: KernelInfo {
                 release: FAKE_RELEASE.to_string(),

@@ -127,7 +127,7 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
                 test: a.test.clone(),
             };
             let record = import::read_side_file(Path::new(value), &opts)?;
-            runs.push((value.to_string(), record));
+            runs.push((value.to_string(), compare::lean(record)));
             continue;
         }
         if store.is_none() {
@@ -135,7 +135,10 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
         }
         let Some(s) = store.as_ref() else { continue };
         if kind == "run" {
-            runs.push((value.to_string(), super::store::get_run(s, value)?));
+            runs.push((
+                value.to_string(),
+                compare::lean(super::store::get_run(s, value)?),
+            ));
             continue;
         }
         let ids = s.ids_with_label(value)?;
@@ -149,6 +152,7 @@ fn resolve(arg: &str, a: &CompareArgs, store: &mut Option<Store>) -> anyhow::Res
         }
         for id in ids {
             if let Some(r) = s.get(id)? {
+                // Lean as each is read, so the side's full runs are never all in memory.
                 runs.push((id.to_string(), compare::lean(r)));
             }
         }
