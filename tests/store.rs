@@ -467,15 +467,7 @@ fn importing_a_stored_run_again_stores_it_once() {
 /// and the run reads back as written.
 #[test]
 fn a_run_written_unit_by_unit_appends_only_each_units_values() {
-    use std::io::Read;
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/run-quick-1copy.json.gz"
-    );
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
+    let text = String::from_utf8(common::gunzipped("run-quick-1copy.json.gz")).unwrap();
     let full = RunRecord::from_json(&text).unwrap();
     assert_eq!(full.tests.len(), 12);
     let d = tempfile::tempdir().unwrap();

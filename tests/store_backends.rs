@@ -522,14 +522,9 @@ fn both_schemas_have_the_same_tables_and_columns() {
 /// build before it: `tests/fixtures/store-v7.db.gz`, four real runs of `run syscall pipe`
 /// with their monitors), as that build stored them.
 fn version_7_fixture() -> (tempfile::TempDir, std::path::PathBuf, Vec<(i64, RunRecord)>) {
-    use std::io::Read;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v7.db");
-    let mut bytes = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(fixture("store-v7.db.gz")).unwrap())
-        .read_to_end(&mut bytes)
-        .unwrap();
-    std::fs::write(&path, bytes).unwrap();
+    std::fs::write(&path, common::gunzipped("store-v7.db.gz")).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))

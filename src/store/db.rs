@@ -142,6 +142,13 @@ impl Store {
         &mut self,
         f: impl FnOnce(&mut dyn Db) -> Result<T, DbError>,
     ) -> anyhow::Result<T> {
+        self.refuse_if_read_only()?;
+        let result = sql::in_transaction(self.db.get_mut().as_mut(), f);
+        result.map_err(|e| self.explain(&e))
+    }
+
+    /// The error of a write to a store opened for reading.
+    fn refuse_if_read_only(&self) -> anyhow::Result<()> {
         if self.read_only {
             return Err(Usage(format!(
                 "store {} is read-only (opened for reading); nothing was written",
@@ -149,8 +156,7 @@ impl Store {
             ))
             .into());
         }
-        let result = sql::in_transaction(self.db.get_mut().as_mut(), f);
-        result.map_err(|e| self.explain(&e))
+        Ok(())
     }
 
     /// Like [`Store::writing`], with the descriptor cache; a failed write forgets the cache
@@ -159,9 +165,7 @@ impl Store {
         &mut self,
         f: impl FnOnce(&mut dyn Db, &mut DescCache) -> Result<T, DbError>,
     ) -> anyhow::Result<T> {
-        if self.read_only {
-            return self.writing(|_| Err(DbError::other("read-only")));
-        }
+        self.refuse_if_read_only()?;
         let cache = self.descs.get_mut();
         let result = sql::in_transaction(self.db.get_mut().as_mut(), |db| f(db, cache));
         if result.is_err() {

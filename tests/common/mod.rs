@@ -136,6 +136,17 @@ pub fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The bytes of a gzip-compressed fixture (`tests/fixtures/NAME`).
+pub fn gunzipped(name: &str) -> Vec<u8> {
+    use std::io::Read;
+    let path = fixture(name);
+    let mut bytes = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).unwrap())
+        .read_to_end(&mut bytes)
+        .unwrap_or_else(|e| panic!("{path}: not gzip ({e})"));
+    bytes
+}
+
 /// The names in a directory.
 pub fn entries(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
