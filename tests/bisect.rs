@@ -1,8 +1,10 @@
 //! `patchbench bisect`, for real: Debian's kernel source as a git tree (the shared tree and
 //! build cache of `common::kernel_tree`), a short history on top of it in which one commit
 //! makes getppid() much slower and the commit after it does not build (the one after that
-//! fixes it), and `bisect start --config tiny --executor vm --allow-tcg -- scale getppid1
-//! ...`: the endpoints' campaign finds the change, each step builds its commit (incrementally,
+//! fixes it), and `bisect start --config tiny --executor vm --allow-tcg -- exec --metric
+//! 'getppid:ops/s:higher=...' -- perf bench syscall basic ...` (issue 37: a program we did not
+//! write, its metric read by the user's pattern, not by a reader of ours): the endpoints'
+//! campaign finds the change, each step builds its commit (incrementally,
 //! one slot) and runs a paired campaign of guests under TCG, the broken commit is skipped with
 //! its reason (its failed build remembered in the cache, so a later run or a resume does not
 //! compile it again), the bisection is interrupted (SIGINT) in a step's campaign and resumed,
@@ -10,8 +12,8 @@
 //! skipped one, confirmed against its parent and by its revert; the report names it with its
 //! interval, as text, Markdown, JSON and HTML. One real bisection does all of that (issue 33):
 //! each one boots a guest per side and round, the search itself is `src/bisect/tests.rs`'s.
-//! A history whose endpoints run the same code: the endpoints' campaign is inconclusive and
-//! the bisection stops there, saying so.
+//! A history whose endpoints run the same code (`-- scale getppid1`, one of our own workloads):
+//! the endpoints' campaign is inconclusive and the bisection stops there, saying so.
 //!
 //! Bad input (no kernel needed): each fault one line, exit status 2, nothing stored.
 //!
@@ -30,7 +32,7 @@ use std::time::{Duration, Instant};
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// getppid1 at one task: half a second measured per step.
-const WORKLOAD: [&str; 12] = [
+const SCALE_GETPPID: &[&str] = &[
     "scale",
     "getppid1",
     "--tasks",
@@ -43,6 +45,27 @@ const WORKLOAD: [&str; 12] = [
     "0",
     "--sample-interval",
     "0.25",
+];
+
+/// getppid() timed by a program we did not write, read by a pattern: `perf bench syscall
+/// basic` calls it `--loop` times and prints `N ops/sec` (perf's own reader is not asked for:
+/// `--reader generic`). 200,000 calls take about 0.1 s in a TCG guest of the tiny kernel; three
+/// invocations are the run's samples.
+const PERF_GETPPID: &[&str] = &[
+    "exec",
+    "--runs",
+    "3",
+    "--reader",
+    "generic",
+    "--metric",
+    "getppid:ops/s:higher=([0-9]+) ops/sec",
+    "--",
+    "perf",
+    "bench",
+    "syscall",
+    "basic",
+    "--loop",
+    "200000",
 ];
 
 /// Builds and guests on a loaded two-CPU machine.
@@ -154,6 +177,7 @@ fn start(
     good: &str,
     bad: &str,
     extra: &[&str],
+    workload: &[&str],
 ) -> std::process::Command {
     let mut c = patchbench_with_store(store);
     c.args(["bisect", "start", name, "--tree"])
@@ -184,7 +208,7 @@ fn start(
         .args(["--rounds", rounds])
         .args(extra)
         .arg("--")
-        .args(WORKLOAD);
+        .args(workload);
     c
 }
 
@@ -224,7 +248,16 @@ fn a_slower_getppid_is_found_past_a_commit_that_does_not_build_after_an_interrup
     // step, seq 02, is the broken commit, which gets no campaign: the second's is `.03-step-`,
     // named once when it is made and again when its first run starts).
     let (status, rest) = interrupt_after(
-        &mut start(&store, "5", &kt, "broken", &kt.head, "bisect-broken", &[]),
+        &mut start(
+            &store,
+            "5",
+            &kt,
+            "broken",
+            &kt.head,
+            "bisect-broken",
+            &["--primary", "exec.getppid"],
+            PERF_GETPPID,
+        ),
         ".03-step-",
         2,
         libc::SIGINT,
@@ -251,6 +284,8 @@ fn a_slower_getppid_is_found_past_a_commit_that_does_not_build_after_an_interrup
     let doc: serde_json::Value = serde_json::from_str(&report(&store, "broken", "json")).unwrap();
     assert_eq!(doc["schema"], "patchbench.bisect/1");
     assert_eq!(doc["state"], "finished", "{doc}");
+    // Judged on the pattern's metric, read from perf's output in the guest.
+    assert_eq!(doc["primary"], "exec.getppid", "{doc}");
     let answer = &doc["answer"];
     assert_eq!(answer["kind"], "commit", "{doc}");
     assert_eq!(answer["commits"][0]["sha"], commits[2].as_str(), "{doc}");
@@ -345,6 +380,7 @@ fn an_endpoints_campaign_whose_interval_holds_0_stops_and_says_so_with_its_inter
         &kt.head,
         &commits[7],
         &["--confidence", "0.999"],
+        SCALE_GETPPID,
     ));
     let secs = t.elapsed().as_secs_f64();
     eprintln!("{err}\n{out}\nbisect same: {secs:.0} s");
