@@ -3,14 +3,17 @@
 # packages, with apt-get, as root), then runs every test binary. A test that cannot run fails
 # with the reason rather than passing, so the set-up is done here, once, before any test.
 #
-#   scripts/test.sh                 install what is missing, then `cargo test --no-fail-fast`
-#                                   and the real-data calibration optimised (`--release`)
-#   scripts/test.sh -- ARGS         the same, with ARGS for cargo test (e.g. `--test vm`)
+#   scripts/test.sh                 install what is missing, then every test binary, three
+#                                   at a time (scripts/test_lanes.py; logs in target/test-logs/),
+#                                   and the real-data calibration optimised (profile calib)
+#   scripts/test.sh --one-lane      the same, one binary at a time
+#   scripts/test.sh -- ARGS         install, then `cargo test --no-fail-fast ARGS` (e.g.
+#                                   `--test vm`, or `--test vm NAME` for one test)
 #   scripts/test.sh --install-only  install what is missing, run nothing
 #   scripts/test.sh --dry-run       say what would be installed; install and run nothing
 #
-# `--no-fail-fast`: without it cargo stops at the first test binary that fails, and every
-# binary after it is never run, so one failure would hide the rest.
+# A failing binary never stops the others: every one runs, and the exit status says whether
+# all passed (with `-- ARGS`, cargo's `--no-fail-fast` does the same).
 #
 # What needs what:
 # - the build: Rust 1.89 or later (rustup; Debian 12's cargo is too old), a C compiler, and
@@ -36,13 +39,15 @@ cd "$(dirname "$0")/.."
 [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 
 mode=test
+lanes=3
 cargo_args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) mode=dry-run ;;
     --install-only) mode=install ;;
+    --one-lane) lanes=1 ;;
     --) shift; cargo_args=("$@"); break ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scripts/test.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -142,12 +147,10 @@ cargo --version
 if [ ${#cargo_args[@]} -gt 0 ]; then
   exec cargo test --locked --no-fail-fast "${cargo_args[@]}"
 fi
-status=0
-cargo test --locked --no-fail-fast || status=$?
-# The real-data calibration (tests/corpus_calibration.rs) resamples thousands of A/A tables
-# of 400-row runs through `compare`: minutes unoptimised, so it is ignored in a debug build
-# and run here optimised (profile `calib`: release's optimisation with unwinding, so the
-# library is compiled once, not once per panic strategy: 67 s instead of 110 s after a
-# one-file change).
-cargo test --profile calib --locked --test corpus_calibration || status=$?
-exit $status
+# Every test binary once, in three lanes side by side (scripts/test_lanes.py: the binaries
+# that boot guests or build kernels; the real-data calibration (tests/corpus_calibration.rs),
+# which resamples thousands of A/A tables of 400-row runs through `compare`, minutes
+# unoptimised, so it is ignored in a debug build and run here built optimised: profile
+# `calib`, release's optimisation with unwinding; and the rest). Most binaries wait half their
+# time, so the lanes overlap what `cargo test` would run one after the other.
+exec python3 scripts/test_lanes.py --lanes "$lanes"

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Runs every test binary of the suite in a few lanes at once (scripts/test.sh calls it).
+
+`cargo test` runs its test binaries one after the other, and most of ours spend half their
+time waiting (a measured window, a guest's boot, a PostgreSQL server, a signal's delivery):
+on two CPUs about 40 % of the machine is idle during the debug suite. The binaries are
+independent processes, each with its own private directories, stores, servers and measurement
+lock, so they can run side by side. Three lanes, each running its binaries one after the other:
+
+- guests: the binaries that boot QEMU guests or build kernels (CPU-bound, one vCPU each);
+- calib: the optimised build of the real-data calibration (`--profile calib`), then its run;
+- rest: every other binary, the library's unit tests included, longest first; a lane that has
+  run its own binaries takes the next of these.
+
+Before the lanes, alone: the binaries that change or sample the whole machine (tests/why.rs:
+THP switched system-wide, a CPU quota's throttling, `perf record -a`), whose assertions
+another binary's load would break.
+
+Each binary's output goes to target/test-logs/<name>.log; a line is printed as each one
+ends, the whole log of a failed one, and a table of every binary's time at the end. The exit
+status is 0 only if every binary passed.
+
+Usage: scripts/test_lanes.py [--lanes 1|3]   (1: one lane, the binaries in order)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+GUESTS = ["bisect", "vm", "campaign_kexec", "campaign_build", "build"]
+# Run alone, before the lanes.
+ALONE = ["why"]
+# The longest of the rest (2026-12-07, seconds): started first, so the lanes end together.
+LONG = ["campaign", "run", "lab_agents", "scale", "registry", "fidelity", "aim7", "exec"]
+CALIB = ["cargo", "test", "--profile", "calib", "--locked", "--test", "corpus_calibration"]
+LOGS = os.path.join("target", "test-logs")
+
+
+def test_binaries():
+    """Builds every test target (debug) and lists (name, executable) from cargo's messages."""
+    cmd = ["cargo", "test", "--locked", "--no-run", "--message-format=json-render-diagnostics"]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"test_lanes: `{' '.join(cmd)}` failed (exit {proc.returncode})")
+    out = []
+    for line in proc.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+            continue
+        if not msg.get("profile", {}).get("test"):
+            continue
+        target = msg["target"]
+        name = "lib" if "lib" in target["kind"] else target["name"]
+        out.append((name, [msg["executable"]]))
+    return out
+
+
+class Results:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.rows = []
+
+    def add(self, name, code, secs, log):
+        with self.lock:
+            self.rows.append((name, code, secs))
+            summary = ""
+            with open(log, errors="replace") as f:
+                text = f.read()
+            for line in text.splitlines():
+                if line.startswith("test result:"):
+                    summary = line[len("test result: "):]
+            word = "ok" if code == 0 else f"FAILED (exit {code})"
+            print(f"test_lanes: {name}: {word} in {secs:.1f} s  {summary}", flush=True)
+            if code != 0:
+                print(f"---- {log} ----\n{text}---- end of {name} ----", flush=True)
+
+
+def run_lane(items, rest, results):
+    while True:
+        if items:
+            name, cmd = items.pop(0)
+        else:
+            with results.lock:
+                if not rest:
+                    return
+                name, cmd = rest.pop(0)
+        log = os.path.join(LOGS, f"{name}.log")
+        started = time.monotonic()
+        with open(log, "w") as f:
+            code = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        results.add(name, code, time.monotonic() - started, log)
+
+
+def main():
+    lanes = 3
+    args = sys.argv[1:]
+    if args[:1] == ["--lanes"] and len(args) == 2 and args[1] in ("1", "3"):
+        lanes = int(args[1])
+    elif args:
+        sys.exit("test_lanes: usage: scripts/test_lanes.py [--lanes 1|3]")
+    os.makedirs(LOGS, exist_ok=True)
+    binaries = test_binaries()
+    missing = [g for g in GUESTS + ALONE if g not in {n for n, _ in binaries}]
+    if missing:
+        sys.exit(f"test_lanes: no test binary named {', '.join(missing)} (tests/ renamed?)")
+    calib = [("corpus_calibration (calib)", CALIB)]
+    results = Results()
+    started = time.monotonic()
+    if lanes == 1:
+        plan, rest = [binaries + calib], []
+    else:
+        run_lane([b for b in binaries if b[0] in ALONE], [], results)
+        order = {n: i for i, n in enumerate(LONG)}
+        rest = [b for b in binaries if b[0] not in GUESTS + ALONE]
+        rest.sort(key=lambda b: order.get(b[0], len(LONG)))
+        plan = [[b for b in binaries if b[0] in GUESTS], calib, []]
+    threads = [threading.Thread(target=run_lane, args=(lane, rest, results)) for lane in plan]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - started
+    rows = sorted(results.rows, key=lambda r: -r[2])
+    print(f"\ntest_lanes: {len(rows)} binaries in {lanes} lane(s), {wall:.0f} s of wall time")
+    for name, code, secs in rows:
+        print(f"  {secs:7.1f} s  {name}{'' if code == 0 else '  FAILED'}")
+    failed = [r[0] for r in rows if r[1] != 0]
+    if failed:
+        print(f"test_lanes: failed: {', '.join(failed)} (logs in {LOGS}/)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
