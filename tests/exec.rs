@@ -659,3 +659,73 @@ fn iperf3_on_the_loopback_gets_its_server_and_is_read_under_lkps_names() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("client command line"), "{err}");
 }
+
+/// `{cpus}` and `{ncpus}` (and `PATCHBENCH_CPUS`, `PATCHBENCH_NCPUS`) are the CPUs patchbench
+/// may run on, here one CPU given by taskset: the program sees them, stress-ng starts that
+/// many stressors, and the record keeps the placeholders in its argv and the list in
+/// `config.cpus`.
+#[test]
+fn cpus_and_ncpus_are_the_cpus_the_run_may_use() {
+    stress_ng();
+    installed("taskset", "util-linux");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let on_cpu_0 = |words: &[&str]| {
+        let pb = patchbench_with_store(&d.path().join("s.db"));
+        let mut c = std::process::Command::new("taskset");
+        c.args(["-c", "0"])
+            .arg(pb.get_program())
+            .arg("exec")
+            .args(["--no-store", "--json", json.to_str().unwrap()])
+            .args(words)
+            .current_dir(d.path());
+        for (k, v) in pb.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        read_json(&json)
+    };
+    let script = r#"test "$1" = "$PATCHBENCH_CPUS" && echo "n=$2 env=$PATCHBENCH_NCPUS""#;
+    let doc = on_cpu_0(&[
+        "--metric",
+        r"n=(?m)n=(\d+) env=1$",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        "{cpus}",
+        "{ncpus}",
+    ]);
+    assert_eq!(metric(&doc, "exec.n")["value"], 1.0);
+    assert_eq!(doc["config"]["cpus"], "0");
+    let doc = on_cpu_0(&[
+        "--metric",
+        r"hogs=dispatching hogs: (\d+) cpu",
+        "--",
+        "stress-ng",
+        "--cpu",
+        "{ncpus}",
+        "--timeout",
+        "1",
+    ]);
+    assert_eq!(metric(&doc, "exec.hogs")["value"], 1.0);
+    assert!(
+        metric(&doc, "stress-ng.cpu.ops_per_sec")["value"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(
+        doc["config"]["argv"],
+        serde_json::json!(["stress-ng", "--cpu", "{ncpus}", "--timeout", "1"])
+    );
+}

@@ -48,7 +48,9 @@ non-zero exit, a signal or --timeout fails the run (one line with the program's 
 standard error, exit status 1) and no value is kept. The program runs in a process group of \
 its own, stdin from /dev/null, its output in files of a private directory made in --dir and \
 removed at the end; {dir} in its arguments and PATCHBENCH_DIR in its environment name a \
-working directory inside it. See docs/exec.md.";
+working directory inside it. {cpus} and PATCHBENCH_CPUS are the CPUs it may run on (0-3,6: \
+patchbench's own, from taskset or a cpuset, or a vm guest's), {ncpus} and PATCHBENCH_NCPUS \
+their number. See docs/exec.md.";
 
 /// Arguments of `patchbench exec`.
 #[derive(Debug, Clone, Args)]
@@ -152,6 +154,7 @@ fn plan(args: &ExecArgs) -> anyhow::Result<Plan> {
         warmup: args.warmup,
         timeout: Duration::from_secs_f64(args.timeout),
         dir: args.dir.or_temp(),
+        cpus: tool::allowed_cpus()?,
         monitoring: args.output.monitoring()?,
     })
 }

@@ -8,7 +8,8 @@
 //! SIGKILL to the group) at the timeout or on Ctrl-C/SIGTERM. The private directory, made in
 //! `--dir`, holds those files and `work/`, the program's working directory (`{dir}` in its
 //! arguments, `PATCHBENCH_DIR` in its environment); it is removed at the end, whatever
-//! happened.
+//! happened. `{cpus}` and `{ncpus}` (`PATCHBENCH_CPUS`, `PATCHBENCH_NCPUS`) are the CPUs
+//! patchbench may run on, which the program inherits (`tool::Places`).
 //!
 //! What is timed: from just before the spawn to the reaping, on the monotonic clock: the
 //! tool's own start-up (stress-ng's set-up of its stressors, fio's file layout) is inside the
@@ -104,7 +105,7 @@ pub struct Plan {
     /// The program as given, and where it is.
     pub program: String,
     pub path: PathBuf,
-    /// Its arguments as given (`{dir}` unexpanded).
+    /// Its arguments as given (placeholders unexpanded).
     pub args: Vec<String>,
     pub reader: Reader,
     pub patterns: Vec<Pattern>,
@@ -113,6 +114,8 @@ pub struct Plan {
     pub timeout: Duration,
     /// Where the run's private directory is made.
     pub dir: PathBuf,
+    /// The CPUs the program may run on (`{cpus}`), ascending.
+    pub cpus: Vec<usize>,
     pub monitoring: monitoring::Plan,
 }
 
@@ -129,6 +132,9 @@ pub struct Config {
     pub timeout_s: f64,
     pub metrics: Vec<String>,
     pub dir: String,
+    /// `{cpus}`: the argv keeps the placeholder, so two sides on other CPU sets have one argv
+    /// and this setting tells them apart (a warning, as `dir` is).
+    pub cpus: String,
 }
 
 impl Plan {
@@ -144,6 +150,7 @@ impl Plan {
             timeout_s: self.timeout.as_secs_f64(),
             metrics: self.patterns.iter().map(|p| p.given.clone()).collect(),
             dir: self.dir.display().to_string(),
+            cpus: crate::noise::sysfs::format_cpu_list(&self.cpus),
         }
     }
 
@@ -216,13 +223,17 @@ pub fn run(
         .with_context(|| format!("cannot make a private directory in {}", plan.dir.display()))?;
     let work = private.path().join("work");
     std::fs::create_dir(&work).with_context(|| format!("cannot make {}", work.display()))?;
+    let places = tool::Places {
+        dir: work,
+        cpus: plan.cpus.clone(),
+    };
     let run_id = record.uuid.clone().unwrap_or_default();
     let mut monitoring = Monitoring::start(&plan.monitoring, private.path(), &run_id, progress)?;
     let outcome = invocations(
         plan,
         signals,
         private.path(),
-        &work,
+        &places,
         &mut monitoring,
         record,
         sinks,
@@ -240,7 +251,7 @@ fn invocations(
     plan: &Plan,
     signals: &Signals,
     private: &Path,
-    work: &Path,
+    places: &tool::Places,
     monitoring: &mut Monitoring,
     record: &mut RunRecord,
     sinks: &mut Sinks,
@@ -262,7 +273,7 @@ fn invocations(
         } else {
             monitoring.open(tool::basename(&plan.program))
         };
-        let ended = invoke(plan, n, signals, private, work);
+        let ended = invoke(plan, n, signals, private, places);
         let sample = window.map(|w| monitoring.close(w, progress));
         let (inv, values) = ended?;
         progress.line(&format!(
@@ -310,11 +321,11 @@ fn invoke(
     n: u32,
     signals: &Signals,
     private: &Path,
-    work: &Path,
+    places: &tool::Places,
 ) -> anyhow::Result<(Invocation, Vec<Value>)> {
     let stdout_path = private.join(format!("{n}.stdout"));
     let stderr_path = private.join(format!("{n}.stderr"));
-    let mut args = tool::expand(&plan.args, work);
+    let mut args = places.expand(&plan.args);
     // iperf3's loopback server, while the client runs (stopped when dropped).
     let mut server: Option<(Supervised, u16)> = None;
     // The file the reader reads (none: its standard output, or no reader).
@@ -345,7 +356,8 @@ fn invoke(
     let mut stderr = std::fs::File::create(&stderr_path)
         .with_context(|| format!("cannot make {}", stderr_path.display()))?;
     let mut cmd = std::process::Command::new(&plan.path);
-    cmd.args(&args).env(tool::DIR_ENV, work);
+    cmd.args(&args);
+    places.set_env(&mut cmd);
     let start = crate::clock::monotonic_ns();
     let running = Supervised::spawn_stdout_to(cmd, stdout).map_err(|e| {
         RunFailed(format!(
