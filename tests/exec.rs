@@ -620,7 +620,7 @@ fn sysbench_cpu_and_mutex_are_read_by_their_labels() {
             "sysbench",
             "--",
             "sysbench",
-            "fileio",
+            "oltp_read_only",
             "run",
         ],
     );
@@ -728,4 +728,85 @@ fn cpus_and_ncpus_are_the_cpus_the_run_may_use() {
         doc["config"]["argv"],
         serde_json::json!(["stress-ng", "--cpu", "{ncpus}", "--timeout", "1"])
     );
+}
+
+/// sysbench's fileio test as typed: patchbench runs `prepare` with the same options in the
+/// run's working directory before the measured invocations, runs them there, and `cleanup`
+/// after, also after a failed invocation; the rows are named after LKP's fileio test. A failing
+/// prepare is a failed run with sysbench's own words, and nothing is left in `--dir` or in the
+/// current directory.
+#[test]
+fn sysbench_fileio_is_prepared_in_dir_read_and_cleaned_up() {
+    installed("sysbench", "sysbench");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let run = |runs: &str, extra: &str| {
+        let mut words = vec![
+            "--runs",
+            runs,
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--",
+            "sysbench",
+            "fileio",
+            "--file-num=16",
+            "--file-total-size=16M",
+            "--time=1",
+        ];
+        words.extend(extra.split_whitespace());
+        words.push("run");
+        exec(d.path(), &words)
+    };
+    let out = run("2", "--file-test-mode=rndrw");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let (prepare, first, cleanup) = (
+        err.find("sysbench fileio prepare: ").expect(&err),
+        err.find("run 1/2").expect(&err),
+        err.find("sysbench fileio cleanup: ").expect(&err),
+    );
+    assert!(prepare < first && first < cleanup, "{err}");
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["reader"], "sysbench");
+    for name in [
+        "sysbench.fileio.read_operations_per_sec",
+        "sysbench.fileio.read_bytes_MiBps",
+        "sysbench.fileio.write_operations_per_sec",
+        "sysbench.fileio.write_bytes_MiBps",
+        "sysbench.fileio.fsync_operations_per_sec",
+    ] {
+        let m = metric(&doc, name);
+        assert_eq!(m["direction"], "higher-is-better", "{m}");
+        assert_eq!(m["samples"].as_array().unwrap().len(), 2, "{m}");
+        assert!(m["value"].as_f64().unwrap() > 0.0, "{m}");
+    }
+    let p95 = metric(&doc, "sysbench.fileio.latency_95th_ms");
+    assert_eq!(p95["direction"], "lower-is-better");
+    assert_eq!(common::entries(d.path()), ["r.json"]);
+
+    // A prepare that fails is the run's failure, in sysbench's words; nothing is measured.
+    let out = run("1", "--file-test-mode=rndrw --bogus");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "error: sysbench fileio prepare exited with status 1: invalid option: --bogus"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("run 1/1"), "{err}");
+    // An invocation that fails (sysbench says FATAL on its standard output) after a good
+    // prepare: the files are still cleaned up.
+    let out = run("1", "--file-test-mode=bogus");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error: sysbench exited with status 1: FATAL: Invalid IO operations mode"),
+        "{err}"
+    );
+    assert!(err.contains("sysbench fileio cleanup: "), "{err}");
+    assert_eq!(common::entries(d.path()), ["r.json"]);
 }

@@ -31,9 +31,12 @@ Readers (--reader auto picks one from the program's name):
              higher is better; fio.<dir>_clat_mean_ns, fio.<dir>_clat_99%_ns, lower is
              better; job=NAME in the params when there are several jobs. fio must be given
              --directory={dir} (or --filename): it is refused otherwise
-  sysbench   sysbench cpu|memory|threads|mutex ... run, by labels: sysbench.cpu.events_per_sec,
-             sysbench.memory.transfer_MiBps and .ops_per_sec (higher is better);
-             sysbench.threads|mutex.total_time, .latency_avg_ms, .latency_95th_ms (lower)
+  sysbench   sysbench cpu|memory|threads|mutex|fileio ... run, by labels:
+             sysbench.cpu.events_per_sec, sysbench.memory.transfer_MiBps and .ops_per_sec
+             (higher is better); sysbench.threads|mutex.total_time, .latency_avg_ms,
+             .latency_95th_ms (lower); sysbench.fileio.<read|write|fsync>_operations_per_sec
+             and .<read|write>_bytes_MiBps (higher) with the latency rows, its files made
+             by `sysbench ... prepare` in {dir} before the runs, removed by `cleanup` after
   generic    the wall time alone (and the --metric patterns)
 Every run also records exec.wall_time, the seconds of each invocation (lower is better), \
 from just before the spawn to the reaping: the tool's own start-up is inside it.
@@ -140,7 +143,7 @@ fn plan(args: &ExecArgs) -> anyhow::Result<Plan> {
     }
     if reader == Reader::Sysbench && exec::sysbench::test(&rest).is_none() {
         return usage(
-            "the sysbench reader reads `sysbench cpu|memory|threads|mutex [OPTIONS] run`; \
+            "the sysbench reader reads `sysbench cpu|memory|threads|mutex|fileio [OPTIONS] run`; \
              give --reader generic and --metric for another test",
         );
     }

@@ -64,7 +64,7 @@ pub enum Reader {
     PerfBench,
     /// `--output-format=json`, per job and direction.
     Fio,
-    /// sysbench's `cpu`, `memory`, `threads` and `mutex` tests, by labels.
+    /// sysbench's `cpu`, `memory`, `threads`, `mutex` and `fileio` tests, by labels.
     Sysbench,
     /// iperf3's client with `-J`, its loopback server started for each invocation.
     Iperf3,
@@ -154,6 +154,12 @@ impl Plan {
         }
     }
 
+    /// A `sysbench fileio ... run`: its files are prepared before the first invocation and
+    /// cleaned up after the last, and every invocation runs in the working directory.
+    pub fn sysbench_fileio(&self) -> bool {
+        self.reader == Reader::Sysbench && sysbench::test(&self.args) == Some("fileio")
+    }
+
     /// The program and its arguments as given.
     pub fn argv(&self) -> Vec<String> {
         std::iter::once(self.program.clone())
@@ -227,6 +233,9 @@ pub fn run(
         dir: work,
         cpus: plan.cpus.clone(),
     };
+    if plan.sysbench_fileio() {
+        sysbench_files(plan, "prepare", &places, signals, progress)?;
+    }
     let run_id = record.uuid.clone().unwrap_or_default();
     let mut monitoring = Monitoring::start(&plan.monitoring, private.path(), &run_id, progress)?;
     let outcome = invocations(
@@ -242,8 +251,39 @@ pub fn run(
     if outcome.as_ref().is_err_and(|e| e.is::<RunFailed>()) {
         record.metrics.clear();
     }
-    let finished = monitoring.finish().and(private.close());
-    outcome.and(finished)
+    let finished = monitoring.finish();
+    // After an interruption the directory's removal takes the files.
+    let interrupted = outcome
+        .as_ref()
+        .is_err_and(|e| e.is::<crate::error::Interrupted>());
+    if plan.sysbench_fileio() && !interrupted {
+        if let Err(e) = sysbench_files(plan, "cleanup", &places, signals, progress) {
+            progress.line(&format!(
+                "patchbench exec: {e}; its files go with the run's directory"
+            ));
+        }
+    }
+    outcome.and(finished).and(private.close())
+}
+
+/// `sysbench ... prepare` or `cleanup` for a fileio run, outside the measured invocations,
+/// said on a line with its time.
+fn sysbench_files(
+    plan: &Plan,
+    command: &str,
+    places: &tool::Places,
+    signals: &Signals,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    progress.show(&format!("{}: fileio {command}", plan.program));
+    let start = Instant::now();
+    let args = places.expand(&plan.args);
+    sysbench::files(&plan.path, &args, command, places, plan.timeout, signals)?;
+    progress.line(&format!(
+        "patchbench exec: sysbench fileio {command}: {:.3} s (not measured)",
+        start.elapsed().as_secs_f64()
+    ));
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -358,6 +398,10 @@ fn invoke(
     let mut cmd = std::process::Command::new(&plan.path);
     cmd.args(&args);
     places.set_env(&mut cmd);
+    if plan.sysbench_fileio() {
+        // sysbench lays out and looks for its files in its current directory.
+        cmd.current_dir(&places.dir);
+    }
     let start = crate::clock::monotonic_ns();
     let running = Supervised::spawn_stdout_to(cmd, stdout).map_err(|e| {
         RunFailed(format!(
@@ -376,6 +420,11 @@ fn invoke(
     );
     let wall_seconds = crate::clock::monotonic_ns().saturating_sub(start) as f64 / 1e9;
     let last_words = || {
+        if outcome.tail.iter().all(|l| l.trim().is_empty()) && plan.reader == Reader::Sysbench {
+            // sysbench says FATAL on its standard output.
+            let out: Vec<String> = read_lossy(&stdout_path).lines().map(String::from).collect();
+            return sysbench::last_words(&out);
+        }
         last_words(
             outcome.tail.iter().map(String::as_str),
             " (nothing on its standard error)",
@@ -610,7 +659,11 @@ mod tests {
             Reader::Sysbench
         );
         assert_eq!(
-            Reader::for_program("sysbench", &w("fileio run")),
+            Reader::for_program("sysbench", &w("fileio --file-test-mode=rndrw run")),
+            Reader::Sysbench
+        );
+        assert_eq!(
+            Reader::for_program("sysbench", &w("oltp_read_only run")),
             Reader::Generic
         );
         assert_eq!(Reader::for_program("sh", &[]), Reader::Generic);
