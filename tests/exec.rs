@@ -810,3 +810,26 @@ fn sysbench_fileio_is_prepared_in_dir_read_and_cleaned_up() {
     assert!(err.contains("sysbench fileio cleanup: "), "{err}");
     assert_eq!(common::entries(d.path()), ["r.json"]);
 }
+
+/// `perf bench futex wake`, `wake-parallel` and `requeue` for real: each read from its
+/// averaged line (a time in ms, lower is better), one sample per invocation.
+#[test]
+fn perf_bench_futex_wake_and_requeue_are_read_as_times() {
+    installed("perf", "linux-perf");
+    let d = tempfile::tempdir().unwrap();
+    for (bench, name) in [
+        ("wake", "perf-bench.futex-wake.time_ms"),
+        ("wake-parallel", "perf-bench.futex-wake-parallel.latency_ms"),
+        ("requeue", "perf-bench.futex-requeue.time_ms"),
+    ] {
+        let doc = two_runs(d.path(), &["perf", "bench", "futex", bench, "-t", "2"]);
+        assert_eq!(doc["config"]["reader"], "perf-bench");
+        let m = metric(&doc, name);
+        assert_eq!(m["unit"], "ms", "{m}");
+        assert_eq!(m["direction"], "lower-is-better", "{m}");
+        assert_eq!(m["samples"].as_array().unwrap().len(), 2, "{m}");
+        // Waking or requeuing 2 threads: more than nothing, less than a second.
+        let v = m["value"].as_f64().unwrap();
+        assert!(v > 0.0 && v < 1000.0, "{m}");
+    }
+}

@@ -24,8 +24,11 @@ Readers (--reader auto picks one from the program's name):
              stress-ng.<stressor>.ops, higher is better
   hackbench  (rt-tests) hackbench.throughput, messages/s = groups x senders x receivers x
              loops / Time, higher is better; hackbench.time, its Time: line, lower is better
-  perf-bench perf bench sched messaging|pipe: perf-bench.sched-<bench>.total_time (lower);
-             pipe also .ops_per_sec (higher) and .usecs_per_op (lower)
+  perf-bench perf bench sched messaging|pipe, syscall basic, futex hash|lock-pi|wake|
+             wake-parallel|requeue, as perf-bench.<collection>-<bench>.*: sched and syscall
+             .total_time (lower), pipe and syscall also .ops_per_sec (higher) and
+             .usecs_per_op (lower); futex hash|lock-pi .ops_per_sec (higher), wake|requeue
+             .time_ms and wake-parallel .latency_ms (lower)
   fio        adds --output-format=json and --output=FILE (unless given); per job and
              direction that moved data: fio.<dir>_iops, fio.<dir>_bw_MBps (bw KiB/s / 1024),
              higher is better; fio.<dir>_clat_mean_ns, fio.<dir>_clat_99%_ns, lower is

@@ -60,7 +60,7 @@ pub enum Reader {
     StressNg,
     /// rt-tests' hackbench: `Time:` and the throughput derived from it.
     Hackbench,
-    /// `perf bench sched messaging|pipe`, by labels.
+    /// `perf bench` sched, syscall and futex benchmarks, by labels.
     PerfBench,
     /// `--output-format=json`, per job and direction.
     Fio,
@@ -647,6 +647,10 @@ mod tests {
         );
         assert_eq!(
             Reader::for_program("perf", &w("bench futex wake")),
+            Reader::PerfBench
+        );
+        assert_eq!(
+            Reader::for_program("perf", &w("bench futex all")),
             Reader::Generic
         );
         assert_eq!(
