@@ -497,7 +497,11 @@ fn fio_runs_on_dir_and_is_read_per_job_and_direction() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("give --directory={dir}"), "{err}");
+    assert!(
+        err.contains("fio's job t (on its command line) would lay out its files")
+            && err.contains("--directory={dir}"),
+        "{err}"
+    );
     assert_eq!(common::entries(d.path()), ["r.json"]);
 }
 
@@ -832,4 +836,69 @@ fn perf_bench_futex_wake_and_requeue_are_read_as_times() {
         let v = m["value"].as_f64().unwrap();
         assert!(v > 0.0 && v < 1000.0, "{m}");
     }
+}
+
+/// fio given a job file, as fio users give one: accepted when every job is told where to
+/// write (here its `[global]` section's `directory=${PATCHBENCH_DIR}`, the run's private
+/// directory), run there and read per job; a job file with a job that would write in the
+/// current directory is refused before anything starts, in one line naming the job.
+#[test]
+fn fio_job_files_are_checked_job_by_job_and_run() {
+    installed("fio", "fio");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    std::fs::write(
+        d.path().join("job.fio"),
+        "[global]\ndirectory=${PATCHBENCH_DIR}\nsize=4M\nbs=4k\nruntime=1\ntime_based\n\
+         ioengine=psync\n\n[r]\nrw=randread\n\n[w]\nrw=randwrite\n",
+    )
+    .unwrap();
+    let dir = d.path().to_str().unwrap();
+    let out = exec(
+        d.path(),
+        &[
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+            "--dir",
+            dir,
+            "--",
+            "fio",
+            "job.fio",
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = read_json(&json);
+    let job = |name: &str, job: &str| {
+        doc["metrics"].as_array().unwrap().iter().any(|m| {
+            m["name"] == name && m["params"]["job"] == job && m["value"].as_f64() > Some(0.0)
+        })
+    };
+    assert!(
+        job("fio.read_iops", "r") && job("fio.write_iops", "w"),
+        "{doc:#}"
+    );
+    // fio wrote in the private directory, now removed, and not in the current one.
+    let mut names = common::entries(d.path());
+    names.sort();
+    assert_eq!(names, ["job.fio", "r.json"]);
+
+    std::fs::write(
+        d.path().join("bad.fio"),
+        "[global]\nsize=1M\nrw=read\nioengine=psync\n[placed]\ndirectory=${PATCHBENCH_DIR}\n\
+         [stray]\n",
+    )
+    .unwrap();
+    let out = exec(d.path(), &["--no-store", "--", "fio", "bad.fio"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("fio's job stray (in bad.fio) would lay out its files in the current"),
+        "{err}"
+    );
+    let mut names = common::entries(d.path());
+    names.sort();
+    assert_eq!(names, ["bad.fio", "job.fio", "r.json"]);
 }

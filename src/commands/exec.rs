@@ -32,8 +32,10 @@ Readers (--reader auto picks one from the program's name):
   fio        adds --output-format=json and --output=FILE (unless given); per job and
              direction that moved data: fio.<dir>_iops, fio.<dir>_bw_MBps (bw KiB/s / 1024),
              higher is better; fio.<dir>_clat_mean_ns, fio.<dir>_clat_99%_ns, lower is
-             better; job=NAME in the params when there are several jobs. fio must be given
-             --directory={dir} (or --filename): it is refused otherwise
+             better; job=NAME in the params when there are several jobs. Every job must be
+             told where to write: --directory={dir} (or --filename) before the first --name,
+             or its own, on the command line or in its job file (directory=${PATCHBENCH_DIR});
+             a job that would write in the current directory is refused
   sysbench   sysbench cpu|memory|threads|mutex|fileio ... run, by labels:
              sysbench.cpu.events_per_sec, sysbench.memory.transfer_MiBps and .ops_per_sec
              (higher is better); sysbench.threads|mutex.total_time, .latency_avg_ms,
