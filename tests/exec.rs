@@ -902,3 +902,55 @@ fn fio_job_files_are_checked_job_by_job_and_run() {
     names.sort();
     assert_eq!(names, ["bad.fio", "job.fio", "r.json"]);
 }
+
+/// A vm campaign's step runs in a guest on this host's root, but with its own PATH, in `/tmp`
+/// and with an empty tmpfs over `/tmp`: a program the guest would not find is refused by
+/// `campaign start` before any build or boot, in one line, and nothing is stored. (The base
+/// kernel named does not exist: were the program let through, the start would fail on it,
+/// still before a boot.)
+#[test]
+fn a_vm_campaign_refuses_a_program_its_guest_would_not_find() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+    let bin = d.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let bench = bin.join("mybench");
+    std::fs::write(&bench, "#!/bin/sh\necho score: 1\n").unwrap();
+    std::fs::set_permissions(&bench, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let bench = bench.to_str().unwrap();
+    for (program, says) in [
+        (
+            bench,
+            "is under /tmp, which a vm guest covers with an empty tmpfs",
+        ),
+        (
+            "./bin/mybench",
+            "is a relative path, and a vm guest's step runs in another",
+        ),
+        (
+            "mybench",
+            "is on this shell's PATH but not on the PATH a vm guest's step has",
+        ),
+    ] {
+        let out = patchbench_with_store(&d.path().join("s.db"))
+            .args(["campaign", "start", "t", "--executor", "vm"])
+            .args([
+                "--base",
+                "/nonexistent/vmlinuz",
+                "--",
+                "exec",
+                "--",
+                program,
+            ])
+            .env("PATH", &path)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{program}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{program}: {err}");
+    }
+    assert!(!d.path().join("s.db").exists(), "nothing was stored");
+}

@@ -150,6 +150,59 @@ fn version_number(line: &str) -> Option<String> {
         .map(|m| m.as_str().trim_end_matches(['.', '-', '_']).to_string())
 }
 
+/// Checks, on this host before any build or boot, that a campaign's vm or kexec step will
+/// find `program` (found on this shell's PATH already): the step looks for a name on
+/// [`STEP_PATH`](crate::campaign::vm::step_script::STEP_PATH), not on this shell's PATH, in
+/// another current directory (`/tmp` in a vm guest, `/` under a kexec box's boot hook), and
+/// a vm guest has an empty tmpfs over [`TMPFS_DIRS`](crate::campaign::vm::init_script::TMPFS_DIRS)
+/// (patchbench's own directory, `own_dir`, is bound back). The error is one line.
+pub fn check_for_step(program: &str, vm: bool, own_dir: Option<&Path>) -> Result<(), String> {
+    use crate::campaign::vm::{init_script::TMPFS_DIRS, step_script::STEP_PATH};
+    let shown = crate::safe_text::field(program);
+    let step = if vm {
+        "a vm guest's step"
+    } else {
+        "a kexec box's step"
+    };
+    let path = if !program.contains('/') {
+        find(program, Some(STEP_PATH)).map_err(|_| {
+            format!(
+                "{shown} is on this shell's PATH but not on the PATH {step} has \
+                 ({STEP_PATH}): give its absolute path, or install it in one of those \
+                 directories"
+            )
+        })?
+    } else if program.starts_with('/') {
+        PathBuf::from(program)
+    } else {
+        return Err(format!(
+            "{shown} is a relative path, and {step} runs in another directory: give its \
+             absolute path"
+        ));
+    };
+    if vm {
+        let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+        let own = own_dir.is_some_and(|d| real.starts_with(d));
+        if let Some(d) = TMPFS_DIRS.iter().find(|d| real.starts_with(d)) {
+            if !own {
+                let really = if real == path {
+                    String::new()
+                } else {
+                    format!(
+                        " ({})",
+                        crate::safe_text::field(&real.display().to_string())
+                    )
+                };
+                return Err(format!(
+                    "{shown}{really} is under {d}, which a vm guest covers with an empty \
+                     tmpfs: put it elsewhere (e.g. /usr/local/bin)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The CPUs this process may run on (`sched_getaffinity`: taskset, a cpuset, a vm guest's
 /// vCPUs), ascending; the program inherits them.
 pub fn allowed_cpus() -> anyhow::Result<Vec<usize>> {
@@ -253,6 +306,29 @@ mod tests {
         assert_eq!(version_number("no number here"), None);
         assert_eq!(version_number("hackbench V 2.40"), Some("2.40".to_string()));
         assert!(known("/usr/bin/stress-ng") && !known("./bench.sh"));
+    }
+
+    #[test]
+    fn a_vm_or_kexec_step_must_find_the_program_where_it_runs() {
+        assert_eq!(check_for_step("sh", true, None), Ok(()));
+        assert_eq!(check_for_step("/bin/sh", false, None), Ok(()));
+        let e = check_for_step("./bench.sh", false, None).unwrap_err();
+        assert!(e.contains("relative path, and a kexec box's step"), "{e}");
+        let e = check_for_step("no-such-tool-here", true, None).unwrap_err();
+        assert!(
+            e.contains("not on the PATH a vm guest's step has (/usr/local/sbin:"),
+            "{e}"
+        );
+        let d = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+        let bench = d.path().join("bench.sh");
+        std::fs::write(&bench, "#!/bin/sh\n").unwrap();
+        let bench = bench.to_str().unwrap();
+        let e = check_for_step(bench, true, None).unwrap_err();
+        assert!(e.contains("under /tmp, which a vm guest covers"), "{e}");
+        assert_eq!(check_for_step(bench, false, None), Ok(()));
+        // Beside patchbench's own programs, which the guest binds back.
+        let own = d.path().canonicalize().unwrap();
+        assert_eq!(check_for_step(bench, true, Some(&own)), Ok(()));
     }
 
     #[test]
