@@ -4,8 +4,11 @@
 //! missing tool (refused, exit 2, its Debian package named), Ctrl-C (no process or file left),
 //! a local A/A campaign of a stress-ng stressor whose report flags nothing, and `perf bench
 //! sched pipe` read by its labels, fio 3.33 run on `{dir}` (and refused without a directory),
-//! `compare` refusing sides whose tool or arguments differ unless told to, and sysbench's cpu
-//! and mutex tests read by their labels.
+//! `compare` refusing sides whose tool or arguments differ unless told to, sysbench's cpu
+//! and mutex tests read by their labels and its fileio test prepared, read and cleaned up,
+//! `perf bench futex wake|wake-parallel|requeue` read as times, `{cpus}`/`{ncpus}` under
+//! taskset, fio job files checked job by job, and a vm campaign refusing a program its guest
+//! would not find.
 //! The readers themselves are tested on real outputs
 //! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
 //! packages `scripts/test.sh` installs).
@@ -42,26 +45,26 @@ fn exec(dir: &Path, words: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// `exec --runs 2 --no-store --json FILE -- WORDS` in `dir`, which must succeed; its
-/// document.
-fn two_runs(dir: &Path, words: &[&str]) -> serde_json::Value {
-    let json = dir.join("two-runs.json");
-    let mut all = vec![
-        "--runs",
-        "2",
-        "--no-store",
-        "--json",
-        json.to_str().unwrap(),
-        "--",
-    ];
+/// `exec --runs RUNS --no-store --json DIR/r.json --dir DIR -- WORDS` in `dir`: its output
+/// (the document, when it ran, is `read_json(DIR/r.json)`).
+fn measured(dir: &Path, runs: &str, words: &[&str]) -> std::process::Output {
+    let json = dir.join("r.json");
+    let d = dir.to_str().unwrap();
+    let mut all = vec!["--runs", runs, "--no-store", "--json"];
+    all.extend([json.to_str().unwrap(), "--dir", d, "--"]);
     all.extend(words);
-    let out = exec(dir, &all);
+    exec(dir, &all)
+}
+
+/// [`measured`] with 2 runs, which must succeed; its document.
+fn two_runs(dir: &Path, words: &[&str]) -> serde_json::Value {
+    let out = measured(dir, "2", words);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    read_json(&json)
+    read_json(&dir.join("r.json"))
 }
 
 fn metric<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -746,23 +749,15 @@ fn sysbench_fileio_is_prepared_in_dir_read_and_cleaned_up() {
     let json = d.path().join("r.json");
     let run = |runs: &str, extra: &str| {
         let mut words = vec![
-            "--runs",
-            runs,
-            "--no-store",
-            "--json",
-            json.to_str().unwrap(),
-            "--dir",
-            d.path().to_str().unwrap(),
-            "--",
             "sysbench",
             "fileio",
             "--file-num=16",
             "--file-total-size=16M",
-            "--time=1",
         ];
+        words.push("--time=1");
         words.extend(extra.split_whitespace());
         words.push("run");
-        exec(d.path(), &words)
+        measured(d.path(), runs, &words)
     };
     let out = run("2", "--file-test-mode=rndrw");
     let err = String::from_utf8_lossy(&out.stderr);
@@ -853,20 +848,7 @@ fn fio_job_files_are_checked_job_by_job_and_run() {
          ioengine=psync\n\n[r]\nrw=randread\n\n[w]\nrw=randwrite\n",
     )
     .unwrap();
-    let dir = d.path().to_str().unwrap();
-    let out = exec(
-        d.path(),
-        &[
-            "--no-store",
-            "--json",
-            json.to_str().unwrap(),
-            "--dir",
-            dir,
-            "--",
-            "fio",
-            "job.fio",
-        ],
-    );
+    let out = measured(d.path(), "1", &["fio", "job.fio"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let doc = read_json(&json);

@@ -405,9 +405,9 @@ mod tests {
         );
         let late = file("l.fio", "[a]\n[global]\ndirectory=/s\n[b]\n");
         let braces = file("d.fio", "[a]\ndirectory={dir}\n");
-        assert!(check(&[global.clone()]).is_ok());
+        assert!(check(std::slice::from_ref(&global)).is_ok());
         assert!(check(&w(&format!("--time_based {each} --output-format=json"))).is_ok());
-        let e = check(&[one.clone()]).unwrap_err();
+        let e = check(std::slice::from_ref(&one)).unwrap_err();
         assert!(e.starts_with("fio's job b (in "), "{e}");
         assert!(
             e.contains("o.fio) would lay out its files in the current directory"),

@@ -57,38 +57,8 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         "sched/messaging" => "perf-bench.sched-messaging",
         "sched/pipe" => "perf-bench.sched-pipe",
         "syscall/basic" => "perf-bench.syscall-basic",
-        "futex/hash" | "futex/lock-pi" => {
-            let ops = number_after(text, "Averaged")
-                .ok_or("it printed no `Averaged X operations/sec` line")?;
-            let name = bench.replace('/', "-");
-            return Ok(vec![Value::new(
-                format!("perf-bench.{name}.ops_per_sec"),
-                format!("perf bench {bench} ops/s"),
-                "ops/s",
-                Direction::HigherIsBetter,
-                ops,
-            )]);
-        }
-        "futex/wake" | "futex/requeue" | "futex/wake-parallel" => {
-            let (label, what, title) = match bench.as_str() {
-                "futex/wake" => ("Wokeup", "time_ms", "time to wake all threads"),
-                "futex/requeue" => ("Requeued", "time_ms", "time to requeue all threads"),
-                _ => (
-                    "Avg per-thread latency",
-                    "latency_ms",
-                    "per-thread wake latency",
-                ),
-            };
-            let ms = averaged_ms(text, label)
-                .ok_or_else(|| format!("it printed no averaged `{label} ... in X ms` line"))?;
-            let name = bench.replace('/', "-");
-            return Ok(vec![Value::new(
-                format!("perf-bench.{name}.{what}"),
-                format!("perf bench {bench} {title}"),
-                "ms",
-                Direction::LowerIsBetter,
-                ms,
-            )]);
+        "futex/hash" | "futex/lock-pi" | "futex/wake" | "futex/requeue" | "futex/wake-parallel" => {
+            return futex(&bench, text).map(|v| vec![v])
         }
         other => {
             return Err(format!(
@@ -133,6 +103,44 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         out.rotate_left(1);
     }
     Ok(out)
+}
+
+/// The one figure of a futex benchmark (perf prints no total time for them).
+fn futex(bench: &str, text: &str) -> Result<Value, String> {
+    let (what, title, unit, direction, value) = match bench {
+        "futex/hash" | "futex/lock-pi" => {
+            let ops = number_after(text, "Averaged")
+                .ok_or("it printed no `Averaged X operations/sec` line")?;
+            (
+                "ops_per_sec",
+                "ops/s",
+                "ops/s",
+                Direction::HigherIsBetter,
+                ops,
+            )
+        }
+        _ => {
+            let (label, what, title) = match bench {
+                "futex/wake" => ("Wokeup", "time_ms", "time to wake all threads"),
+                "futex/requeue" => ("Requeued", "time_ms", "time to requeue all threads"),
+                _ => (
+                    "Avg per-thread latency",
+                    "latency_ms",
+                    "per-thread wake latency",
+                ),
+            };
+            let ms = averaged_ms(text, label)
+                .ok_or_else(|| format!("it printed no averaged `{label} ... in X ms` line"))?;
+            (what, title, "ms", Direction::LowerIsBetter, ms)
+        }
+    };
+    Ok(Value::new(
+        format!("perf-bench.{}.{what}", bench.replace('/', "-")),
+        format!("perf bench {bench} {title}"),
+        unit,
+        direction,
+        value,
+    ))
 }
 
 /// X of the last line that starts with `label` and has `in X ms` (futex wake's and requeue's
