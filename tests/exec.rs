@@ -4,8 +4,11 @@
 //! missing tool (refused, exit 2, its Debian package named), Ctrl-C (no process or file left),
 //! a local A/A campaign of a stress-ng stressor whose report flags nothing, and `perf bench
 //! sched pipe` read by its labels, fio 3.33 run on `{dir}` (and refused without a directory),
-//! `compare` refusing sides whose tool or arguments differ unless told to, and sysbench's cpu
-//! and mutex tests read by their labels.
+//! `compare` refusing sides whose tool or arguments differ unless told to, sysbench's cpu
+//! and mutex tests read by their labels and its fileio test prepared, read and cleaned up,
+//! `perf bench futex wake|wake-parallel|requeue` read as times, `{cpus}`/`{ncpus}` under
+//! taskset, fio job files checked job by job, and a vm campaign refusing a program its guest
+//! would not find.
 //! The readers themselves are tested on real outputs
 //! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
 //! packages `scripts/test.sh` installs).
@@ -42,26 +45,26 @@ fn exec(dir: &Path, words: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// `exec --runs 2 --no-store --json FILE -- WORDS` in `dir`, which must succeed; its
-/// document.
-fn two_runs(dir: &Path, words: &[&str]) -> serde_json::Value {
-    let json = dir.join("two-runs.json");
-    let mut all = vec![
-        "--runs",
-        "2",
-        "--no-store",
-        "--json",
-        json.to_str().unwrap(),
-        "--",
-    ];
+/// `exec --runs RUNS --no-store --json DIR/r.json --dir DIR -- WORDS` in `dir`: its output
+/// (the document, when it ran, is `read_json(DIR/r.json)`).
+fn measured(dir: &Path, runs: &str, words: &[&str]) -> std::process::Output {
+    let json = dir.join("r.json");
+    let d = dir.to_str().unwrap();
+    let mut all = vec!["--runs", runs, "--no-store", "--json"];
+    all.extend([json.to_str().unwrap(), "--dir", d, "--"]);
     all.extend(words);
-    let out = exec(dir, &all);
+    exec(dir, &all)
+}
+
+/// [`measured`] with 2 runs, which must succeed; its document.
+fn two_runs(dir: &Path, words: &[&str]) -> serde_json::Value {
+    let out = measured(dir, "2", words);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    read_json(&json)
+    read_json(&dir.join("r.json"))
 }
 
 fn metric<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -497,7 +500,11 @@ fn fio_runs_on_dir_and_is_read_per_job_and_direction() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("give --directory={dir}"), "{err}");
+    assert!(
+        err.contains("fio's job t (on its command line) would lay out its files")
+            && err.contains("--directory={dir}"),
+        "{err}"
+    );
     assert_eq!(common::entries(d.path()), ["r.json"]);
 }
 
@@ -620,7 +627,7 @@ fn sysbench_cpu_and_mutex_are_read_by_their_labels() {
             "sysbench",
             "--",
             "sysbench",
-            "fileio",
+            "oltp_read_only",
             "run",
         ],
     );
@@ -658,4 +665,274 @@ fn iperf3_on_the_loopback_gets_its_server_and_is_read_under_lkps_names() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("client command line"), "{err}");
+}
+
+/// `{cpus}` and `{ncpus}` (and `PATCHBENCH_CPUS`, `PATCHBENCH_NCPUS`) are the CPUs patchbench
+/// may run on, here one CPU given by taskset: the program sees them, stress-ng starts that
+/// many stressors, and the record keeps the placeholders in its argv and the list in
+/// `config.cpus`.
+#[test]
+fn cpus_and_ncpus_are_the_cpus_the_run_may_use() {
+    stress_ng();
+    installed("taskset", "util-linux");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let on_cpu_0 = |words: &[&str]| {
+        let pb = patchbench_with_store(&d.path().join("s.db"));
+        let mut c = std::process::Command::new("taskset");
+        c.args(["-c", "0"])
+            .arg(pb.get_program())
+            .arg("exec")
+            .args(["--no-store", "--json", json.to_str().unwrap()])
+            .args(words)
+            .current_dir(d.path());
+        for (k, v) in pb.get_envs() {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        read_json(&json)
+    };
+    let script = r#"test "$1" = "$PATCHBENCH_CPUS" && echo "n=$2 env=$PATCHBENCH_NCPUS""#;
+    let doc = on_cpu_0(&[
+        "--metric",
+        r"n=(?m)n=(\d+) env=1$",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        "{cpus}",
+        "{ncpus}",
+    ]);
+    assert_eq!(metric(&doc, "exec.n")["value"], 1.0);
+    assert_eq!(doc["config"]["cpus"], "0");
+    let doc = on_cpu_0(&[
+        "--metric",
+        r"hogs=dispatching hogs: (\d+) cpu",
+        "--",
+        "stress-ng",
+        "--cpu",
+        "{ncpus}",
+        "--timeout",
+        "1",
+    ]);
+    assert_eq!(metric(&doc, "exec.hogs")["value"], 1.0);
+    assert!(
+        metric(&doc, "stress-ng.cpu.ops_per_sec")["value"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(
+        doc["config"]["argv"],
+        serde_json::json!(["stress-ng", "--cpu", "{ncpus}", "--timeout", "1"])
+    );
+}
+
+/// sysbench's fileio test as typed: patchbench runs `prepare` with the same options in the
+/// run's working directory before the measured invocations, runs them there, and `cleanup`
+/// after, also after a failed invocation; the rows are named after LKP's fileio test. A failing
+/// prepare is a failed run with sysbench's own words, and nothing is left in `--dir` or in the
+/// current directory.
+#[test]
+fn sysbench_fileio_is_prepared_in_dir_read_and_cleaned_up() {
+    installed("sysbench", "sysbench");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let run = |runs: &str, extra: &str| {
+        let mut words = vec![
+            "sysbench",
+            "fileio",
+            "--file-num=16",
+            "--file-total-size=16M",
+        ];
+        words.push("--time=1");
+        words.extend(extra.split_whitespace());
+        words.push("run");
+        measured(d.path(), runs, &words)
+    };
+    let out = run("2", "--file-test-mode=rndrw");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let (prepare, first, cleanup) = (
+        err.find("sysbench fileio prepare: ").expect(&err),
+        err.find("run 1/2").expect(&err),
+        err.find("sysbench fileio cleanup: ").expect(&err),
+    );
+    assert!(prepare < first && first < cleanup, "{err}");
+    let doc = read_json(&json);
+    assert_eq!(doc["config"]["reader"], "sysbench");
+    for name in [
+        "sysbench.fileio.read_operations_per_sec",
+        "sysbench.fileio.read_bytes_MiBps",
+        "sysbench.fileio.write_operations_per_sec",
+        "sysbench.fileio.write_bytes_MiBps",
+        "sysbench.fileio.fsync_operations_per_sec",
+    ] {
+        let m = metric(&doc, name);
+        assert_eq!(m["direction"], "higher-is-better", "{m}");
+        assert_eq!(m["samples"].as_array().unwrap().len(), 2, "{m}");
+        assert!(m["value"].as_f64().unwrap() > 0.0, "{m}");
+    }
+    let p95 = metric(&doc, "sysbench.fileio.latency_95th_ms");
+    assert_eq!(p95["direction"], "lower-is-better");
+    assert_eq!(common::entries(d.path()), ["r.json"]);
+
+    // A prepare that fails is the run's failure, in sysbench's words; nothing is measured.
+    let out = run("1", "--file-test-mode=rndrw --bogus");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "error: sysbench fileio prepare exited with status 1: invalid option: --bogus"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("run 1/1"), "{err}");
+    // An invocation that fails (sysbench says FATAL on its standard output) after a good
+    // prepare: the files are still cleaned up.
+    let out = run("1", "--file-test-mode=bogus");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("error: sysbench exited with status 1: FATAL: Invalid IO operations mode"),
+        "{err}"
+    );
+    assert!(err.contains("sysbench fileio cleanup: "), "{err}");
+    assert_eq!(common::entries(d.path()), ["r.json"]);
+}
+
+/// `perf bench futex wake`, `wake-parallel` and `requeue` for real: each read from its
+/// averaged line (a time in ms, lower is better), one sample per invocation.
+#[test]
+fn perf_bench_futex_wake_and_requeue_are_read_as_times() {
+    installed("perf", "linux-perf");
+    let d = tempfile::tempdir().unwrap();
+    for (bench, name) in [
+        ("wake", "perf-bench.futex-wake.time_ms"),
+        ("wake-parallel", "perf-bench.futex-wake-parallel.latency_ms"),
+        ("requeue", "perf-bench.futex-requeue.time_ms"),
+    ] {
+        let doc = two_runs(d.path(), &["perf", "bench", "futex", bench, "-t", "2"]);
+        assert_eq!(doc["config"]["reader"], "perf-bench");
+        let m = metric(&doc, name);
+        assert_eq!(m["unit"], "ms", "{m}");
+        assert_eq!(m["direction"], "lower-is-better", "{m}");
+        assert_eq!(m["samples"].as_array().unwrap().len(), 2, "{m}");
+        // Waking or requeuing 2 threads: more than nothing, less than a second.
+        let v = m["value"].as_f64().unwrap();
+        assert!(v > 0.0 && v < 1000.0, "{m}");
+    }
+}
+
+/// fio given a job file, as fio users give one: accepted when every job is told where to
+/// write (here its `[global]` section's `directory=${PATCHBENCH_DIR}`, the run's private
+/// directory), run there and read per job; a job file with a job that would write in the
+/// current directory is refused before anything starts, in one line naming the job.
+#[test]
+fn fio_job_files_are_checked_job_by_job_and_run() {
+    installed("fio", "fio");
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    std::fs::write(
+        d.path().join("job.fio"),
+        "[global]\ndirectory=${PATCHBENCH_DIR}\nsize=4M\nbs=4k\nruntime=1\ntime_based\n\
+         ioengine=psync\n\n[r]\nrw=randread\n\n[w]\nrw=randwrite\n",
+    )
+    .unwrap();
+    let out = measured(d.path(), "1", &["fio", "job.fio"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = read_json(&json);
+    let job = |name: &str, job: &str| {
+        doc["metrics"].as_array().unwrap().iter().any(|m| {
+            m["name"] == name && m["params"]["job"] == job && m["value"].as_f64() > Some(0.0)
+        })
+    };
+    assert!(
+        job("fio.read_iops", "r") && job("fio.write_iops", "w"),
+        "{doc:#}"
+    );
+    // fio wrote in the private directory, now removed, and not in the current one.
+    let mut names = common::entries(d.path());
+    names.sort();
+    assert_eq!(names, ["job.fio", "r.json"]);
+
+    std::fs::write(
+        d.path().join("bad.fio"),
+        "[global]\nsize=1M\nrw=read\nioengine=psync\n[placed]\ndirectory=${PATCHBENCH_DIR}\n\
+         [stray]\n",
+    )
+    .unwrap();
+    let out = exec(d.path(), &["--no-store", "--", "fio", "bad.fio"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("fio's job stray (in bad.fio) would lay out its files in the current"),
+        "{err}"
+    );
+    let mut names = common::entries(d.path());
+    names.sort();
+    assert_eq!(names, ["bad.fio", "job.fio", "r.json"]);
+}
+
+/// A vm campaign's step runs in a guest on this host's root, but with its own PATH, in `/tmp`
+/// and with an empty tmpfs over `/tmp`: a program the guest would not find is refused by
+/// `campaign start` before any build or boot, in one line, and nothing is stored. (The base
+/// kernel named does not exist: were the program let through, the start would fail on it,
+/// still before a boot.)
+#[test]
+fn a_vm_campaign_refuses_a_program_its_guest_would_not_find() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+    let bin = d.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let bench = bin.join("mybench");
+    std::fs::write(&bench, "#!/bin/sh\necho score: 1\n").unwrap();
+    std::fs::set_permissions(&bench, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let bench = bench.to_str().unwrap();
+    for (program, says) in [
+        (
+            bench,
+            "is under /tmp, which a vm guest covers with an empty tmpfs",
+        ),
+        (
+            "./bin/mybench",
+            "is a relative path, and a vm guest's step runs in another",
+        ),
+        (
+            "mybench",
+            "is on this shell's PATH but not on the PATH a vm guest's step has",
+        ),
+    ] {
+        let out = patchbench_with_store(&d.path().join("s.db"))
+            .args(["campaign", "start", "t", "--executor", "vm"])
+            .args([
+                "--base",
+                "/nonexistent/vmlinuz",
+                "--",
+                "exec",
+                "--",
+                program,
+            ])
+            .env("PATH", &path)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{program}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{program}: {err}");
+    }
+    assert!(!d.path().join("s.db").exists(), "nothing was stored");
 }

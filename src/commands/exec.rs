@@ -24,16 +24,24 @@ Readers (--reader auto picks one from the program's name):
              stress-ng.<stressor>.ops, higher is better
   hackbench  (rt-tests) hackbench.throughput, messages/s = groups x senders x receivers x
              loops / Time, higher is better; hackbench.time, its Time: line, lower is better
-  perf-bench perf bench sched messaging|pipe: perf-bench.sched-<bench>.total_time (lower);
-             pipe also .ops_per_sec (higher) and .usecs_per_op (lower)
+  perf-bench perf bench sched messaging|pipe, syscall basic, futex hash|lock-pi|wake|
+             wake-parallel|requeue, as perf-bench.<collection>-<bench>.*: sched and syscall
+             .total_time (lower), pipe and syscall also .ops_per_sec (higher) and
+             .usecs_per_op (lower); futex hash|lock-pi .ops_per_sec (higher), wake|requeue
+             .time_ms and wake-parallel .latency_ms (lower)
   fio        adds --output-format=json and --output=FILE (unless given); per job and
              direction that moved data: fio.<dir>_iops, fio.<dir>_bw_MBps (bw KiB/s / 1024),
              higher is better; fio.<dir>_clat_mean_ns, fio.<dir>_clat_99%_ns, lower is
-             better; job=NAME in the params when there are several jobs. fio must be given
-             --directory={dir} (or --filename): it is refused otherwise
-  sysbench   sysbench cpu|memory|threads|mutex ... run, by labels: sysbench.cpu.events_per_sec,
-             sysbench.memory.transfer_MiBps and .ops_per_sec (higher is better);
-             sysbench.threads|mutex.total_time, .latency_avg_ms, .latency_95th_ms (lower)
+             better; job=NAME in the params when there are several jobs. Every job must be
+             told where to write: --directory={dir} (or --filename) before the first --name,
+             or its own, on the command line or in its job file (directory=${PATCHBENCH_DIR});
+             a job that would write in the current directory is refused
+  sysbench   sysbench cpu|memory|threads|mutex|fileio ... run, by labels:
+             sysbench.cpu.events_per_sec, sysbench.memory.transfer_MiBps and .ops_per_sec
+             (higher is better); sysbench.threads|mutex.total_time, .latency_avg_ms,
+             .latency_95th_ms (lower); sysbench.fileio.<read|write|fsync>_operations_per_sec
+             and .<read|write>_bytes_MiBps (higher) with the latency rows, its files made
+             by `sysbench ... prepare` in {dir} before the runs, removed by `cleanup` after
   generic    the wall time alone (and the --metric patterns)
 Every run also records exec.wall_time, the seconds of each invocation (lower is better), \
 from just before the spawn to the reaping: the tool's own start-up is inside it.
@@ -48,7 +56,9 @@ non-zero exit, a signal or --timeout fails the run (one line with the program's 
 standard error, exit status 1) and no value is kept. The program runs in a process group of \
 its own, stdin from /dev/null, its output in files of a private directory made in --dir and \
 removed at the end; {dir} in its arguments and PATCHBENCH_DIR in its environment name a \
-working directory inside it. See docs/exec.md.";
+working directory inside it. {cpus} and PATCHBENCH_CPUS are the CPUs it may run on (0-3,6: \
+patchbench's own, from taskset or a cpuset, or a vm guest's), {ncpus} and PATCHBENCH_NCPUS \
+their number. See docs/exec.md.";
 
 /// Arguments of `patchbench exec`.
 #[derive(Debug, Clone, Args)]
@@ -138,7 +148,7 @@ fn plan(args: &ExecArgs) -> anyhow::Result<Plan> {
     }
     if reader == Reader::Sysbench && exec::sysbench::test(&rest).is_none() {
         return usage(
-            "the sysbench reader reads `sysbench cpu|memory|threads|mutex [OPTIONS] run`; \
+            "the sysbench reader reads `sysbench cpu|memory|threads|mutex|fileio [OPTIONS] run`; \
              give --reader generic and --metric for another test",
         );
     }
@@ -152,6 +162,7 @@ fn plan(args: &ExecArgs) -> anyhow::Result<Plan> {
         warmup: args.warmup,
         timeout: Duration::from_secs_f64(args.timeout),
         dir: args.dir.or_temp(),
+        cpus: tool::allowed_cpus()?,
         monitoring: args.output.monitoring()?,
     })
 }

@@ -1,7 +1,9 @@
 //! The fio reader: what patchbench adds to fio's command line (`--output-format=json` and
 //! `--output=FILE` in the run's private directory, unless the user gave an output format or
-//! an output file), the check made before anything starts (fio must be told where to write:
-//! `--directory` or `--filename`, else it writes in the current directory), and the metrics
+//! an output file), the check made before anything starts (fio must be told where every job
+//! writes: `--directory` or `--filename` among its global options, or each job's own, on the
+//! command line or in its job files; else the job writes in the current directory), and the
+//! metrics
 //! read back from its JSON, named as LKP names them. For each job of `jobs[]` and each
 //! direction `<dir>` (`read`, `write`, `trim`) that moved data (`io_bytes` > 0):
 //!
@@ -46,16 +48,146 @@ fn option<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
     found
 }
 
-/// Refuses, before anything starts, a fio command line that would write in the current
-/// directory (neither `--directory` nor `--filename`) or whose output this reader cannot
+/// The options that say where a job's files go.
+const PLACES: &[&str] = &["directory", "filename"];
+
+/// fio's options that take no value, so that a word after one is a job file (`fio
+/// --time_based job.fio`); any other `--NAME` without `=` takes the next word as its value.
+const FLAGS: &[&str] = &[
+    "time_based",
+    "group_reporting",
+    "minimal",
+    "append-terse",
+    "showcmd",
+    "readonly",
+    "parse-only",
+    "latency-log",
+    "bandwidth-log",
+    "warnings-fatal",
+    "cpuclock-test",
+    "merge-blktrace-only",
+];
+
+/// One job, and whether it is told where its files go.
+#[derive(Debug, PartialEq)]
+struct Job {
+    name: String,
+    /// `on its command line`, `in FILE`.
+    from: String,
+    placed: bool,
+}
+
+/// fio's command line as far as placing files goes: whether its global options (those before
+/// the first `--name`, which apply to every job, those of the job files too) place them, its
+/// jobs (each `--name` and the options after it), and its job files (the other words).
+fn command_line(args: &[String]) -> (bool, Vec<Job>, Vec<&str>) {
+    let mut global = false;
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut files = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let Some(opt) = a.strip_prefix("--") else {
+            if !a.starts_with('-') {
+                files.push(a.as_str());
+            }
+            continue;
+        };
+        let (name, value) = match opt.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None if FLAGS.contains(&opt) => (opt, None),
+            None => (opt, it.next().map(String::as_str)),
+        };
+        let value = value.unwrap_or("");
+        if name == "name" {
+            jobs.push(Job {
+                name: value.to_string(),
+                from: "on its command line".to_string(),
+                placed: false,
+            });
+        } else if PLACES.contains(&name) && !value.is_empty() {
+            match jobs.last_mut() {
+                Some(job) => job.placed = true,
+                None => global = true,
+            }
+        }
+    }
+    (global, jobs, files)
+}
+
+/// The jobs of a job file (fio's ini format: `[NAME]` sections, `[global]` setting the
+/// defaults of the jobs after it in the file, `key=value` lines, `;` and `#` comments). A
+/// `directory=` or `filename=` with `{dir}` is refused: fio reads it as it is, a directory
+/// named `{dir}` in the current one.
+fn job_file(path: &str) -> Result<Vec<Job>, String> {
+    let shown = crate::safe_text::field(path);
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read fio's job file {shown}: {e}"))?;
+    let mut global = false;
+    let mut in_global = false;
+    let mut jobs: Vec<Job> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+            continue;
+        }
+        if let Some(section) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            in_global = section == "global";
+            if !in_global {
+                jobs.push(Job {
+                    name: section.to_string(),
+                    from: format!("in {shown}"),
+                    placed: global,
+                });
+            }
+            continue;
+        }
+        let (key, value) = line.split_once('=').unwrap_or((line, ""));
+        let (key, value) = (key.trim(), value.trim());
+        if !PLACES.contains(&key) || value.is_empty() {
+            continue;
+        }
+        if value.contains(super::tool::DIR_PLACEHOLDER) {
+            return Err(format!(
+                "fio's job file {shown} says {key}={}: patchbench replaces {{dir}} on the \
+                 command line only; write {key}=${{{}}} in a job file",
+                crate::safe_text::field(value),
+                super::tool::DIR_ENV
+            ));
+        }
+        match jobs.last_mut() {
+            Some(job) if !in_global => job.placed = true,
+            _ => global = true,
+        }
+    }
+    Ok(jobs)
+}
+
+/// Refuses, before anything starts, a fio command line with a job that would write in the
+/// current directory (no `--directory` or `--filename` among the global options, and none
+/// of its own on the command line or in its job file), or whose output this reader cannot
 /// read (an `--output-format` other than json or json+). The error is one line.
 pub fn check(args: &[String]) -> Result<(), String> {
-    if option(args, "directory").is_none() && option(args, "filename").is_none() {
-        return Err(
-            "fio would lay out its files in the current directory: give --directory={dir} \
-             (the run's private directory, or a campaign's --scratch file system)"
-                .to_string(),
-        );
+    let (global, mut jobs, files) = command_line(args);
+    for f in files {
+        jobs.extend(job_file(f)?);
+    }
+    if !global {
+        if jobs.is_empty() {
+            return Err(
+                "fio would lay out its files in the current directory: give --directory={dir} \
+                 (the run's private directory, or a campaign's --scratch file system)"
+                    .to_string(),
+            );
+        }
+        if let Some(job) = jobs.iter().find(|j| !j.placed) {
+            return Err(format!(
+                "fio's job {} ({}) would lay out its files in the current directory: give it \
+                 directory= or filename= (${{{}}} in a job file is the run's private directory), \
+                 or --directory={{dir}} before the first --name",
+                crate::safe_text::field(&job.name),
+                job.from,
+                super::tool::DIR_ENV
+            ));
+        }
     }
     match option(args, "output-format") {
         Some(f) if !JSON_FORMATS.contains(&f) => Err(format!(
@@ -235,14 +367,68 @@ mod tests {
 
     #[test]
     fn fio_must_be_told_where_to_write_and_in_json() {
+        let e = check(&w("--rw=read --size=1M")).unwrap_err();
+        assert!(e.contains("give --directory={dir}"), "{e}");
         let e = check(&w("--name=t --rw=read --size=1M")).unwrap_err();
-        assert!(e.contains("--directory={dir}"), "{e}");
+        assert!(e.contains("job t (on its command line)"), "{e}");
+        // A directory after a --name is that job's only.
+        let e = check(&w("--name=a --name=b --directory=/s")).unwrap_err();
+        assert!(e.contains("job a "), "{e}");
+        assert!(check(&w("--directory /s --name=a --name=b")).is_ok());
         assert!(check(&w("--name=t --directory={dir}")).is_ok());
         assert!(check(&w("--name=t --directory /mnt/s")).is_ok());
         assert!(check(&w("--name=t --filename={dir}/f")).is_ok());
         assert!(check(&w("--name=t --directory={dir} --output-format=json+")).is_ok());
         let e = check(&w("--name=t --directory={dir} --output-format=terse")).unwrap_err();
         assert!(e.contains("--reader generic"), "{e}");
+    }
+
+    #[test]
+    fn job_files_are_read_for_where_each_job_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p.display().to_string()
+        };
+        let global = file(
+            "g.fio",
+            "; placed\n[global]\ndirectory = /s\n[a]\nrw=read\n[b]\n",
+        );
+        let each = file(
+            "e.fio",
+            "[a]\nfilename=/s/f\n# b too\n[b]\ndirectory=${PATCHBENCH_DIR}\n",
+        );
+        let one = file(
+            "o.fio",
+            "[global]\nsize=1M\n[a]\ndirectory=/s\n[b]\nrw=write\n",
+        );
+        let late = file("l.fio", "[a]\n[global]\ndirectory=/s\n[b]\n");
+        let braces = file("d.fio", "[a]\ndirectory={dir}\n");
+        assert!(check(std::slice::from_ref(&global)).is_ok());
+        assert!(check(&w(&format!("--time_based {each} --output-format=json"))).is_ok());
+        let e = check(std::slice::from_ref(&one)).unwrap_err();
+        assert!(e.starts_with("fio's job b (in "), "{e}");
+        assert!(
+            e.contains("o.fio) would lay out its files in the current directory"),
+            "{e}"
+        );
+        // A [global] after a job is not that job's.
+        assert!(check(&[late]).unwrap_err().contains("job a "));
+        // The command line's global --directory places the job file's jobs too; one after a
+        // --name does not.
+        assert!(check(&w(&format!("--directory={{dir}} {one}"))).is_ok());
+        let e = check(&w(&format!("--name=c --directory=/s {one}"))).unwrap_err();
+        assert!(e.contains("job b "), "{e}");
+        // The value of an option written without `=` is not a job file.
+        assert!(check(&w(&format!("--output {one} {global}"))).is_ok());
+        let e = check(&[braces]).unwrap_err();
+        assert!(e.contains("write directory=${PATCHBENCH_DIR}"), "{e}");
+        let e = check(&w("/nonexistent/job.fio")).unwrap_err();
+        assert!(
+            e.contains("cannot read fio's job file /nonexistent/job.fio"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! SIGKILL to the group) at the timeout or on Ctrl-C/SIGTERM. The private directory, made in
 //! `--dir`, holds those files and `work/`, the program's working directory (`{dir}` in its
 //! arguments, `PATCHBENCH_DIR` in its environment); it is removed at the end, whatever
-//! happened.
+//! happened. `{cpus}` and `{ncpus}` (`PATCHBENCH_CPUS`, `PATCHBENCH_NCPUS`) are the CPUs
+//! patchbench may run on, which the program inherits (`tool::Places`).
 //!
 //! What is timed: from just before the spawn to the reaping, on the monotonic clock: the
 //! tool's own start-up (stress-ng's set-up of its stressors, fio's file layout) is inside the
@@ -59,11 +60,11 @@ pub enum Reader {
     StressNg,
     /// rt-tests' hackbench: `Time:` and the throughput derived from it.
     Hackbench,
-    /// `perf bench sched messaging|pipe`, by labels.
+    /// `perf bench` sched, syscall and futex benchmarks, by labels.
     PerfBench,
     /// `--output-format=json`, per job and direction.
     Fio,
-    /// sysbench's `cpu`, `memory`, `threads` and `mutex` tests, by labels.
+    /// sysbench's `cpu`, `memory`, `threads`, `mutex` and `fileio` tests, by labels.
     Sysbench,
     /// iperf3's client with `-J`, its loopback server started for each invocation.
     Iperf3,
@@ -104,7 +105,7 @@ pub struct Plan {
     /// The program as given, and where it is.
     pub program: String,
     pub path: PathBuf,
-    /// Its arguments as given (`{dir}` unexpanded).
+    /// Its arguments as given (placeholders unexpanded).
     pub args: Vec<String>,
     pub reader: Reader,
     pub patterns: Vec<Pattern>,
@@ -113,6 +114,8 @@ pub struct Plan {
     pub timeout: Duration,
     /// Where the run's private directory is made.
     pub dir: PathBuf,
+    /// The CPUs the program may run on (`{cpus}`), ascending.
+    pub cpus: Vec<usize>,
     pub monitoring: monitoring::Plan,
 }
 
@@ -129,6 +132,9 @@ pub struct Config {
     pub timeout_s: f64,
     pub metrics: Vec<String>,
     pub dir: String,
+    /// `{cpus}`: the argv keeps the placeholder, so two sides on other CPU sets have one argv
+    /// and this setting tells them apart (a warning, as `dir` is).
+    pub cpus: String,
 }
 
 impl Plan {
@@ -144,7 +150,14 @@ impl Plan {
             timeout_s: self.timeout.as_secs_f64(),
             metrics: self.patterns.iter().map(|p| p.given.clone()).collect(),
             dir: self.dir.display().to_string(),
+            cpus: crate::noise::sysfs::format_cpu_list(&self.cpus),
         }
+    }
+
+    /// A `sysbench fileio ... run`: its files are prepared before the first invocation and
+    /// cleaned up after the last, and every invocation runs in the working directory.
+    pub fn sysbench_fileio(&self) -> bool {
+        self.reader == Reader::Sysbench && sysbench::test(&self.args) == Some("fileio")
     }
 
     /// The program and its arguments as given.
@@ -216,13 +229,20 @@ pub fn run(
         .with_context(|| format!("cannot make a private directory in {}", plan.dir.display()))?;
     let work = private.path().join("work");
     std::fs::create_dir(&work).with_context(|| format!("cannot make {}", work.display()))?;
+    let places = tool::Places {
+        dir: work,
+        cpus: plan.cpus.clone(),
+    };
+    if plan.sysbench_fileio() {
+        sysbench_files(plan, "prepare", &places, signals, progress)?;
+    }
     let run_id = record.uuid.clone().unwrap_or_default();
     let mut monitoring = Monitoring::start(&plan.monitoring, private.path(), &run_id, progress)?;
     let outcome = invocations(
         plan,
         signals,
         private.path(),
-        &work,
+        &places,
         &mut monitoring,
         record,
         sinks,
@@ -231,8 +251,39 @@ pub fn run(
     if outcome.as_ref().is_err_and(|e| e.is::<RunFailed>()) {
         record.metrics.clear();
     }
-    let finished = monitoring.finish().and(private.close());
-    outcome.and(finished)
+    let finished = monitoring.finish();
+    // After an interruption the directory's removal takes the files.
+    let interrupted = outcome
+        .as_ref()
+        .is_err_and(|e| e.is::<crate::error::Interrupted>());
+    if plan.sysbench_fileio() && !interrupted {
+        if let Err(e) = sysbench_files(plan, "cleanup", &places, signals, progress) {
+            progress.line(&format!(
+                "patchbench exec: {e}; its files go with the run's directory"
+            ));
+        }
+    }
+    outcome.and(finished).and(private.close())
+}
+
+/// `sysbench ... prepare` or `cleanup` for a fileio run, outside the measured invocations,
+/// said on a line with its time.
+fn sysbench_files(
+    plan: &Plan,
+    command: &str,
+    places: &tool::Places,
+    signals: &Signals,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    progress.show(&format!("{}: fileio {command}", plan.program));
+    let start = Instant::now();
+    let args = places.expand(&plan.args);
+    sysbench::files(&plan.path, &args, command, places, plan.timeout, signals)?;
+    progress.line(&format!(
+        "patchbench exec: sysbench fileio {command}: {:.3} s (not measured)",
+        start.elapsed().as_secs_f64()
+    ));
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -240,7 +291,7 @@ fn invocations(
     plan: &Plan,
     signals: &Signals,
     private: &Path,
-    work: &Path,
+    places: &tool::Places,
     monitoring: &mut Monitoring,
     record: &mut RunRecord,
     sinks: &mut Sinks,
@@ -262,7 +313,7 @@ fn invocations(
         } else {
             monitoring.open(tool::basename(&plan.program))
         };
-        let ended = invoke(plan, n, signals, private, work);
+        let ended = invoke(plan, n, signals, private, places);
         let sample = window.map(|w| monitoring.close(w, progress));
         let (inv, values) = ended?;
         progress.line(&format!(
@@ -310,11 +361,11 @@ fn invoke(
     n: u32,
     signals: &Signals,
     private: &Path,
-    work: &Path,
+    places: &tool::Places,
 ) -> anyhow::Result<(Invocation, Vec<Value>)> {
     let stdout_path = private.join(format!("{n}.stdout"));
     let stderr_path = private.join(format!("{n}.stderr"));
-    let mut args = tool::expand(&plan.args, work);
+    let mut args = places.expand(&plan.args);
     // iperf3's loopback server, while the client runs (stopped when dropped).
     let mut server: Option<(Supervised, u16)> = None;
     // The file the reader reads (none: its standard output, or no reader).
@@ -345,7 +396,12 @@ fn invoke(
     let mut stderr = std::fs::File::create(&stderr_path)
         .with_context(|| format!("cannot make {}", stderr_path.display()))?;
     let mut cmd = std::process::Command::new(&plan.path);
-    cmd.args(&args).env(tool::DIR_ENV, work);
+    cmd.args(&args);
+    places.set_env(&mut cmd);
+    if plan.sysbench_fileio() {
+        // sysbench lays out and looks for its files in its current directory.
+        cmd.current_dir(&places.dir);
+    }
     let start = crate::clock::monotonic_ns();
     let running = Supervised::spawn_stdout_to(cmd, stdout).map_err(|e| {
         RunFailed(format!(
@@ -364,6 +420,11 @@ fn invoke(
     );
     let wall_seconds = crate::clock::monotonic_ns().saturating_sub(start) as f64 / 1e9;
     let last_words = || {
+        if outcome.tail.iter().all(|l| l.trim().is_empty()) && plan.reader == Reader::Sysbench {
+            // sysbench says FATAL on its standard output.
+            let out: Vec<String> = read_lossy(&stdout_path).lines().map(String::from).collect();
+            return sysbench::last_words(&out);
+        }
         last_words(
             outcome.tail.iter().map(String::as_str),
             " (nothing on its standard error)",
@@ -586,6 +647,10 @@ mod tests {
         );
         assert_eq!(
             Reader::for_program("perf", &w("bench futex wake")),
+            Reader::PerfBench
+        );
+        assert_eq!(
+            Reader::for_program("perf", &w("bench futex all")),
             Reader::Generic
         );
         assert_eq!(
@@ -598,7 +663,11 @@ mod tests {
             Reader::Sysbench
         );
         assert_eq!(
-            Reader::for_program("sysbench", &w("fileio run")),
+            Reader::for_program("sysbench", &w("fileio --file-test-mode=rndrw run")),
+            Reader::Sysbench
+        );
+        assert_eq!(
+            Reader::for_program("sysbench", &w("oltp_read_only run")),
             Reader::Generic
         );
         assert_eq!(Reader::for_program("sh", &[]), Reader::Generic);

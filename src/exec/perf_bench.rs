@@ -1,6 +1,6 @@
 //! The `perf bench` reader for `perf bench sched messaging|pipe`, `perf bench syscall basic`
-//! and `perf bench futex hash|lock-pi` (default format), matched by labels, not columns (the
-//! text changes across perf versions):
+//! and `perf bench futex hash|lock-pi|wake|wake-parallel|requeue` (default format), matched by
+//! labels, not columns (the text changes across perf versions):
 //!
 //! - `Total time: X [sec]` → `perf-bench.sched-messaging.total_time`,
 //!   `perf-bench.sched-pipe.total_time` or `perf-bench.syscall-basic.total_time` (s, lower is
@@ -8,7 +8,13 @@
 //! - pipe's and syscall's `X usecs/op` → `perf-bench.<bench>.usecs_per_op` (µs, lower is
 //!   better) and `X ops/sec` → `perf-bench.<bench>.ops_per_sec` (higher is better);
 //! - futex's `Averaged X operations/sec` → `perf-bench.futex-hash.ops_per_sec` or
-//!   `perf-bench.futex-lock-pi.ops_per_sec` (higher is better; perf prints no total time).
+//!   `perf-bench.futex-lock-pi.ops_per_sec` (higher is better; perf prints no total time);
+//! - futex wake's and requeue's averaged `Wokeup N of N threads in X ms (+-Y%)` and `Requeued N
+//!   of N threads in X ms (+-Y%)` → `perf-bench.futex-wake.time_ms` and
+//!   `perf-bench.futex-requeue.time_ms` (the time to wake or requeue all the threads, ms, lower
+//!   is better); wake-parallel's averaged `Avg per-thread latency (waking N/M threads) in X ms`
+//!   → `perf-bench.futex-wake-parallel.latency_ms` (ms, lower is better). The averaged line is
+//!   the one without a `[Run N]:` prefix (perf prints one such line per run before it).
 //!
 //! The benchmark is the one perf names in its `# Running 'sched/pipe' benchmark:` line. Any
 //! other benchmark, or an output without its figures, is refused: say it with `--reader
@@ -29,11 +35,16 @@ pub fn reads(args: &[String]) -> bool {
         words.as_slice(),
         ["bench", "sched", "messaging" | "pipe", ..]
             | ["bench", "syscall", "basic", ..]
-            | ["bench", "futex", "hash" | "lock-pi", ..]
+            | [
+                "bench",
+                "futex",
+                "hash" | "lock-pi" | "wake" | "wake-parallel" | "requeue",
+                ..
+            ]
     )
 }
 
-/// The metrics of one `perf bench sched messaging|pipe` output.
+/// The metrics of one output of a benchmark [`reads`] recognises.
 pub fn parse(text: &str) -> Result<Vec<Value>, String> {
     let bench = text
         .lines()
@@ -46,17 +57,8 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
         "sched/messaging" => "perf-bench.sched-messaging",
         "sched/pipe" => "perf-bench.sched-pipe",
         "syscall/basic" => "perf-bench.syscall-basic",
-        "futex/hash" | "futex/lock-pi" => {
-            let ops = number_after(text, "Averaged")
-                .ok_or("it printed no `Averaged X operations/sec` line")?;
-            let name = bench.replace('/', "-");
-            return Ok(vec![Value::new(
-                format!("perf-bench.{name}.ops_per_sec"),
-                format!("perf bench {bench} ops/s"),
-                "ops/s",
-                Direction::HigherIsBetter,
-                ops,
-            )]);
+        "futex/hash" | "futex/lock-pi" | "futex/wake" | "futex/requeue" | "futex/wake-parallel" => {
+            return futex(&bench, text).map(|v| vec![v])
         }
         other => {
             return Err(format!(
@@ -103,6 +105,62 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
     Ok(out)
 }
 
+/// The one figure of a futex benchmark (perf prints no total time for them).
+fn futex(bench: &str, text: &str) -> Result<Value, String> {
+    let (what, title, unit, direction, value) = match bench {
+        "futex/hash" | "futex/lock-pi" => {
+            let ops = number_after(text, "Averaged")
+                .ok_or("it printed no `Averaged X operations/sec` line")?;
+            (
+                "ops_per_sec",
+                "ops/s",
+                "ops/s",
+                Direction::HigherIsBetter,
+                ops,
+            )
+        }
+        _ => {
+            let (label, what, title) = match bench {
+                "futex/wake" => ("Wokeup", "time_ms", "time to wake all threads"),
+                "futex/requeue" => ("Requeued", "time_ms", "time to requeue all threads"),
+                _ => (
+                    "Avg per-thread latency",
+                    "latency_ms",
+                    "per-thread wake latency",
+                ),
+            };
+            let ms = averaged_ms(text, label)
+                .ok_or_else(|| format!("it printed no averaged `{label} ... in X ms` line"))?;
+            (what, title, "ms", Direction::LowerIsBetter, ms)
+        }
+    };
+    Ok(Value::new(
+        format!("perf-bench.{}.{what}", bench.replace('/', "-")),
+        format!("perf bench {bench} {title}"),
+        unit,
+        direction,
+        value,
+    ))
+}
+
+/// X of the last line that starts with `label` and has `in X ms` (futex wake's and requeue's
+/// averaged line, not their `[Run N]:` lines).
+fn averaged_ms(text: &str, label: &str) -> Option<f64> {
+    text.lines()
+        .rev()
+        .find_map(|l| {
+            let l = l.trim();
+            if !l.starts_with(label) {
+                return None;
+            }
+            let (_, rest) = l.rsplit_once(" in ")?;
+            let mut w = rest.split_whitespace();
+            let v = w.next()?.parse::<f64>().ok()?;
+            (w.next()? == "ms").then_some(v)
+        })
+        .filter(|v| v.is_finite() && *v >= 0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,7 +172,10 @@ mod tests {
         assert!(reads(&w("--no-pager bench sched pipe -l 10")));
         assert!(reads(&w("bench futex hash -r 1")));
         assert!(reads(&w("bench syscall basic")));
-        assert!(!reads(&w("bench futex wake")));
+        assert!(reads(&w("bench futex wake -t 4")));
+        assert!(reads(&w("bench futex wake-parallel")));
+        assert!(reads(&w("bench futex requeue --pi")));
+        assert!(!reads(&w("bench futex all")));
         assert!(!reads(&w("stat -a true")));
     }
 
@@ -164,6 +225,31 @@ mod tests {
             "../../tests/fixtures/exec/perf-bench-futex-lock-pi.txt"
         ));
         assert_eq!(pi[0].0, "perf-bench.futex-lock-pi.ops_per_sec");
+        // wake, requeue, wake-parallel: the averaged line, not the last `[Run N]:` one.
+        let wake = read(include_str!(
+            "../../tests/fixtures/exec/perf-bench-futex-wake.txt"
+        ));
+        assert_eq!(
+            wake,
+            [("perf-bench.futex-wake.time_ms".to_string(), 0.0254)]
+        );
+        let requeue = read(include_str!(
+            "../../tests/fixtures/exec/perf-bench-futex-requeue.txt"
+        ));
+        assert_eq!(
+            requeue,
+            [("perf-bench.futex-requeue.time_ms".to_string(), 0.0032)]
+        );
+        let parallel = read(include_str!(
+            "../../tests/fixtures/exec/perf-bench-futex-wake-parallel.txt"
+        ));
+        assert_eq!(
+            parallel,
+            [(
+                "perf-bench.futex-wake-parallel.latency_ms".to_string(),
+                0.0085
+            )]
+        );
         let sys = read(include_str!(
             "../../tests/fixtures/exec/perf-bench-syscall-basic.txt"
         ));
@@ -181,8 +267,10 @@ mod tests {
     #[test]
     fn outputs_it_cannot_read_are_refused() {
         assert!(parse("0.004\n").unwrap_err().contains("--format=default"));
-        let futex = "# Running 'futex/wake' benchmark:\nWokeup 2 of 2 threads\n";
-        assert!(parse(futex).unwrap_err().contains("no reader yet"));
+        let futex = "# Running 'futex/wake' benchmark:\n[Run 1]: Wokeup 2 of 2 threads\n";
+        assert!(parse(futex).unwrap_err().contains("averaged `Wokeup"));
+        let other = "# Running 'mem/memcpy' benchmark:\n";
+        assert!(parse(other).unwrap_err().contains("no reader yet"));
         let hash = "# Running 'futex/hash' benchmark:\nnothing\n";
         assert!(parse(hash).unwrap_err().contains("Averaged"));
         let cut = "# Running 'sched/pipe' benchmark:\n     Total time: 0.1 [sec]\n";

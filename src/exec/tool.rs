@@ -2,7 +2,8 @@
 //! given), refused with the Debian package that installs it when it is missing, and
 //! identified for the record: the version from `PROGRAM --version` for the tools we know
 //! (only those: an unknown program given `--version` might run its benchmark), else the
-//! SHA-256 of the program file. Also the `{dir}` placeholder of its arguments.
+//! SHA-256 of the program file. Also the placeholders of its arguments (`{dir}`, `{cpus}`,
+//! `{ncpus}`) and the environment variables that carry the same values.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -26,6 +27,18 @@ pub const DIR_PLACEHOLDER: &str = "{dir}";
 
 /// The environment variable that names the run's working directory to the program.
 pub const DIR_ENV: &str = "PATCHBENCH_DIR";
+
+/// The placeholder replaced by the CPUs the run may use, as a list (`0-3,6`).
+pub const CPUS_PLACEHOLDER: &str = "{cpus}";
+
+/// The environment variable that holds the same list.
+pub const CPUS_ENV: &str = "PATCHBENCH_CPUS";
+
+/// The placeholder replaced by the number of CPUs the run may use.
+pub const NCPUS_PLACEHOLDER: &str = "{ncpus}";
+
+/// The environment variable that holds the same number.
+pub const NCPUS_ENV: &str = "PATCHBENCH_NCPUS";
 
 /// The last component of the program's name (`/usr/bin/stress-ng` → `stress-ng`).
 pub fn basename(program: &str) -> &str {
@@ -137,12 +150,124 @@ fn version_number(line: &str) -> Option<String> {
         .map(|m| m.as_str().trim_end_matches(['.', '-', '_']).to_string())
 }
 
-/// The arguments with every `{dir}` replaced by `dir`.
-pub fn expand(args: &[String], dir: &Path) -> Vec<String> {
-    let d = dir.display().to_string();
-    args.iter()
-        .map(|a| a.replace(DIR_PLACEHOLDER, &d))
-        .collect()
+/// Checks, on this host before any build or boot, that a campaign's vm or kexec step will
+/// find `program` (found on this shell's PATH already): the step looks for a name on
+/// [`STEP_PATH`](crate::campaign::vm::step_script::STEP_PATH), not on this shell's PATH, in
+/// another current directory (`/tmp` in a vm guest, `/` under a kexec box's boot hook), and
+/// a vm guest has an empty tmpfs over [`TMPFS_DIRS`](crate::campaign::vm::init_script::TMPFS_DIRS)
+/// (patchbench's own directory, `own_dir`, is bound back). The error is one line.
+pub fn check_for_step(program: &str, vm: bool, own_dir: Option<&Path>) -> Result<(), String> {
+    use crate::campaign::vm::{init_script::TMPFS_DIRS, step_script::STEP_PATH};
+    let shown = crate::safe_text::field(program);
+    let step = if vm {
+        "a vm guest's step"
+    } else {
+        "a kexec box's step"
+    };
+    let path = if !program.contains('/') {
+        find(program, Some(STEP_PATH)).map_err(|_| {
+            format!(
+                "{shown} is on this shell's PATH but not on the PATH {step} has \
+                 ({STEP_PATH}): give its absolute path, or install it in one of those \
+                 directories"
+            )
+        })?
+    } else if program.starts_with('/') {
+        PathBuf::from(program)
+    } else {
+        return Err(format!(
+            "{shown} is a relative path, and {step} runs in another directory: give its \
+             absolute path"
+        ));
+    };
+    if vm {
+        let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+        let own = own_dir.is_some_and(|d| real.starts_with(d));
+        if let Some(d) = TMPFS_DIRS.iter().find(|d| real.starts_with(d)) {
+            if !own {
+                let really = if real == path {
+                    String::new()
+                } else {
+                    format!(
+                        " ({})",
+                        crate::safe_text::field(&real.display().to_string())
+                    )
+                };
+                return Err(format!(
+                    "{shown}{really} is under {d}, which a vm guest covers with an empty \
+                     tmpfs: put it elsewhere (e.g. /usr/local/bin)"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The CPUs this process may run on (`sched_getaffinity`: taskset, a cpuset, a vm guest's
+/// vCPUs), ascending; the program inherits them.
+pub fn allowed_cpus() -> anyhow::Result<Vec<usize>> {
+    crate::noise::topology::current_affinity()
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| anyhow::anyhow!("cannot read the CPUs this process may run on"))
+}
+
+/// What the placeholders stand for in one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Places {
+    /// The run's working directory (`{dir}`).
+    pub dir: PathBuf,
+    /// The CPUs the run may use (`{cpus}`, `{ncpus}`), ascending.
+    pub cpus: Vec<usize>,
+}
+
+impl Places {
+    /// Each placeholder, its environment variable and its value.
+    fn values(&self) -> [(&'static str, &'static str, String); 3] {
+        [
+            (DIR_PLACEHOLDER, DIR_ENV, self.dir.display().to_string()),
+            (
+                CPUS_PLACEHOLDER,
+                CPUS_ENV,
+                crate::noise::sysfs::format_cpu_list(&self.cpus),
+            ),
+            (NCPUS_PLACEHOLDER, NCPUS_ENV, self.cpus.len().to_string()),
+        ]
+    }
+
+    /// The arguments with every placeholder replaced, in one pass (a value that holds a
+    /// placeholder's text, such as a directory named `{cpus}`, is left as it is).
+    pub fn expand(&self, args: &[String]) -> Vec<String> {
+        let values = self.values();
+        args.iter()
+            .map(|a| {
+                let mut out = String::new();
+                let mut rest = a.as_str();
+                while let Some(at) = rest.find('{') {
+                    out.push_str(&rest[..at]);
+                    rest = &rest[at..];
+                    match values.iter().find(|(p, _, _)| rest.starts_with(p)) {
+                        Some((p, _, v)) => {
+                            out.push_str(v);
+                            rest = &rest[p.len()..];
+                        }
+                        None => {
+                            out.push('{');
+                            rest = &rest[1..];
+                        }
+                    }
+                }
+                out.push_str(rest);
+                out
+            })
+            .collect()
+    }
+
+    /// Sets the environment variables on `cmd`.
+    pub fn set_env(&self, cmd: &mut std::process::Command) {
+        for (_, env, value) in self.values() {
+            cmd.env(env, value);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -184,11 +309,67 @@ mod tests {
     }
 
     #[test]
-    fn the_dir_placeholder_is_expanded() {
-        let args = ["--filename={dir}/f".to_string(), "x".to_string()];
-        assert_eq!(
-            expand(&args, Path::new("/mnt/s")),
-            ["--filename=/mnt/s/f", "x"]
+    fn a_vm_or_kexec_step_must_find_the_program_where_it_runs() {
+        assert_eq!(check_for_step("sh", true, None), Ok(()));
+        assert_eq!(check_for_step("/bin/sh", false, None), Ok(()));
+        let e = check_for_step("./bench.sh", false, None).unwrap_err();
+        assert!(e.contains("relative path, and a kexec box's step"), "{e}");
+        let e = check_for_step("no-such-tool-here", true, None).unwrap_err();
+        assert!(
+            e.contains("not on the PATH a vm guest's step has (/usr/local/sbin:"),
+            "{e}"
         );
+        let d = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+        let bench = d.path().join("bench.sh");
+        std::fs::write(&bench, "#!/bin/sh\n").unwrap();
+        let bench = bench.to_str().unwrap();
+        let e = check_for_step(bench, true, None).unwrap_err();
+        assert!(e.contains("under /tmp, which a vm guest covers"), "{e}");
+        assert_eq!(check_for_step(bench, false, None), Ok(()));
+        // Beside patchbench's own programs, which the guest binds back.
+        let own = d.path().canonicalize().unwrap();
+        assert_eq!(check_for_step(bench, true, Some(&own)), Ok(()));
+    }
+
+    #[test]
+    fn the_placeholders_are_expanded_in_one_pass() {
+        let places = Places {
+            dir: PathBuf::from("/mnt/{cpus}"),
+            cpus: vec![0, 1, 2, 3, 6],
+        };
+        let args = [
+            "--filename={dir}/f",
+            "--cpu={ncpus}",
+            "-c",
+            "{cpus}",
+            "{x} {",
+        ];
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        assert_eq!(
+            places.expand(&args),
+            [
+                "--filename=/mnt/{cpus}/f",
+                "--cpu=5",
+                "-c",
+                "0-3,6",
+                "{x} {"
+            ]
+        );
+        let mut cmd = std::process::Command::new("true");
+        places.set_env(&mut cmd);
+        let mut envs: Vec<_> = cmd
+            .get_envs()
+            .map(|(k, v)| (k.to_str().unwrap(), v.unwrap().to_str().unwrap()))
+            .collect();
+        envs.sort();
+        assert_eq!(
+            envs,
+            [
+                ("PATCHBENCH_CPUS", "0-3,6"),
+                ("PATCHBENCH_DIR", "/mnt/{cpus}"),
+                ("PATCHBENCH_NCPUS", "5")
+            ]
+        );
+        assert!(allowed_cpus().is_ok_and(|c| !c.is_empty()));
     }
 }

@@ -27,6 +27,11 @@ pub const ROOT_TAG: &str = "hostroot";
 pub const RESULT_TAG: &str = "patchbench-result";
 /// The name of the duet's barrier port (virtio-serial).
 pub const BARRIER_PORT: &str = "patchbench.barrier";
+/// The directories of the host's root the guest covers with an empty tmpfs (the init's
+/// `for d in` line): what the host has there is not in the guest, but for patchbench's own
+/// programs (`PROGRAM_DIR`).
+pub const TMPFS_DIRS: [&str; 4] = ["/tmp", "/var/tmp", "/run", "/root"];
+
 /// The line every message of the init starts with.
 pub const SAYS: &str = "patchbench-guest:";
 
@@ -153,6 +158,10 @@ mod tests {
             BARRIER_PORT,
         ] {
             assert!(t.contains(needed), "{needed}");
+        }
+        let covered = t.lines().find(|l| l.starts_with("for d in /tmp")).unwrap();
+        for d in TMPFS_DIRS {
+            assert!(covered.contains(&format!(" {d}:")), "{d}: {covered}");
         }
         let conf_file = dir.path().join("conf");
         std::fs::write(

@@ -19,6 +19,11 @@ pub const EXIT_FILE: &str = "exit_status";
 pub const RESULT_FILE: &str = "result.json";
 pub const SCRIPT_FILE: &str = "step.sh";
 
+/// The step's PATH (a vm guest's; a kexec box's boot hook has systemd's default, the same on
+/// Debian 12's systemd 252): where `crate::exec::tool::check_for_step` looks for an `exec`
+/// workload's program before any build or boot.
+pub const STEP_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 /// What a step's script runs.
 pub struct StepScript<'a> {
     pub step_id: i64,
@@ -53,7 +58,7 @@ impl StepScript<'_> {
             "# patchbench: campaign {campaign}, round {round}, side {side}, step {id}\n\
              R={RESULT_MOUNT}\n\
              export HOME=/root TMPDIR=/tmp LC_ALL=C \
-             PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n\
+             PATH={STEP_PATH}\n\
              export PATCHBENCH_CAMPAIGN={qcampaign} PATCHBENCH_SIDE={qside} PATCHBENCH_ROUND={round}\n\
              cd /tmp || exit 126\n\
              uname -r > \"$R/{RELEASE_FILE}\"\n\

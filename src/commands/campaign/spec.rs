@@ -57,6 +57,8 @@ struct CheckedWorkload {
     /// so that the options a step adds (`--json FILE --no-store`, `--dir`) go before it
     /// (`crate::campaign::executor::workload_args`) and never to the program.
     words: Vec<String>,
+    /// An `exec` workload's program, as given.
+    exec_program: Option<String>,
 }
 
 /// What a workload's runs can record, as far as it is known before one runs: the prefixes
@@ -279,10 +281,15 @@ fn check_workload(words: &[String], scratch: bool) -> anyhow::Result<CheckedWork
             words.insert(at, "--".to_string());
         }
     }
+    let exec_program = match &parsed.command {
+        MeasuringCommand::Exec(e) => e.command.first().cloned(),
+        _ => None,
+    };
     Ok(CheckedWorkload {
         keeps_perf_data: sets.output.profile_data.is_some(),
         catalogue: sets.catalogue,
         words,
+        exec_program,
     })
 }
 
@@ -417,6 +424,17 @@ pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
         perf_data_files: keeps_perf_data,
     };
     crate::campaign::supports(executor, &asks).map_err(Usage)?;
+    let program = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("cannot find the patchbench program itself: {e}"))?;
+    if let (Some(tool), ExecutorKind::Vm | ExecutorKind::Kexec) = (&checked.exec_program, executor)
+    {
+        // The step looks for the tool elsewhere than this shell: found late, after a build and
+        // a boot, unless checked now.
+        let own = program.canonicalize().ok();
+        let own = own.as_deref().and_then(Path::parent);
+        crate::exec::tool::check_for_step(tool, executor == ExecutorKind::Vm, own)
+            .map_err(Usage)?;
+    }
     let sides = vec![
         side(
             "base",
@@ -464,8 +482,6 @@ pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
     } else {
         None
     };
-    let program = std::env::current_exe()
-        .map_err(|e| anyhow::anyhow!("cannot find the patchbench program itself: {e}"))?;
     Ok(CampaignSpec {
         name: a.name.clone(),
         sides,
