@@ -23,7 +23,8 @@
 #   for the looper tests, python3 for will-it-scale's own way of reading our CSV;
 # - the HTML report's browser test: Debian's chromium;
 # - the profile test (tests/why.rs, run --profile): Debian's linux-perf;
-# - the exec tests (tests/exec.rs): the tools they run: stress-ng, fio, sysbench, iperf3;
+# - the exec tests (tests/exec.rs): the tools they run: stress-ng, rt-tests (hackbench), fio,
+#   sysbench, iperf3;
 # - the store tests: a real PostgreSQL server (postgresql: initdb, pg_ctl) and openssl for a
 #   test certificate;
 # - the vm and kexec tests: QEMU (TCG), a static busybox for the guest's initramfs, mkfs.ext4
@@ -66,6 +67,7 @@ has gcc || packages+=(gcc)
 # perf: the profiles' test (run --profile).
 has perf || packages+=(linux-perf)
 has stress-ng || packages+=(stress-ng)
+has hackbench || packages+=(rt-tests)
 has fio || packages+=(fio)
 has sysbench || packages+=(sysbench)
 has iperf3 || packages+=(iperf3)

@@ -9,9 +9,8 @@
 //! `perf bench futex wake|wake-parallel|requeue` read as times, `{cpus}`/`{ncpus}` under
 //! taskset, fio job files checked job by job, and a vm campaign refusing a program its guest
 //! would not find.
-//! The readers themselves are tested on real outputs
-//! (`tests/fixtures/exec/`) in `src/exec/`; hackbench only there (rt-tests is not among the
-//! packages `scripts/test.sh` installs).
+//! rt-tests' hackbench read as throughput and time. The readers themselves are tested on real
+//! outputs (`tests/fixtures/exec/`) in `src/exec/`.
 
 mod common;
 
@@ -23,6 +22,18 @@ use std::time::Duration;
 fn installed(tool: &str, package: &str) {
     let found = std::process::Command::new(tool)
         .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "{tool} is not installed: apt-get install {package} (scripts/test.sh does)"
+    );
+}
+
+/// `tool` (Debian's `package`) must be on PATH, for a tool with no `--version`.
+fn installed_by_name(tool: &str, package: &str) {
+    let found = std::process::Command::new("sh")
+        .args(["-c", "command -v \"$0\"", tool])
         .output()
         .is_ok_and(|o| o.status.success());
     assert!(
@@ -411,6 +422,22 @@ fn perf_bench_sched_pipe_is_read_by_its_labels() {
         version.starts_with(|c: char| c.is_ascii_digit()),
         "{version}"
     );
+}
+
+#[test]
+fn hackbench_is_read_as_throughput_and_time() {
+    installed_by_name("hackbench", "rt-tests");
+    let d = tempfile::tempdir().unwrap();
+    let doc = two_runs(d.path(), &["hackbench", "-g", "2", "-l", "50"]);
+    assert_eq!(doc["config"]["reader"], "hackbench");
+    let time = metric(&doc, "hackbench.time");
+    assert_eq!(time["direction"], "lower-is-better");
+    assert_eq!(time["samples"].as_array().unwrap().len(), 2);
+    // 2 groups x 20 senders x 20 receivers x 50 loops = 40,000 messages a run.
+    let tput = metric(&doc, "hackbench.throughput");
+    let expected = 40_000.0 / time["samples"][0].as_f64().unwrap();
+    let first = tput["samples"][0].as_f64().unwrap();
+    assert!((first / expected - 1.0).abs() < 1e-6, "{tput} {time}");
 }
 
 #[test]
