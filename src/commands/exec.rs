@@ -31,7 +31,7 @@ Readers (--reader auto picks one from the program's name):
              .time_ms and wake-parallel .latency_ms (lower)
   fio        adds --output-format=json and --output=FILE (unless given); per job and
              direction that moved data: fio.<dir>_iops, fio.<dir>_bw_MBps (bw KiB/s / 1024),
-             higher is better; fio.<dir>_clat_mean_ns, fio.<dir>_clat_99%_ns, lower is
+             higher is better; fio.<dir>_clat_mean_ns and _clat_90%|95%|99%_ns, lower is
              better; job=NAME in the params when there are several jobs. Every job must be
              told where to write: --directory={dir} (or --filename) before the first --name,
              or its own, on the command line or in its job file (directory=${PATCHBENCH_DIR});

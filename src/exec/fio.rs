@@ -11,9 +11,9 @@
 //! - `fio.<dir>_bw_MBps`: its `bw`, which fio gives in KiB/s, divided by 1024: MiB/s, LKP's
 //!   `MBps` (higher is better);
 //! - `fio.<dir>_clat_mean_ns`: `clat_ns.mean` (ns, lower is better);
-//! - `fio.<dir>_clat_99%_ns`: `clat_ns.percentile["99.000000"]` (ns, lower is better), left
-//!   out when fio printed no 99th percentile (`--clat_percentiles=0`, a `--percentile_list`
-//!   without 99).
+//! - `fio.<dir>_clat_90%_ns`, `_clat_95%_ns`, `_clat_99%_ns`: `clat_ns.percentile["90.000000"]`
+//!   and so on (ns, lower is better; LKP's percentiles), each left out when fio printed no
+//!   such percentile (`--clat_percentiles=0`, a `--percentile_list` without it).
 //!
 //! With more than one job, each metric has the job's name in its params (`job=NAME`); jobs of
 //! one name (`--numjobs` without `--group_reporting`) are told apart as `NAME#1`, `NAME#2`, ...
@@ -302,14 +302,20 @@ pub fn parse(text: &str) -> Result<Vec<Value>, String> {
                 Direction::LowerIsBetter,
                 need(&["clat_ns", "mean"])?,
             ));
-            if let Some(p99) = number(&["clat_ns", "percentile", "99.000000"]) {
-                out.push(value(
-                    "clat_99%_ns",
-                    format!("fio {dir} completion latency, 99th percentile"),
-                    "ns",
-                    Direction::LowerIsBetter,
-                    p99,
-                ));
+            for (key, pct) in [
+                ("90.000000", "90"),
+                ("95.000000", "95"),
+                ("99.000000", "99"),
+            ] {
+                if let Some(p) = number(&["clat_ns", "percentile", key]) {
+                    out.push(value(
+                        &format!("clat_{pct}%_ns"),
+                        format!("fio {dir} completion latency, {pct}th percentile"),
+                        "ns",
+                        Direction::LowerIsBetter,
+                        p,
+                    ));
+                }
             }
         }
     }
@@ -441,6 +447,8 @@ mod tests {
                 "fio.read_iops",
                 "fio.read_bw_MBps",
                 "fio.read_clat_mean_ns",
+                "fio.read_clat_90%_ns",
+                "fio.read_clat_95%_ns",
                 "fio.read_clat_99%_ns"
             ]
         );
@@ -452,13 +460,18 @@ mod tests {
         assert_eq!(v[1].unit, "MiB/s");
         assert_eq!(v[2].value, 26782.165658);
         assert_eq!(v[2].direction, Direction::LowerIsBetter);
-        assert_eq!(v[3].value, 31872.0);
+        assert_eq!(v[5].value, 31872.0);
+        // LKP's 90th and 95th, from the same percentile list.
+        assert!(
+            v[3].value <= v[4].value && v[4].value <= v[5].value,
+            "{v:#?}"
+        );
     }
 
     #[test]
     fn the_real_two_job_output_names_each_job_and_only_the_directions_used() {
         let v = parse(include_str!("../../tests/fixtures/exec/fio-two-jobs.json")).unwrap();
-        assert_eq!(v.len(), 8, "{v:#?}");
+        assert_eq!(v.len(), 12, "{v:#?}");
         assert_eq!(find(&v, "fio.read_iops", Some("r")).value, 19742.257742);
         assert_eq!(find(&v, "fio.read_clat_99%_ns", Some("r")).value, 1384448.0);
         assert_eq!(
@@ -496,6 +509,6 @@ mod tests {
             "note: both iodepth >= 1 and synchronous I/O engine are selected\n{}",
             include_str!("../../tests/fixtures/exec/fio-randread.json")
         );
-        assert_eq!(parse(&warned).unwrap().len(), 4);
+        assert_eq!(parse(&warned).unwrap().len(), 6);
     }
 }
