@@ -3,10 +3,12 @@
 //! and the median over the triples of each workload's score ratios (defaults / none and
 //! perf-stat / none) with their range.
 //!
-//! A triple runs `[defaults, none, perf-stat]`, the next `[perf-stat, none, defaults]`, and so
-//! on: each measured setting is adjacent to its `--no-monitors` run, and comes before it in
-//! half the triples and after it in the other half, so a drift of the host cancels in the
-//! median.
+//! The triples cycle through the six orders of the three settings (`ORDERS`): over every six
+//! triples each setting runs once in each place, so neither a drift of the host nor an effect
+//! of the place in a triple (the first run after a pause, the run between two others) leans
+//! one ratio. (Until 2026-12-07 `--no-monitors` always ran in the middle; AIM7 creat-clo at
+//! load 2 then read 0.931 and 0.956 on both ratios, and getppid1 1.026 and 1.042: both ratios
+//! leaning one way is what a place effect looks like.)
 //!
 //! The workloads: every UnixBench index test at 1 copy and at the online CPUs (`run TEST -c N
 //! -i 1`), AIM7 creat-clo at a small and a large load (`aim7 creat-clo --load 2`, AIM's 100
@@ -18,7 +20,7 @@
 //! `COST` below are in its format.
 //!
 //! Run: `cargo bench --bench monitor_overhead`. Environment:
-//! - `MONITOR_PAIRS`: triples per workload (default 7);
+//! - `MONITOR_PAIRS`: triples per workload (default 12: every order twice);
 //! - `MONITOR_SECS`: seconds per pass (default 2; one pass a run);
 //! - `MONITOR_ONLY`: comma-separated workload names to run (e.g. `context1-1,spawn-2`);
 //! - `MONITOR_CSV`: a file to which every run's score is written.
@@ -197,11 +199,21 @@ fn summary(mut v: Vec<f64>) -> (f64, f64, f64) {
     (median, v[0], v[n - 1])
 }
 
+/// Every order of the three settings: each in each place twice.
+const ORDERS: [[Setting; 3]; 6] = [
+    [Setting::Defaults, Setting::None, Setting::PerfStat],
+    [Setting::PerfStat, Setting::Defaults, Setting::None],
+    [Setting::None, Setting::PerfStat, Setting::Defaults],
+    [Setting::PerfStat, Setting::None, Setting::Defaults],
+    [Setting::Defaults, Setting::PerfStat, Setting::None],
+    [Setting::None, Setting::Defaults, Setting::PerfStat],
+];
+
 fn main() {
     let pairs: usize = std::env::var("MONITOR_PAIRS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(7);
+        .unwrap_or(12);
     let secs = std::env::var("MONITOR_SECS").unwrap_or_else(|_| "2".into());
     let only: Option<Vec<String>> = std::env::var("MONITOR_ONLY")
         .ok()
@@ -218,11 +230,7 @@ fn main() {
         }
         let (mut defaults, mut perf) = (Vec::new(), Vec::new());
         for i in 0..pairs {
-            let order = if i % 2 == 0 {
-                [Setting::Defaults, Setting::None, Setting::PerfStat]
-            } else {
-                [Setting::PerfStat, Setting::None, Setting::Defaults]
-            };
+            let order = ORDERS[i % ORDERS.len()];
             let scores: Vec<(Setting, f64)> = order
                 .iter()
                 .map(|s| (*s, score(dir.path(), &w, *s, i)))
