@@ -410,6 +410,8 @@ pub mod unprivileged {
     pub const RUN: u32 = 61002;
     pub const SCALE: u32 = 61003;
     pub const FAULTS: u32 = 61004;
+    /// tests/perf_stat.rs: a user without CAP_PERFMON.
+    pub const PERF_STAT: u32 = 61005;
 }
 
 /// Makes `cmd` run as user and group `uid` (no supplementary groups, so no capabilities),
