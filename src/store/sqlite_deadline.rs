@@ -14,9 +14,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// SQLite's virtual-machine steps between two looks at the clock (a look costs a clock
-/// read; 1000 steps take tens of microseconds).
-const STEPS_PER_LOOK: std::ffi::c_int = 1000;
+/// SQLite's virtual-machine steps between two looks at the clock: a fraction of a
+/// millisecond. Measured on a recursive count to 5 million (release build, 15 runs each way,
+/// 2026-12-07): every 10,000 steps costs nothing measurable (median 0.660 s against 0.656 s
+/// without the handler), every 1,000 about 2-4 %.
+const STEPS_PER_LOOK: std::ffi::c_int = 10_000;
 
 /// The bound of one connection's calls.
 pub struct Deadline {
