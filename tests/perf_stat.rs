@@ -28,9 +28,8 @@ fn perf_stat_run(dir: &Path, json: &Path, unprivileged: bool) -> String {
     if unprivileged {
         common::as_unprivileged(&mut cmd, common::unprivileged::PERF_STAT, &[dir]);
     }
-    let out = cmd.output().unwrap();
+    let out = common::succeed(&mut cmd);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{err}");
     err
 }
 
@@ -110,18 +109,13 @@ fn a_user_counts_user_space_only_root_in_full_and_compare_keeps_them_apart() {
     assert!(!rows.iter().any(|r| r.ends_with(":u")), "{rows:?}");
 
     // compare: warned about, and no row judges a full count against a user-space one.
-    let out = std_patchbench()
-        .args(["compare", "--format", "json", "--why", "all"])
-        .arg(&root_json)
-        .arg(&user_json)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeed(
+        std_patchbench()
+            .args(["compare", "--format", "json", "--why", "all"])
+            .arg(&root_json)
+            .arg(&user_json),
     );
+    let text = String::from_utf8_lossy(&out.stdout);
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     let warnings = doc["warnings"].to_string();
     assert!(

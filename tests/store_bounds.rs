@@ -44,19 +44,12 @@ fn runs(store: &Path) -> (Option<i32>, String) {
 /// A one-pass `run syscall` of `secs` seconds labelled `label`, stored in `store`.
 fn run_cmd(store: &Path, dir: &Path, label: &str, secs: &str) -> std::process::Command {
     let mut c = std_patchbench();
-    c.args([
-        "run",
-        "syscall",
-        "--copies",
-        "1",
-        "--passes",
-        "1",
-        "--no-settle",
-    ])
-    .args(["--duration", secs, "--label", label, "--dir"])
-    .arg(dir)
-    .arg("--store")
-    .arg(store);
+    c.args(["run", "syscall", "--copies", "1"])
+        .args(["--passes", "1", "--no-settle"])
+        .args(["--duration", secs, "--label", label, "--dir"])
+        .arg(dir)
+        .arg("--store")
+        .arg(store);
     c
 }
 
@@ -64,12 +57,7 @@ fn run_cmd(store: &Path, dir: &Path, label: &str, secs: &str) -> std::process::C
 fn a_write_held_up_by_a_lock_fails_at_the_bound_in_one_line_and_writes_nothing() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("s.db");
-    let out = run_cmd(&store, d.path(), "first", "0.3").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::succeed(&mut run_cmd(&store, d.path(), "first", "0.3"));
 
     // Held for 20 s: longer than the lock wait (15 s) a write would otherwise wait.
     let mut holder = hold_lock(&store, 20_000);
@@ -117,20 +105,15 @@ fn an_agent_whose_run_cannot_be_stored_in_time_spools_it_and_stores_it_once() {
     let d = tempfile::tempdir().unwrap();
     let store = d.path().join("lab.db");
     let spool = d.path().join("spool.db");
-    let out = std_patchbench()
-        .args([
-            "campaign", "start", "bounded", "--boxes", "1", "--tag", "lab",
-        ])
-        .args(["--rounds", "1", "--store"])
-        .arg(&store)
-        .args(["--", "run", "syscall", "--duration", "2", "--passes", "1"])
-        .args(["--no-settle", "--copies", "1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    common::succeed(
+        std_patchbench()
+            .args([
+                "campaign", "start", "bounded", "--boxes", "1", "--tag", "lab",
+            ])
+            .args(["--rounds", "1", "--store"])
+            .arg(&store)
+            .args(["--", "run", "syscall", "--duration", "2", "--passes", "1"])
+            .args(["--no-settle", "--copies", "1"]),
     );
 
     let mut agent = std_patchbench()

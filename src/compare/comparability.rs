@@ -72,16 +72,13 @@ pub fn differences_in(fingerprint: &[Attribute], base: &Side, patched: &Side) ->
             a.name != PERF_STAT_SCOPE || (a.base != NOT_RECORDED && a.patched != NOT_RECORDED)
         })
         .map(|a| {
-            if a.name == PERF_STAT_SCOPE {
-                return perf_stat_scope_warning(
-                    &field(&base.name),
-                    &field(&a.base),
-                    &field(&patched.name),
-                    &field(&a.patched),
-                );
-            }
-            if a.name == IN_WINDOW {
-                return in_window_warning(
+            let own: Option<OwnWarning> = match a.name.as_str() {
+                PERF_STAT_SCOPE => Some(perf_stat_scope_warning),
+                IN_WINDOW => Some(in_window_warning),
+                _ => None,
+            };
+            if let Some(warning) = own {
+                return warning(
                     &field(&base.name),
                     &field(&a.base),
                     &field(&patched.name),
@@ -306,6 +303,10 @@ fn attributes(side: &Side) -> BTreeMap<String, BTreeSet<String>> {
     }
     out
 }
+
+/// The line of an attribute whose difference has a warning of its own, from the sides'
+/// names and values (base, its value, patched, its value).
+type OwnWarning = fn(&str, &str, &str, &str) -> String;
 
 /// The attribute that says which monitors ran inside the timed window.
 const IN_WINDOW: &str = "monitors.in_window";
