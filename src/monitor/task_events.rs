@@ -128,30 +128,34 @@ pub fn unavailable() -> Option<String> {
 }
 
 /// Where this user may count only user space: one line that says so, which rows are counted
-/// in part (named `:u`), which as ever, which are left out and why; None where it counts in
-/// full (or not at all).
+/// in part (named `:u`), which as ever, which are left out and why (found once); None where
+/// it counts in full (or not at all).
 pub fn user_space_only() -> Option<String> {
-    if scope() != Ok(Scope::UserOnly) {
-        return None;
-    }
-    let (mut part, mut same, mut left_out) = (Vec::new(), Vec::new(), Vec::new());
-    for (name, kind, config) in EVENTS {
-        match row_name(name, kind, config, Scope::UserOnly) {
-            None => left_out.push(name.to_string()),
-            Some(_) if open_inherited(kind, config, Scope::UserOnly).is_err() => {}
-            Some(row) if row.ends_with(USER_SUFFIX) => part.push(row),
-            Some(row) => same.push(row),
+    static LINE: OnceLock<Option<String>> = OnceLock::new();
+    LINE.get_or_init(|| {
+        if scope() != Ok(Scope::UserOnly) {
+            return None;
         }
-    }
-    Some(format!(
-        "perf-stat: counting user space only (perf's :u), as {}: rows {} hold the user-mode \
-         part only, {} the same count as in full; {} left out (counted in kernel mode, they \
-         read 0 there)",
-        crate::perf_scope::why_user_only(),
-        part.join(", "),
-        same.join(", "),
-        left_out.join(", ")
-    ))
+        let (mut part, mut same, mut left_out) = (Vec::new(), Vec::new(), Vec::new());
+        for (name, kind, config) in EVENTS {
+            match row_name(name, kind, config, Scope::UserOnly) {
+                None => left_out.push(name.to_string()),
+                Some(_) if open_inherited(kind, config, Scope::UserOnly).is_err() => {}
+                Some(row) if row.ends_with(USER_SUFFIX) => part.push(row),
+                Some(row) => same.push(row),
+            }
+        }
+        Some(format!(
+            "perf-stat: counting user space only (perf's :u), as {}: rows {} hold the user-mode \
+             part only, {} the same count as in full; {} left out (counted in kernel mode, they \
+             read 0 there)",
+            crate::perf_scope::why_user_only(),
+            part.join(", "),
+            same.join(", "),
+            left_out.join(", ")
+        ))
+    })
+    .clone()
 }
 
 #[cfg(test)]
