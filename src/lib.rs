@@ -54,6 +54,7 @@ pub mod monitor;
 pub mod noise;
 pub mod out_of_memory;
 pub mod perf_events;
+pub mod perf_scope;
 pub mod private_dir;
 pub mod proc;
 pub mod proc_stat;

@@ -7,7 +7,11 @@
 //! costs. Hardware events (instructions, cycles, cache misses) are often not exposed (virtual
 //! machines, containers, `perf_event_paranoid`); then the run says "not available on this
 //! system" once and goes on with the software events the kernel does offer.
+//!
+//! Where the kernel allows only the user-space part of the events (`crate::perf_scope`), the
+//! counters are opened with `exclude_kernel` and named for what they then count.
 
+use crate::perf_scope::{row_name, Scope};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::FromRawFd;
@@ -26,19 +30,20 @@ const EXCLUDE_KERNEL: u64 = 1 << 5;
 /// `PERF_FLAG_FD_CLOEXEC`.
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 
-/// The events tried, in report order: (name, type, config).
-const EVENTS: [(&str, u32, u64); 7] = [
-    ("instructions", PERF_TYPE_HARDWARE, 1),
-    ("cycles", PERF_TYPE_HARDWARE, 0),
-    ("cache-misses", PERF_TYPE_HARDWARE, 3),
-    ("task-clock-ns", PERF_TYPE_SOFTWARE, 1),
-    ("context-switches", PERF_TYPE_SOFTWARE, 3),
-    ("page-faults", PERF_TYPE_SOFTWARE, 2),
-    ("cpu-migrations", PERF_TYPE_SOFTWARE, 4),
+/// The events tried, in report order: (name, kind, config).
+const EVENTS: [(&str, Kind, u64); 7] = [
+    ("instructions", Kind::Hardware, 1),
+    ("cycles", Kind::Hardware, 0),
+    ("cache-misses", Kind::Hardware, 3),
+    ("task-clock-ns", Kind::Software, 1),
+    ("context-switches", Kind::Software, 3),
+    ("page-faults", Kind::Software, 2),
+    ("cpu-migrations", Kind::Software, 4),
 ];
 
 static HW_WARNED: AtomicBool = AtomicBool::new(false);
 static ALL_WARNED: AtomicBool = AtomicBool::new(false);
+static USER_WARNED: AtomicBool = AtomicBool::new(false);
 
 /// The first 64 bytes of `struct perf_event_attr` (PERF_ATTR_SIZE_VER0).
 #[repr(C)]
@@ -56,9 +61,10 @@ struct PerfEventAttr {
     bp_addr: u64,
 }
 
-/// Open counters: for every available event, one file per task.
+/// Open counters: for every available event, one file per task (the event's name with `:u`
+/// where only its user-mode part is counted).
 pub struct CounterSet {
-    events: Vec<(&'static str, Vec<File>)>,
+    events: Vec<(String, Vec<File>)>,
 }
 
 /// Counter values summed over tasks, scaled for multiplexing.
@@ -88,12 +94,6 @@ impl CounterValues {
             .map(|(n, v)| (n.clone(), v / ops))
             .collect()
     }
-}
-
-fn open_one(tid: i32, type_: u32, config: u64) -> Option<File> {
-    [EXCLUDE_HV, EXCLUDE_HV | EXCLUDE_KERNEL]
-        .into_iter()
-        .find_map(|flags| open_with(tid, type_, config, flags).ok())
 }
 
 /// `perf_event_open` of one counting event on `tid` (0: the calling thread) on any CPU.
@@ -131,15 +131,32 @@ pub enum Kind {
     Software,
 }
 
-/// Opens one event, user and kernel, on the calling thread and, inherited, on every thread
-/// and process it makes from now on; their counts join this counter as each of them exits
-/// (so a window that reaps its workers reads their totals).
-pub fn open_inherited(kind: Kind, config: u64) -> std::io::Result<File> {
-    let type_ = match kind {
+fn type_of(kind: Kind) -> u32 {
+    match kind {
         Kind::Hardware => PERF_TYPE_HARDWARE,
         Kind::Software => PERF_TYPE_SOFTWARE,
-    };
-    open_with(0, type_, config, EXCLUDE_HV | INHERIT)
+    }
+}
+
+/// The attribute's exclusion bits for `scope`: never the hypervisor; the kernel too when
+/// only user space may be counted.
+fn exclusion(scope: Scope) -> u64 {
+    match scope {
+        Scope::Full => EXCLUDE_HV,
+        Scope::UserOnly => EXCLUDE_HV | EXCLUDE_KERNEL,
+    }
+}
+
+/// Opens one event in `scope` on the calling thread and, inherited, on every thread and
+/// process it makes from now on; their counts join this counter as each of them exits (so
+/// a window that reaps its workers reads their totals).
+pub fn open_inherited(kind: Kind, config: u64, scope: Scope) -> std::io::Result<File> {
+    open_with(0, type_of(kind), config, exclusion(scope) | INHERIT)
+}
+
+/// Opens one event in `scope` on the calling thread alone (what `crate::perf_scope` tries).
+pub fn open_on_self(kind: Kind, config: u64, scope: Scope) -> std::io::Result<File> {
+    open_with(0, type_of(kind), config, exclusion(scope))
 }
 
 /// A counter's value, scaled by its enabled over running time (multiplexing).
@@ -162,17 +179,27 @@ pub fn why_refused(e: &std::io::Error) -> String {
     }
 }
 
-/// Opens every event the kernel allows on every task; None (after saying so once) when none
-/// can be opened.
+/// Opens every event the kernel allows on every task, in the scope this user may count
+/// (`crate::perf_scope`); None (after saying so once) when none can be opened. Where only user
+/// space may be counted, that is said once, the events that would read 0 are left out, and
+/// those counted in part are named with `:u`.
 pub fn open(tids: &[i32]) -> Option<CounterSet> {
+    let scope = crate::perf_scope::scope().unwrap_or(Scope::Full);
     let mut events = Vec::new();
-    let mut hw_missing = false;
-    for (name, type_, config) in EVENTS {
-        let files: Option<Vec<File>> = tids.iter().map(|t| open_one(*t, type_, config)).collect();
+    let (mut hw_missing, mut left_out) = (false, Vec::new());
+    for (name, kind, config) in EVENTS {
+        let Some(row) = row_name(name, kind, config, scope) else {
+            left_out.push(name);
+            continue;
+        };
+        let files: std::io::Result<Vec<File>> = tids
+            .iter()
+            .map(|t| open_with(*t, type_of(kind), config, exclusion(scope)))
+            .collect();
         match files {
-            Some(f) => events.push((name, f)),
-            None if type_ == PERF_TYPE_HARDWARE => hw_missing = true,
-            None => {}
+            Ok(f) => events.push((row, f)),
+            Err(_) if kind == Kind::Hardware => hw_missing = true,
+            Err(_) => {}
         }
     }
     if events.is_empty() {
@@ -182,6 +209,16 @@ pub fn open(tids: &[i32]) -> Option<CounterSet> {
             );
         }
         return None;
+    }
+    if scope == Scope::UserOnly && !USER_WARNED.swap(true, Ordering::Relaxed) {
+        let counted: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+        crate::safe_text::eprint_line(&format!(
+            "patchbench: performance counters: counting user space only (perf's :u), as {}: \
+             {} ({} left out: counted in kernel mode, they read 0 there)",
+            crate::perf_scope::why_user_only(),
+            counted.join(", "),
+            left_out.join(", ")
+        ));
     }
     if hw_missing && !HW_WARNED.swap(true, Ordering::Relaxed) {
         crate::safe_text::eprint_line(
@@ -200,7 +237,7 @@ impl CounterSet {
             .iter_mut()
             .map(|(name, files)| {
                 let total = files.iter_mut().map(read_scaled).sum();
-                (name.to_string(), total)
+                (name.clone(), total)
             })
             .collect();
         CounterValues { values }

@@ -46,7 +46,9 @@ pub struct OutputOpts {
     /// where the kernel has a PMU) with counters inherited by every copy and task. They run
     /// INSIDE the timed window: the kernel works for them at every fork, exit and context
     /// switch, the paths such tests time (measured: context1 about 18 % slower, spawn 16 %;
-    /// docs/benchmarks.md). Off by default; the record and the report say when they ran.
+    /// docs/benchmarks.md). Off by default; the record and the report say when they ran. A
+    /// user without CAP_PERFMON under kernel.perf_event_paranoid 2 counts user space only:
+    /// rows named `:u`, context switches and migrations left out (docs/monitors.md).
     #[arg(long)]
     pub perf_stat: bool,
     /// A sampling profile of every measured unit, kernel and user, with call chains: `perf

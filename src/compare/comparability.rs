@@ -9,6 +9,7 @@
 
 use super::meaning;
 use super::Side;
+use crate::perf_scope::Scope;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -66,9 +67,18 @@ pub fn differences_in(fingerprint: &[Attribute], base: &Side, patched: &Side) ->
     fingerprint
         .iter()
         .filter(|a| a.differs && meaning::warns(&a.name))
+        // A side without perf-stat rows is the in-window line's to say.
+        .filter(|a| {
+            a.name != PERF_STAT_SCOPE || (a.base != NOT_RECORDED && a.patched != NOT_RECORDED)
+        })
         .map(|a| {
-            if a.name == IN_WINDOW {
-                return in_window_warning(
+            let own: Option<OwnWarning> = match a.name.as_str() {
+                PERF_STAT_SCOPE => Some(perf_stat_scope_warning),
+                IN_WINDOW => Some(in_window_warning),
+                _ => None,
+            };
+            if let Some(warning) = own {
+                return warning(
                     &field(&base.name),
                     &field(&a.base),
                     &field(&patched.name),
@@ -239,7 +249,7 @@ pub fn noise(side: &Side) -> SideNoise {
 /// [`meaning`]'s tolerance), each value once.
 fn show(name: &str, values: &BTreeSet<String>) -> String {
     if values.is_empty() {
-        return "(not recorded)".to_string();
+        return NOT_RECORDED.to_string();
     }
     let shown: BTreeSet<String> = values
         .iter()
@@ -261,6 +271,13 @@ fn attributes(side: &Side) -> BTreeMap<String, BTreeSet<String>> {
         };
         add("kind".to_string(), run.kind.to_string());
         add(IN_WINDOW.to_string(), in_window(run));
+        for u in &run.monitors {
+            match u.sample.perf_stat_scope() {
+                Some(Scope::Full) => add(PERF_STAT_SCOPE.to_string(), "full".to_string()),
+                Some(Scope::UserOnly) => add(PERF_STAT_SCOPE.to_string(), USER_ONLY.to_string()),
+                None => {}
+            }
+        }
         if let Ok(serde_json::Value::Object(sys)) = serde_json::to_value(&run.system) {
             for (k, v) in sys {
                 if IGNORED_SYSTEM.contains(&k.as_str()) || k == "extra" {
@@ -287,8 +304,20 @@ fn attributes(side: &Side) -> BTreeMap<String, BTreeSet<String>> {
     out
 }
 
+/// The line of an attribute whose difference has a warning of its own, from the sides'
+/// names and values (base, its value, patched, its value).
+type OwnWarning = fn(&str, &str, &str, &str) -> String;
+
 /// The attribute that says which monitors ran inside the timed window.
 const IN_WINDOW: &str = "monitors.in_window";
+
+/// The attribute that says how the perf-stat counters counted (`full`, or [`USER_ONLY`]), of
+/// runs that have perf-stat rows.
+const PERF_STAT_SCOPE: &str = "monitors.perf_stat";
+const USER_ONLY: &str = "user space only (:u)";
+
+/// How the fingerprint shows an attribute a side's runs do not have.
+const NOT_RECORDED: &str = "(not recorded)";
 
 /// What of ours ran inside a run's timed windows: `nothing` (the defaults, `--no-monitors`, an
 /// import), else the monitors (`perf-stat`, `perf-record`), with a word when the record is
@@ -310,6 +339,18 @@ fn in_window(run: &crate::record::RunRecord) -> String {
     } else {
         list
     }
+}
+
+/// The warning when the sides' perf-stat counters counted differently (one side as a user who
+/// may count only user space): their rows are kept apart, not compared.
+fn perf_stat_scope_warning(base: &str, b: &str, patched: &str, p: &str) -> String {
+    format!(
+        "perf-stat counted differently: {base} {b} vs {patched} {p} (a user without \
+         CAP_PERFMON under kernel.perf_event_paranoid 2 counts user space only); the rows \
+         counted in part are named :u and compared only with their like, context-switches and \
+         cpu-migrations exist only where counted in full, task-clock counts the same either \
+         way (measure both sides as the same user)"
+    )
 }
 
 /// The warning when the sides differ in what ran inside the timed window.
@@ -413,6 +454,38 @@ mod tests {
         let w = differences(&old, &plain);
         assert!(
             w[0].contains("base perf-stat (an earlier build: perf-stat always inside) vs"),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn perf_stat_counted_user_space_only_on_one_side_is_warned_about_once() {
+        let stat = vec!["perf-stat".to_string()];
+        let full = with_monitors(
+            "base",
+            stat.clone(),
+            &["perf-stat.task-clock", "perf-stat.page-faults"],
+        );
+        let user = with_monitors(
+            "patched",
+            stat.clone(),
+            &["perf-stat.task-clock", "perf-stat.page-faults:u"],
+        );
+        let w = differences(&full, &user);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with(
+                "perf-stat counted differently: base full vs patched user space only (:u)"
+            ) && w[0].contains("named :u"),
+            "{w:?}"
+        );
+        let also_full = with_monitors("patched", stat, &["perf-stat.task-clock"]);
+        assert!(differences(&full, &also_full).is_empty());
+        // A side without perf-stat: the in-window line says it, not this one.
+        let plain = with_monitors("base", Vec::new(), &["proc-vmstat.pgfault"]);
+        let w = differences(&plain, &user);
+        assert!(
+            w.len() == 1 && w[0].starts_with("what ran inside the timed window"),
             "{w:?}"
         );
     }

@@ -133,6 +133,23 @@ impl Sample {
         }
         out
     }
+
+    /// How the perf-stat counters counted, from their rows: None without perf-stat rows, else
+    /// in full or user space only (rows named `:u`, `crate::perf_scope`).
+    pub fn perf_stat_scope(&self) -> Option<crate::perf_scope::Scope> {
+        use crate::perf_scope::{Scope, USER_SUFFIX};
+        let mut rows = self
+            .counters
+            .keys()
+            .filter(|k| k.starts_with(PERF_STAT_PREFIX))
+            .peekable();
+        rows.peek()?;
+        Some(if rows.any(|k| k.ends_with(USER_SUFFIX)) {
+            Scope::UserOnly
+        } else {
+            Scope::Full
+        })
+    }
 }
 
 /// The in-window monitor of `--perf-stat`: the workload's inherited perf counters.
@@ -172,6 +189,7 @@ impl Snapshot {
         let perf_stat = self.events.is_some();
         if perf_stat {
             missing.extend(task_events::unavailable());
+            missing.extend(task_events::user_space_only());
         }
         let mut counters: BTreeMap<String, f64> = after
             .iter()

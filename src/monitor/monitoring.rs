@@ -79,6 +79,11 @@ impl Monitoring {
             for line in super::unavailable(plan.perf_stat) {
                 progress.line(&format!("patchbench: monitor unavailable: {line}"));
             }
+            if plan.perf_stat {
+                if let Some(line) = super::task_events::user_space_only() {
+                    progress.line(&format!("patchbench: {line}"));
+                }
+            }
         }
         let mut profiling = plan.monitors && plan.profile;
         let mut refused = None;

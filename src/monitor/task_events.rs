@@ -14,12 +14,21 @@
 //! 2.004 s.
 //!
 //! Opened after `--profile`'s perf has started (`super::monitoring`), so perf is not counted.
+//!
+//! A user who may count only user space (`crate::perf_scope`: `kernel.perf_event_paranoid` 2
+//! without `CAP_PERFMON`) gets the events that mean something there: `task-clock` as ever
+//! (the same count), `perf-stat.page-faults:u` and the hardware events' `:u` rows (their
+//! user-mode part, named so), not `context-switches` or `cpu-migrations` (they would read
+//! 0). [`user_space_only`] says so in one line, said once and kept in every window's
+//! `missing`.
 
 use crate::perf_events::{open_inherited, read_value, why_refused, Kind};
+use crate::perf_scope::{row_name, scope, Scope, USER_SUFFIX};
 use std::fs::File;
 use std::sync::OnceLock;
 
-/// (row name, kind, config): `perf-stat.<name>`.
+/// (event name, kind, config): the row `perf-stat.<name>` (with `:u` where only its user-mode
+/// part is counted).
 const EVENTS: [(&str, Kind, u64); 8] = [
     ("task-clock", Kind::Software, 1),
     ("context-switches", Kind::Software, 3),
@@ -31,19 +40,24 @@ const EVENTS: [(&str, Kind, u64); 8] = [
     ("branch-misses", Kind::Hardware, 5),
 ];
 
-/// The open counters of one window.
+/// The open counters of one window, by row name.
 pub struct Events {
-    open: Vec<(&'static str, File)>,
+    open: Vec<(String, File)>,
 }
 
 impl Events {
-    /// Opens every event this kernel offers (the others are [`unavailable`]).
+    /// Opens every event this kernel offers and this user may count (the others are
+    /// [`unavailable`] or left out: [`user_space_only`]).
     pub fn open() -> Events {
+        let Ok(scope) = scope() else {
+            return Events { open: Vec::new() };
+        };
         Events {
             open: EVENTS
                 .iter()
                 .filter_map(|(name, kind, config)| {
-                    open_inherited(*kind, *config).ok().map(|f| (*name, f))
+                    let row = row_name(name, *kind, *config, scope)?;
+                    open_inherited(*kind, *config, scope).ok().map(|f| (row, f))
                 })
                 .collect(),
         }
@@ -54,8 +68,8 @@ impl Events {
         !self.open.is_empty()
     }
 
-    /// The counts since [`Events::open`], as `perf-stat.<event>` (task-clock in ns), and
-    /// `perf-stat.ipc` when cycles and instructions were both counted.
+    /// The counts since [`Events::open`], as `perf-stat.<row>` (task-clock in ns), and
+    /// `perf-stat.ipc` (`ipc:u`) when cycles and instructions were both counted alike.
     pub fn read(mut self) -> Vec<(String, f64)> {
         let mut out: Vec<(String, f64)> = self
             .open
@@ -63,23 +77,42 @@ impl Events {
             .map(|(name, f)| (format!("perf-stat.{name}"), read_value(f)))
             .collect();
         let get = |n: &str| out.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
-        if let (Some(c), Some(i)) = (get("perf-stat.cycles"), get("perf-stat.instructions")) {
-            if c > 0.0 {
-                out.push(("perf-stat.ipc".into(), i / c));
-            }
-        }
+        let ipc: Vec<(String, f64)> = ["", USER_SUFFIX]
+            .into_iter()
+            .filter_map(|suffix| {
+                let c = get(&format!("perf-stat.cycles{suffix}"))?;
+                let i = get(&format!("perf-stat.instructions{suffix}"))?;
+                (c > 0.0).then(|| (format!("perf-stat.ipc{suffix}"), i / c))
+            })
+            .collect();
+        out.extend(ipc);
         out
     }
 }
 
 /// Why the events this kernel does not offer are missing, one line (found once), or None.
+/// The events left out because only user space is counted are [`user_space_only`]'s.
 pub fn unavailable() -> Option<String> {
     static LINE: OnceLock<Option<String>> = OnceLock::new();
     LINE.get_or_init(|| {
+        let scope = match scope() {
+            Ok(s) => s,
+            Err(errno) => {
+                let names: Vec<&str> = EVENTS.iter().map(|e| e.0).collect();
+                return Some(format!(
+                    "perf-stat: {} cannot be counted here: {}",
+                    names.join(", "),
+                    why_refused(&std::io::Error::from_raw_os_error(errno))
+                ));
+            }
+        };
         let mut missing = Vec::new();
         let mut first_error = None;
         for (name, kind, config) in EVENTS {
-            if let Err(e) = open_inherited(kind, config) {
+            if row_name(name, kind, config, scope).is_none() {
+                continue;
+            }
+            if let Err(e) = open_inherited(kind, config, scope) {
                 missing.push(name);
                 first_error.get_or_insert(e);
             }
@@ -89,6 +122,37 @@ pub fn unavailable() -> Option<String> {
             "perf-stat: {} cannot be counted here: {}",
             missing.join(", "),
             why_refused(&e)
+        ))
+    })
+    .clone()
+}
+
+/// Where this user may count only user space: one line that says so, which rows are counted
+/// in part (named `:u`), which as ever, which are left out and why (found once); None where
+/// it counts in full (or not at all).
+pub fn user_space_only() -> Option<String> {
+    static LINE: OnceLock<Option<String>> = OnceLock::new();
+    LINE.get_or_init(|| {
+        if scope() != Ok(Scope::UserOnly) {
+            return None;
+        }
+        let (mut part, mut same, mut left_out) = (Vec::new(), Vec::new(), Vec::new());
+        for (name, kind, config) in EVENTS {
+            match row_name(name, kind, config, Scope::UserOnly) {
+                None => left_out.push(name.to_string()),
+                Some(_) if open_inherited(kind, config, Scope::UserOnly).is_err() => {}
+                Some(row) if row.ends_with(USER_SUFFIX) => part.push(row),
+                Some(row) => same.push(row),
+            }
+        }
+        Some(format!(
+            "perf-stat: counting user space only (perf's :u), as {}: rows {} hold the user-mode \
+             part only, {} the same count as in full; {} left out (counted in kernel mode, they \
+             read 0 there)",
+            crate::perf_scope::why_user_only(),
+            part.join(", "),
+            same.join(", "),
+            left_out.join(", ")
         ))
     })
     .clone()

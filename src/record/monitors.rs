@@ -15,7 +15,9 @@
 //!   `meminfo.*` gauges (KiB) at the end;
 //! - the workload's own perf events, `perf-stat.{task-clock,context-switches,cpu-migrations,
 //!   page-faults}` and where the kernel has a PMU `perf-stat.{cycles,instructions,
-//!   cache-misses,branch-misses,ipc}` (task-clock in ms);
+//!   cache-misses,branch-misses,ipc}` (task-clock in ms); counted user-space only
+//!   (`crate::perf_scope`), the rows of events counted in part are named with `:u`
+//!   (`perf-stat.page-faults:u`, `perf-stat.ipc:u`);
 //! - with `--profile`, `perf-profile.{self,children}.<event>.<symbol>` (% of the samples, the
 //!   mean over the passes);
 //! - counters that grow with the work again per operation of the unit, as `<name>.per-op`
@@ -171,7 +173,7 @@ fn unit_metrics(u: &Unit) -> Vec<Metric> {
                     put(&format!("{k}.per-op"), "ns per op", p);
                 }
             }
-            "perf-stat.ipc" => put(k, "per cycle", *v),
+            "perf-stat.ipc" | "perf-stat.ipc:u" => put(k, "per cycle", *v),
             "schedstat.timeslices" | "cgroup.cpu.nr_throttled" | "cgroup.cpu.nr_periods" => {
                 put(k, "count", *v)
             }

@@ -1,18 +1,22 @@
 //! The [`Store`] type and what every part of the store shares: one open connection, where
 //! it is and whether it was opened read-only, a write transaction and a query that explain
-//! their failure (always naming the store), and how long a write waits for a lock. The rest
-//! of `Store` lives by concern beside it (`crate::store`'s doc lists the files), each an
-//! `impl Store` block over [`Db`] (`crate::store::sql`). Every write is one transaction (on
-//! SQLite `BEGIN IMMEDIATE` in WAL mode with a busy timeout, so two patchbench processes can
-//! write one store at once).
+//! their failure (always naming the store). The rest of `Store` lives by concern beside it
+//! (`crate::store`'s doc lists the files), each an `impl Store` block over [`Db`]
+//! (`crate::store::sql`). Every write is one transaction (on SQLite `BEGIN IMMEDIATE` in WAL
+//! mode with a busy timeout, so two patchbench processes can write one store at once).
+//!
+//! A call that did not finish in time, whichever the backend (a server that does not answer,
+//! a SQLite statement or lock wait cut at the bound, `crate::store::bounds`), is a
+//! [`crate::error::StoreUnreachable`]: a command exits 2, and an agent keeps the step's run in
+//! its spool and tries the store again.
 
+use super::bounds::lock_wait;
 use super::descs::DescCache;
 use super::location::Location;
 use super::packed::Contents;
 use super::sql::{self, Db, DbError, Failure};
 use crate::error::Usage;
 use std::cell::RefCell;
-use std::time::Duration;
 
 /// An open result store.
 pub struct Store {
@@ -95,11 +99,18 @@ impl Store {
                 } else {
                     holders.join(", ")
                 };
-                format!(
+                return crate::error::StoreUnreachable(self.location.scrub(&format!(
                     "store {shown} is locked by {who}; gave up after {:.1} s; wait for it to \
                      finish or give another --store",
                     lock_wait().as_secs_f64()
-                )
+                )))
+                .into();
+            }
+            Failure::TimedOut => {
+                return crate::error::StoreUnreachable(self.location.scrub(&format!(
+                    "store {shown}: {e}; what was committed before is kept"
+                )))
+                .into()
             }
             Failure::Full => format!(
                 "store {shown}: the filesystem is full ({e}); free some space there or give \
@@ -209,14 +220,4 @@ impl Store {
         })?;
         out.unwrap_or_else(|| Err(anyhow::anyhow!("the locked section did not run")))
     }
-}
-
-/// How long a write waits for another process's lock: 15 s, or `PATCHBENCH_LOCK_WAIT_MS`
-/// (for tests).
-pub fn lock_wait() -> Duration {
-    std::env::var("PATCHBENCH_LOCK_WAIT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map(Duration::from_millis)
-        .unwrap_or(Duration::from_secs(15))
 }

@@ -7,7 +7,8 @@
 //! The store's queries are written once over the connection interface of `sql`, which
 //! `sqlite` and `postgres` implement, as `impl Store` blocks split by concern:
 //! - `db`: the `Store` type itself and what the others share (the connection, a write
-//!   transaction and a query that explain their failure, the lock wait);
+//!   transaction and a query that explain their failure); `bounds` how long a call may take
+//!   on either backend (`sqlite_deadline` holds a SQLite call to it);
 //! - `open`: opening the store, its integrity check and migrating its schema (`schema` holds
 //!   the migrations);
 //! - `runs`: writing and reading runs, and the listings; a run's values and record are kept
@@ -25,6 +26,7 @@
 //! PostgreSQL address and its credentials as libpq does.
 
 pub mod bisect;
+pub mod bounds;
 pub mod campaign;
 pub mod db;
 pub mod decode;
@@ -44,6 +46,7 @@ pub mod schema;
 pub mod spool;
 pub mod sql;
 pub mod sqlite;
+pub mod sqlite_deadline;
 pub mod stored_form;
 
 use crate::record::sink::Sink;

@@ -4,7 +4,8 @@
 //! (`crate::store::schema`) where the store may be written; and opening it again after the
 //! server came back.
 
-use super::db::{lock_wait, Store};
+use super::bounds::lock_wait;
+use super::db::Store;
 use super::location::Location;
 use super::schema::{self, Found};
 use super::sql::{Db, DbError, Failure};

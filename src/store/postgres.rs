@@ -5,7 +5,7 @@
 //! password before it leaves this module.
 //!
 //! Every call is bounded in time, whatever the network does: the client waits at most
-//! [`call_limit`] for an answer (a connection that stopped forwarding without a reset, as a
+//! [`call_limit`] (`super::bounds`) for an answer (a connection that stopped forwarding without a reset, as a
 //! dead route or a NAT timeout leaves it, is then given up: later calls fail at once, and the
 //! caller reconnects); the server ends a statement after the same time (`statement_timeout`)
 //! and a transaction left idle by a vanished client after twice that
@@ -15,6 +15,7 @@
 //! state. The client runs on a current-thread runtime driven only while a call waits: no
 //! thread is started, so the process may still fork its workloads.
 
+use super::bounds::{call_limit, SIGNAL_GRACE};
 use super::pg_target::{PgTarget, SslMode};
 use super::sql::{Db, DbError, Dialect, Failure, Row, Value};
 use bytes::{BufMut, BytesMut};
@@ -27,23 +28,6 @@ use tokio_postgres::{Client, Statement};
 
 /// The connect timeout when neither the command, the URL nor `PGCONNECT_TIMEOUT` gives one.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The longest a store call waits for the server when `PATCHBENCH_STORE_TIMEOUT` says nothing.
-pub const DEFAULT_CALL_LIMIT: Duration = Duration::from_secs(30);
-
-/// How long a call may still wait once a signal has arrived.
-pub const SIGNAL_GRACE: Duration = Duration::from_secs(1);
-
-/// The longest a store call waits for the server: `PATCHBENCH_STORE_TIMEOUT` seconds (0.5 to
-/// 86400), else [`DEFAULT_CALL_LIMIT`].
-pub fn call_limit() -> Duration {
-    std::env::var("PATCHBENCH_STORE_TIMEOUT")
-        .ok()
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| (0.5..=86_400.0).contains(s))
-        .map(Duration::from_secs_f64)
-        .unwrap_or(DEFAULT_CALL_LIMIT)
-}
 
 /// A connection to a PostgreSQL store.
 pub struct PgDb {

@@ -172,6 +172,9 @@ pub enum Failure {
     Constraint,
     /// The server cannot be reached, or the connection was lost.
     Unreachable,
+    /// A SQLite call ran, or waited for a lock, until the store's bound (or a signal's grace)
+    /// and was cut short (`crate::store::sqlite_deadline`).
+    TimedOut,
     /// Anything else.
     Other,
 }

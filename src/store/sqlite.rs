@@ -3,9 +3,11 @@
 //! written for one that writes: each refused with one line, before anything is created), and
 //! opens a store it may not write read-only (on read-only media without touching the
 //! directory), so queries still work there. Errors are named for what SQLite says they are:
-//! only "not a database" and damaged pages are called corrupt.
+//! only "not a database" and damaged pages are called corrupt. A store's every call is bounded
+//! in time (`super::sqlite_deadline`); a spool's is not (its own lock wait bounds it).
 
 use super::sql::{numbered_to_sqlite, Db, DbError, Dialect, Failure, Row, Value};
+use super::sqlite_deadline::{cut_short, Deadline};
 use super::Access;
 use crate::error::Usage;
 use rusqlite::functions::{Aggregate, Context, FunctionFlags};
@@ -17,6 +19,8 @@ use std::path::{Path, PathBuf};
 pub struct SqliteDb {
     conn: Connection,
     path: PathBuf,
+    /// The bound of each call (a store's; None for a spool).
+    deadline: Option<Deadline>,
 }
 
 /// How a SQLite store was opened.
@@ -40,19 +44,50 @@ impl rusqlite::ToSql for Value {
     }
 }
 
-fn read_value(v: ValueRef<'_>) -> Result<Value, DbError> {
-    Ok(match v {
+fn read_value(v: ValueRef<'_>) -> Value {
+    match v {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::Int(i),
         ValueRef::Real(f) => Value::Real(f),
         ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
         ValueRef::Blob(b) => Value::Blob(b.to_vec()),
-    })
+    }
 }
 
 impl SqliteDb {
     fn err(&self, e: rusqlite::Error) -> DbError {
         classify(&e, &self.path)
+    }
+
+    /// Runs one call (`sql`, to name it) on the connection within the deadline; a call the
+    /// bound cut short is a [`Failure::TimedOut`] naming it.
+    fn bounded<T>(
+        &mut self,
+        sql: &str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, DbError> {
+        let in_transaction = !self.conn.is_autocommit();
+        if let Some(d) = self.deadline.as_mut() {
+            d.arm();
+        }
+        let result = f(&self.conn);
+        let ended = self.deadline.as_mut().map(|d| (d.disarm(), d.limit()));
+        result.map_err(|e| {
+            let plain = classify(&e, &self.path);
+            let path = &self.path;
+            ended
+                .and_then(|(ended, limit)| {
+                    cut_short(sql, &ended, limit, plain.failure, in_transaction, || {
+                        super::locks::holders(path)
+                    })
+                })
+                .unwrap_or(plain)
+        })
+    }
+
+    /// Bounds every later call by `limit` (a test makes a store's connection with its own).
+    pub fn bound_calls(&mut self, limit: std::time::Duration) {
+        self.deadline = Some(Deadline::install(&self.conn, limit));
     }
 
     /// The file.
@@ -68,34 +103,32 @@ impl Db for SqliteDb {
 
     fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64, DbError> {
         let sql = numbered_to_sqlite(sql);
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let n = stmt
-            .execute(rusqlite::params_from_iter(params.iter()))
-            .map_err(|e| classify(&e, &self.path))?;
+        let n = self.bounded(&sql, |conn| {
+            conn.prepare_cached(&sql)?
+                .execute(rusqlite::params_from_iter(params.iter()))
+        })?;
         Ok(n as u64)
     }
 
     fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>, DbError> {
         let sql = numbered_to_sqlite(sql);
-        let path = self.path.clone();
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let columns = stmt.column_count();
-        let mut rows = stmt
-            .query(rusqlite::params_from_iter(params.iter()))
-            .map_err(|e| classify(&e, &path))?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next().map_err(|e| classify(&e, &path))? {
-            let mut values = Vec::with_capacity(columns);
-            for i in 0..columns {
-                values.push(read_value(r.get_ref(i).map_err(|e| classify(&e, &path))?)?);
+        self.bounded(&sql, |conn| {
+            let mut stmt = conn.prepare_cached(&sql)?;
+            let columns = stmt.column_count();
+            let mut rows = stmt.query(rusqlite::params_from_iter(params.iter()))?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next()? {
+                let values = (0..columns)
+                    .map(|i| r.get_ref(i).map(read_value))
+                    .collect::<rusqlite::Result<Vec<Value>>>()?;
+                out.push(Row(values));
             }
-            out.push(Row(values));
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     fn batch(&mut self, sql: &str) -> Result<(), DbError> {
-        self.conn.execute_batch(sql).map_err(|e| self.err(e))
+        self.bounded(sql, |conn| conn.execute_batch(sql))
     }
 
     fn begin(&mut self) -> Result<(), DbError> {
@@ -107,6 +140,7 @@ impl Db for SqliteDb {
     }
 
     fn rollback(&mut self) {
+        // Unbounded: a rollback after a call the bound cut must not be cut in turn.
         if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
@@ -204,10 +238,12 @@ pub fn open(path: &Path, access: Access) -> anyhow::Result<(SqliteDb, Opened)> {
         Opened::ReadOnly => Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY),
     };
     let conn = conn.map_err(|e| opening_error(&classify(&e, path), path))?;
-    let db = SqliteDb {
+    let mut db = SqliteDb {
         conn,
         path: path.to_path_buf(),
+        deadline: None,
     };
+    db.bound_calls(super::bounds::call_limit());
     db.conn.set_prepared_statement_cache_capacity(64);
     register_functions(&db.conn).map_err(|e| opening_error(&db.err(e), path))?;
     Ok((db, opened))
@@ -221,6 +257,7 @@ pub fn open_plain(path: &Path, busy: std::time::Duration) -> Result<SqliteDb, Db
     Ok(SqliteDb {
         conn,
         path: path.to_path_buf(),
+        deadline: None,
     })
 }
 
@@ -247,6 +284,9 @@ pub fn opening_error(e: &DbError, path: &Path) -> anyhow::Error {
             "store {shown}: the filesystem is full ({e}); free some space there or give \
              another --store"
         ),
+        Failure::TimedOut => {
+            return crate::error::StoreUnreachable(format!("cannot open store {shown}: {e}")).into()
+        }
         _ => format!("cannot open store {shown}: {e}"),
     };
     Usage(line).into()

@@ -124,6 +124,18 @@ pub fn std_patchbench() -> std::process::Command {
     c
 }
 
+/// Runs `cmd` to its end and returns its output, failing the test with its stderr unless it
+/// succeeded.
+pub fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().expect("the command starts");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// [`std_patchbench`] with `store` as its store (PATCHBENCH_STORE).
 pub fn patchbench_with_store(store: &Path) -> std::process::Command {
     let mut c = std_patchbench();
@@ -410,6 +422,8 @@ pub mod unprivileged {
     pub const RUN: u32 = 61002;
     pub const SCALE: u32 = 61003;
     pub const FAULTS: u32 = 61004;
+    /// tests/perf_stat.rs: a user without CAP_PERFMON.
+    pub const PERF_STAT: u32 = 61005;
 }
 
 /// Makes `cmd` run as user and group `uid` (no supplementary groups, so no capabilities),
