@@ -167,11 +167,10 @@ fn run(cmd: &mut std::process::Command) -> (Option<i32>, String, String) {
     (status.code(), o.join().unwrap(), e.join().unwrap())
 }
 
-/// `bisect start` on the tiny kernel in a TCG guest; the endpoints' campaign has `rounds`
-/// rounds, the steps are sized by the rule from one round up.
+/// `bisect start` on the tiny kernel in a TCG guest, with `extra` options (the endpoints'
+/// `--rounds`) and `workload` after `--`; the steps are sized by the rule from one round up.
 fn start(
     store: &Path,
-    rounds: &str,
     kt: &KernelTree,
     name: &str,
     good: &str,
@@ -205,7 +204,6 @@ fn start(
             "--seed",
             "7",
         ])
-        .args(["--rounds", rounds])
         .args(extra)
         .arg("--")
         .args(workload);
@@ -250,12 +248,11 @@ fn a_slower_getppid_is_found_past_a_commit_that_does_not_build_after_an_interrup
     let (status, rest) = interrupt_after(
         &mut start(
             &store,
-            "5",
             &kt,
             "broken",
             &kt.head,
             "bisect-broken",
-            &["--primary", "exec.getppid"],
+            &["--rounds", "5", "--primary", "exec.getppid"],
             PERF_GETPPID,
         ),
         ".03-step-",
@@ -374,12 +371,11 @@ fn an_endpoints_campaign_whose_interval_holds_0_stops_and_says_so_with_its_inter
     // band: src/bisect/rule.rs's unit tests).
     let (code, out, err) = run(&mut start(
         &store,
-        "3",
         &kt,
         "same",
         &kt.head,
         &commits[7],
-        &["--confidence", "0.999"],
+        &["--rounds", "3", "--confidence", "0.999"],
         SCALE_GETPPID,
     ));
     let secs = t.elapsed().as_secs_f64();
