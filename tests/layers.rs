@@ -29,6 +29,7 @@ const LAYERS: &[&[&str]] = &[
         "noise",
         "out_of_memory",
         "perf_events",
+        "perf_scope",
         "private_dir",
         "proc_stat",
         "safe_text",

@@ -22,8 +22,9 @@
 //! 0). [`user_space_only`] says so in one line, said once and kept in every window's
 //! `missing`.
 
+use crate::perf_events::scope;
 use crate::perf_events::{open_inherited, read_value, why_refused, Kind};
-use crate::perf_scope::{row_name, scope, Scope, USER_SUFFIX};
+use crate::perf_scope::{row_name, Scope, USER_SUFFIX};
 use std::fs::File;
 use std::sync::OnceLock;
 
