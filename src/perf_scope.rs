@@ -3,9 +3,9 @@
 //! `perf_event_open(2)` counts kernel-mode events only for root, a holder of `CAP_PERFMON` (or
 //! `CAP_SYS_ADMIN`), or under `kernel.perf_event_paranoid` 1 or below. Under 2 (Debian's and
 //! most distributions' default) any other user may still count the user-space part of their
-//! own tasks' events: `exclude_kernel`, perf's `:u`. `crate::perf_events::scope` finds which applies once, by
-//! opening a task clock on the calling thread (in full, then, if refused for lack of
-//! privilege, user-space only), so the decision is the kernel's own whatever sets it
+//! own tasks' events: `exclude_kernel`, perf's `:u`. `crate::perf_events::scope` finds which
+//! applies once, by opening a task clock on the calling thread (in full, then, if refused for
+//! lack of privilege, user-space only), so the decision is the kernel's own whatever sets it
 //! (paranoid level, capabilities, an LSM).
 //!
 //! What a counter opened user-space only counts ([`user_only`]), measured on this project's
