@@ -419,41 +419,21 @@ fn invoke(
         &mut || {},
     );
     let wall_seconds = crate::clock::monotonic_ns().saturating_sub(start) as f64 / 1e9;
+    // Its own last words: its standard error's last line, else (a tool that reports on its
+    // standard output, as sysbench does) its standard output's.
     let last_words = || {
-        if outcome.tail.iter().all(|l| l.trim().is_empty()) && plan.reader == Reader::Sysbench {
-            // sysbench says FATAL on its standard output.
-            let out: Vec<String> = read_lossy(&stdout_path).lines().map(String::from).collect();
-            return sysbench::last_words(&out);
+        if outcome.tail.iter().any(|l| !l.trim().is_empty()) {
+            return last_words(outcome.tail.iter().map(String::as_str), "");
         }
-        last_words(
-            outcome.tail.iter().map(String::as_str),
-            " (nothing on its standard error)",
-        )
+        let out = read_lossy(&stdout_path);
+        let lines: Vec<&str> = out.lines().collect();
+        match plan.reader {
+            Reader::Sysbench => sysbench::last_words(&lines),
+            _ => last_words(lines.into_iter(), " (it printed nothing)"),
+        }
     };
     let program = crate::safe_text::field(&plan.program);
-    let status = match &outcome.ended {
-        Ended::Exited {
-            success: true, how, ..
-        } => how.clone(),
-        Ended::Exited { how, .. } => {
-            return Err(RunFailed(format!("{program} {how}{}", last_words())).into())
-        }
-        Ended::TimedOut => {
-            return Err(RunFailed(format!(
-                "{program} did not end within --timeout {} s and was stopped{}",
-                plan.timeout.as_secs_f64(),
-                last_words()
-            ))
-            .into())
-        }
-        Ended::Interrupted(i) => {
-            return Err(crate::error::Interrupted {
-                kept: crate::error::KEPT,
-                ..*i
-            }
-            .into())
-        }
-    };
+    let status = ended_well(&program, outcome.ended, plan.timeout, last_words)?;
     let failed = |why: String| -> anyhow::Error { RunFailed(format!("{program}: {why}")).into() };
     let mut values = Vec::new();
     if !plan.patterns.is_empty() {
@@ -522,6 +502,34 @@ pub(crate) fn number_after(text: &str, label: &str) -> Option<f64> {
             .ok()
             .filter(|v| v.is_finite() && *v >= 0.0)
     })
+}
+
+/// How `what` (an invocation, or a tool's own set-up step) ended, for the run: how it exited
+/// when it succeeded; else a failed run (its exit or the timeout, with `last_words()`), or
+/// the interruption.
+pub(crate) fn ended_well(
+    what: &str,
+    ended: Ended,
+    timeout: Duration,
+    last_words: impl FnOnce() -> String,
+) -> anyhow::Result<String> {
+    match ended {
+        Ended::Exited {
+            success: true, how, ..
+        } => Ok(how),
+        Ended::Exited { how, .. } => Err(RunFailed(format!("{what} {how}{}", last_words())).into()),
+        Ended::TimedOut => Err(RunFailed(format!(
+            "{what} did not end within --timeout {} s and was stopped{}",
+            timeout.as_secs_f64(),
+            last_words()
+        ))
+        .into()),
+        Ended::Interrupted(i) => Err(crate::error::Interrupted {
+            kept: crate::error::KEPT,
+            ..i
+        }
+        .into()),
+    }
 }
 
 /// `: LINE` for the last line of `lines` that is not blank (cut to 200 characters, made safe

@@ -29,7 +29,7 @@
 use super::{number_after, tool::Places, Value};
 use crate::error::RunFailed;
 use crate::proc::signals::Signals;
-use crate::proc::supervise::{Ended, Supervised};
+use crate::proc::supervise::Supervised;
 use crate::record::Direction;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -95,27 +95,14 @@ pub fn files(
         &mut |_| true,
         &mut || {},
     );
-    let said = last_words(&outcome.tail);
-    match outcome.ended {
-        Ended::Exited { success: true, .. } => Ok(()),
-        Ended::Exited { how, .. } => Err(RunFailed(format!("{what} {how}{said}")).into()),
-        Ended::TimedOut => Err(RunFailed(format!(
-            "{what} did not end within --timeout {} s and was stopped{said}",
-            timeout.as_secs_f64()
-        ))
-        .into()),
-        Ended::Interrupted(i) => Err(crate::error::Interrupted {
-            kept: crate::error::KEPT,
-            ..i
-        }
-        .into()),
-    }
+    let tail: Vec<&str> = outcome.tail.iter().map(String::as_str).collect();
+    super::ended_well(&what, outcome.ended, timeout, || last_words(&tail)).map(|_| ())
 }
 
 /// `: LINE` for sysbench's last `FATAL:` line in `lines`, else for the last line that is not
 /// blank, else ` (it printed nothing)`.
-pub fn last_words(lines: &[String]) -> String {
-    let lines = || lines.iter().map(String::as_str);
+pub fn last_words(lines: &[&str]) -> String {
+    let lines = || lines.iter().copied();
     match lines().rev().find(|l| l.trim_start().starts_with("FATAL:")) {
         Some(fatal) => super::last_words(std::iter::once(fatal), ""),
         None => super::last_words(lines(), " (it printed nothing)"),
@@ -407,9 +394,14 @@ mod tests {
             with_command(&w("--threads=2 fileio --file-total-size=8M run"), "prepare"),
             w("--threads=2 fileio --file-total-size=8M prepare")
         );
-        let tail = w("sysbench_1.0.20 FATAL:_Can't_open x y");
-        assert_eq!(last_words(&tail), ": FATAL:_Can't_open");
-        assert_eq!(last_words(&w("a b")), ": b");
+        // Its FATAL line before a WARNING after it, as sysbench prints a missing prepare.
+        let tail = [
+            "sysbench 1.0.20",
+            "FATAL: Cannot open file",
+            "WARNING: Did you forget",
+        ];
+        assert_eq!(last_words(&tail), ": FATAL: Cannot open file");
+        assert_eq!(last_words(&["a", "b"]), ": b");
         assert_eq!(last_words(&[]), " (it printed nothing)");
     }
 }
