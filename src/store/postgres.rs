@@ -5,9 +5,9 @@
 //! password before it leaves this module.
 //!
 //! Every call is bounded in time, whatever the network does: the client waits at most
-//! [`call_limit`] (`super::bounds`) for an answer (a connection that stopped forwarding without a reset, as a
-//! dead route or a NAT timeout leaves it, is then given up: later calls fail at once, and the
-//! caller reconnects); the server ends a statement after the same time (`statement_timeout`)
+//! [`call_limit`] (`super::bounds`) for an answer (a connection that stopped forwarding
+//! without a reset, as a dead route or a NAT timeout leaves it, is then given up: later calls
+//! fail at once, and the caller reconnects); the server ends a statement after the same time (`statement_timeout`)
 //! and a transaction left idle by a vanished client after twice that
 //! (`idle_in_transaction_session_timeout`), so its row locks go; TCP keepalives and
 //! `TCP_USER_TIMEOUT` find a dead peer. Once a signal has arrived ([`super::interrupt_when`]),
