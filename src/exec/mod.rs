@@ -435,12 +435,14 @@ fn invoke(
     let program = crate::safe_text::field(&plan.program);
     let status = ended_well(&program, outcome.ended, plan.timeout, last_words)?;
     let failed = |why: String| -> anyhow::Error { RunFailed(format!("{program}: {why}")).into() };
+    // Read once, when a pattern or the reader needs it.
+    let out = std::cell::OnceCell::new();
+    let stdout = || out.get_or_init(|| read_lossy(&stdout_path)).as_str();
     let mut values = Vec::new();
     if !plan.patterns.is_empty() {
-        let out = read_lossy(&stdout_path);
         let err = read_lossy(&stderr_path);
         for p in &plan.patterns {
-            let value = p.read(&out, &err).map_err(failed)?;
+            let value = p.read(stdout(), &err).map_err(failed)?;
             values.push(Value::new(&p.name, &p.name, &p.unit, p.direction, value));
         }
     }
@@ -454,23 +456,19 @@ fn invoke(
             let text = match &file {
                 Some(f) => std::fs::read_to_string(f)
                     .map_err(|e| failed(format!("it wrote no JSON file {} ({e})", f.display())))?,
-                None => read_lossy(&stdout_path),
+                None => stdout().to_string(),
             };
             values.extend(fio::parse(&text).map_err(failed)?)
         }
-        Reader::Hackbench => {
-            values.extend(hackbench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
-        }
-        Reader::PerfBench => {
-            values.extend(perf_bench::parse(&read_lossy(&stdout_path)).map_err(failed)?)
-        }
+        Reader::Hackbench => values.extend(hackbench::parse(stdout()).map_err(failed)?),
+        Reader::PerfBench => values.extend(perf_bench::parse(stdout()).map_err(failed)?),
         Reader::Sysbench => {
             let test = sysbench::test(&args).ok_or_else(|| {
                 failed("its command line names no test this reader reads".to_string())
             })?;
-            values.extend(sysbench::parse(test, &read_lossy(&stdout_path)).map_err(failed)?)
+            values.extend(sysbench::parse(test, stdout()).map_err(failed)?)
         }
-        Reader::Iperf3 => values.extend(iperf3::parse(&read_lossy(&stdout_path)).map_err(failed)?),
+        Reader::Iperf3 => values.extend(iperf3::parse(stdout()).map_err(failed)?),
         Reader::Generic => {}
     }
     drop(server);
