@@ -180,27 +180,29 @@ pub fn check_for_step(program: &str, vm: bool, own_dir: Option<&Path>) -> Result
              absolute path"
         ));
     };
-    if vm {
-        let real = path.canonicalize().unwrap_or_else(|_| path.clone());
-        let own = own_dir.is_some_and(|d| real.starts_with(d));
-        if let Some(d) = TMPFS_DIRS.iter().find(|d| real.starts_with(d)) {
-            if !own {
-                let really = if real == path {
-                    String::new()
-                } else {
-                    format!(
-                        " ({})",
-                        crate::safe_text::field(&real.display().to_string())
-                    )
-                };
-                return Err(format!(
-                    "{shown}{really} is under {d}, which a vm guest covers with an empty \
-                     tmpfs: put it elsewhere (e.g. /usr/local/bin)"
-                ));
-            }
-        }
+    if !vm {
+        return Ok(());
     }
-    Ok(())
+    // Under the guest's tmpfs, but for patchbench's own directory (bound back into it).
+    let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+    let covered = TMPFS_DIRS.iter().find(|d| real.starts_with(d));
+    match covered {
+        Some(d) if !own_dir.is_some_and(|own| real.starts_with(own)) => {
+            let really = if real == path {
+                String::new()
+            } else {
+                format!(
+                    " ({})",
+                    crate::safe_text::field(&real.display().to_string())
+                )
+            };
+            Err(format!(
+                "{shown}{really} is under {d}, which a vm guest covers with an empty tmpfs: put \
+                 it elsewhere (e.g. /usr/local/bin)"
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The CPUs this process may run on (`sched_getaffinity`: taskset, a cpuset, a vm guest's
