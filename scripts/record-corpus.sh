@@ -170,6 +170,6 @@ mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo 2>/dev/nu
     echo
     echo "    scripts/record-corpus.sh tests/fixtures/corpus"
     echo
-    echo "then \`cargo test --profile calib --test corpus_calibration -- --nocapture\` prints the rates."
+    echo "then \`scripts/test.sh --calib\` prints the rates."
 } >"$out/README.md"
 echo "done: $out ($(ls "$out"/*.jsonl.gz | wc -l) files) in $total_s s" >&2

@@ -5,8 +5,9 @@
 #
 #   scripts/test.sh                 install what is missing, then every test binary, three
 #                                   at a time (scripts/test_lanes.py; logs in target/test-logs/),
-#                                   and the real-data calibration optimised (profile calib)
+#                                   and the real-data calibration optimised
 #   scripts/test.sh --one-lane      the same, one binary at a time
+#   scripts/test.sh --calib         the real-data calibration alone, optimised, its tables printed
 #   scripts/test.sh -- ARGS         install, then `cargo test --no-fail-fast ARGS` (e.g.
 #                                   `--test vm`, or `--test vm NAME` for one test)
 #   scripts/test.sh --install-only  install what is missing, run nothing
@@ -47,8 +48,9 @@ while [ $# -gt 0 ]; do
     --dry-run) mode=dry-run ;;
     --install-only) mode=install ;;
     --one-lane) lanes=1 ;;
+    --calib) lanes=calib ;;
     --) shift; cargo_args=("$@"); break ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scripts/test.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -152,7 +154,11 @@ fi
 # Every test binary once, in three lanes side by side (scripts/test_lanes.py: the binaries
 # that boot guests or build kernels; the real-data calibration (tests/corpus_calibration.rs),
 # which resamples thousands of A/A tables of 400-row runs through `compare`, minutes
-# unoptimised, so it is ignored in a debug build and run here built optimised: profile
-# `calib`, release's optimisation with unwinding; and the rest). Most binaries wait half their
-# time, so the lanes overlap what `cargo test` would run one after the other.
+# unoptimised, so it is ignored in a debug build and run here built optimised: the dev
+# profile with the patchbench package optimised, reusing the debug build's dependencies; and
+# the rest). Most binaries wait half their time, so the lanes overlap what `cargo test` would
+# run one after the other.
+if [ "$lanes" = calib ]; then
+  exec python3 scripts/test_lanes.py --calib
+fi
 exec python3 scripts/test_lanes.py --lanes "$lanes"

@@ -13,9 +13,9 @@
 //!   at most 10 %) in at least 80 %. A sporadic counter made steady is reported only: how
 //!   often it is found is what the report is about, not a promise.
 //!
-//! `cargo test --profile calib --test corpus_calibration -- --nocapture` prints every rate. It runs
-//! in an optimised build only (ignored in a debug one): `compare` on 500 tables of 20 runs of
-//! 400 rows, six designs, nine files, takes minutes unoptimised.
+//! `scripts/test.sh --calib` builds it optimised and prints every rate. It runs in an optimised
+//! build only (ignored in a debug one): `compare` on 500 tables of 20 runs of 400 rows, six
+//! designs, nine files, takes minutes unoptimised.
 
 #[path = "common/corpus.rs"]
 mod corpus;
@@ -41,7 +41,7 @@ const SCORE_CV_PCT: f64 = 2.0;
 #[test]
 #[cfg_attr(
     debug_assertions,
-    ignore = "minutes unoptimised: cargo test --profile calib --test corpus_calibration -- --nocapture"
+    ignore = "minutes unoptimised: scripts/test.sh --calib builds and runs it optimised"
 )]
 fn aa_tables_of_real_runs_rarely_flag_and_planted_changes_are_found() {
     let started = std::time::Instant::now();
