@@ -129,7 +129,7 @@ fn run(seed: u64, tables: usize, n: usize, cv: f64, shift: f64, s: &Settings) ->
 fn settings(confidence: f64) -> Settings {
     Settings {
         confidence,
-        sensitivity: false,
+        details: false,
         ..Settings::default()
     }
 }

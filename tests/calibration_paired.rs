@@ -137,7 +137,7 @@ fn judge(rows: &[(Vec<RunValue>, Vec<RunValue>, RowPairs)], s: &Settings) -> Vec
 fn settings(confidence: f64) -> Settings {
     Settings {
         confidence,
-        sensitivity: false,
+        details: false,
         ..Settings::default()
     }
 }

@@ -47,7 +47,7 @@ fn side(rng: &mut Rng, n: usize, cv_scale: f64, shift: f64) -> Vec<Vec<f64>> {
 
 fn flags(base: &[Vec<f64>], new: &[Vec<f64>]) -> usize {
     let s = Settings {
-        sensitivity: false,
+        details: false,
         ..Settings::default()
     };
     // Continuous monitor rows (rates, times): no resolution.
@@ -245,7 +245,7 @@ fn monitor_table(rng: &mut Rng, n: usize, paired: bool, planted: Option<usize>) 
     );
     let k = kinds(&b, &p);
     let s = Settings {
-        sensitivity: false,
+        details: false,
         ..Settings::default()
     };
     synthetic::judge_kinds(&b, &p, &k, Direction::LowerIsBetter, &s)

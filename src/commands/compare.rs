@@ -263,7 +263,7 @@ pub fn execute(a: &CompareArgs) -> anyhow::Result<i32> {
         confidence,
         noise_pct: a.noise,
         plan_pct: a.plan.clone(),
-        sensitivity: true,
+        details: true,
         why_rows: a.why.0,
     };
     let mut c = compare::compare(&base, &patched, &settings)?;

@@ -154,7 +154,7 @@ pub fn resolution(name: &str, unit: &str, w: Window) -> f64 {
     if !is_monitor(name) {
         return 0.0;
     }
-    if name.starts_with("vmstat.cpu.") {
+    if needs_window(name) {
         return match (w.wall_s.filter(|s| *s > 0.0), w.cpus) {
             (Some(wall), cpus) if cpus > 0 => 100.0 * TICK_S / (wall * f64::from(cpus)),
             _ => 1.0,
@@ -165,6 +165,12 @@ pub fn resolution(name: &str, unit: &str, w: Window) -> f64 {
     } else {
         0.0
     }
+}
+
+/// Whether a row's resolution depends on its run's [`Window`] (the CPU shares, in ticks of
+/// the window); every other row's does not, so its window need not be looked up.
+pub fn needs_window(name: &str) -> bool {
+    name.starts_with("vmstat.cpu.")
 }
 
 /// The resolution of a per-operation row: its count row's, times per-op over count (one event

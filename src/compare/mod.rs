@@ -35,7 +35,7 @@ use model::{NoiseProfile, RunValue, Spread};
 use plan::Sensitivity;
 use serde::Serialize;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use verdict::{Borrowed, Judgement, RowInput, Rule, Settings};
 
 /// One side of a comparison: what the user named, its runs (each with an id or file name),
@@ -321,6 +321,10 @@ fn row_kinds(pending: &[Pending], sides: [&Side; 2]) -> Vec<verdict::RowKind> {
 
 /// A monitor row's resolution: the coarsest of its runs' (the shortest window's).
 fn coarsest_resolution(r: &Pending, sides: [&Side; 2]) -> f64 {
+    // Finding a run's window scans its metrics: only for the rows whose resolution needs it.
+    if !floors::needs_window(&r.first.name) {
+        return floors::resolution(&r.first.name, &r.first.unit, floors::Window::default());
+    }
     let window = |side: &Side, run: &str| -> floors::Window {
         let Some((_, rec)) = side.runs.iter().find(|(id, _)| id == run) else {
             return floors::Window::default();
@@ -442,7 +446,7 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             };
             paired::paired_row(p, est, unpaired, settings.confidence, settings.band())
         });
-        let sensitivity = match (&paired_row, settings.sensitivity && !is_why[rows.len()]) {
+        let sensitivity = match (&paired_row, settings.details && !is_why[rows.len()]) {
             (_, false) => None,
             (Some(pr), true) if pr_is_paired(&judgement) => pr.sd_pct.map(|sd| {
                 plan::paired_sensitivity(
@@ -485,7 +489,12 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
     let why = why_table(why);
     let family = family(&rows, base, patched, settings);
     let why_family = family_of(&why, settings);
-    let fingerprint = comparability::fingerprint(base, patched);
+    // The fingerprint serialises every run's system: a fifth of a calibration's time.
+    let fingerprint = if settings.details {
+        comparability::fingerprint(base, patched)
+    } else {
+        Vec::new()
+    };
     Ok(Comparison {
         base: base.name.clone(),
         patched: patched.name.clone(),
@@ -493,12 +502,20 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         patched_runs: patched.runs.iter().map(|r| r.0.clone()).collect(),
         settings: settings.clone(),
         warnings: comparability::differences_in(&fingerprint, base, patched),
-        noise: vec![comparability::noise(base), comparability::noise(patched)],
+        noise: if settings.details {
+            vec![comparability::noise(base), comparability::noise(patched)]
+        } else {
+            Vec::new()
+        },
         fingerprint,
-        curves: curves::of(&[
-            (base.name.as_str(), base.runs.as_slice()),
-            (patched.name.as_str(), patched.runs.as_slice()),
-        ]),
+        curves: if settings.details {
+            curves::of(&[
+                (base.name.as_str(), base.runs.as_slice()),
+                (patched.name.as_str(), patched.runs.as_slice()),
+            ])
+        } else {
+            Vec::new()
+        },
         notes: {
             let mut n = notes(base, patched, &rows, &detected);
             n.extend(cpu_share_note(&why));
@@ -900,13 +917,15 @@ impl Entry<'_> {
 
 struct ByKey<'a> {
     order: Vec<String>,
-    map: BTreeMap<String, Vec<Entry<'a>>>,
+    /// Hashed: keys share long prefixes (`proc-vmstat.…[copies=1,test=…]`), which a tree
+    /// compares byte by byte at every level.
+    map: HashMap<String, Vec<Entry<'a>>>,
 }
 
 fn metrics_by_key<'a>(side: &'a Side, orders: &[usize]) -> ByKey<'a> {
     let mut out = ByKey {
         order: Vec::new(),
-        map: BTreeMap::new(),
+        map: HashMap::new(),
     };
     for ((id, run), &order) in side.runs.iter().zip(orders) {
         let id = SharedStr::from(id.as_str());

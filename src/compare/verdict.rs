@@ -90,9 +90,11 @@ pub struct Settings {
     pub noise_pct: f64,
     /// Changes (in %) for which the plan says how many runs a side are needed (1 and 2).
     pub plan_pct: Vec<f64>,
-    /// Compute the minimum detectable effect and the plan (off in the calibration loops).
+    /// What a reader needs beside the labels: the minimum detectable effect and the plan, the
+    /// fingerprint side by side with its warnings, the noise checks and the curves. Off in the
+    /// calibration loops, which count labels only (thousands of tables of the same runs).
     #[serde(skip)]
-    pub sensitivity: bool,
+    pub details: bool,
     /// How many rows of the second table ("what changed with it": the monitor rows) the
     /// human formats show; None for all of them (`--why all`).
     #[serde(default)]
@@ -106,7 +108,7 @@ impl Default for Settings {
             confidence: 0.90,
             noise_pct: 1.0,
             plan_pct: vec![1.0, 2.0],
-            sensitivity: true,
+            details: true,
             why_rows: Some(20),
         }
     }

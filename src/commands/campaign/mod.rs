@@ -288,7 +288,7 @@ fn report(a: &ReportArgs) -> anyhow::Result<i32> {
         confidence: c.spec.confidence,
         noise_pct: a.noise,
         plan_pct: vec![1.0, 2.0],
-        sensitivity: true,
+        details: true,
         why_rows: a.why.0,
     };
     let comparison = crate::compare::compare(&base, &patched, &settings)?;
