@@ -69,7 +69,10 @@ impl Pool {
                 left_out.push(id);
                 continue;
             }
+            // Neither the monitor units nor the noise check are read by the labels, and every
+            // table clones its runs.
             r.monitors.clear();
+            r.system.noise = None;
             kept.push((id, r));
         }
         kept.sort_by(|a, b| a.1.started_at.cmp(&b.1.started_at));

@@ -256,7 +256,7 @@ struct Pending<'a> {
     key: String,
     first: &'a Metric,
     title: String,
-    params: BTreeMap<String, String>,
+    params: Cow<'a, BTreeMap<String, String>>,
     base: Vec<RunValue>,
     new: Vec<RunValue>,
 }
@@ -283,10 +283,7 @@ impl Pending<'_> {
 /// resolution.
 fn row_kinds(pending: &[Pending], sides: [&Side; 2]) -> Vec<verdict::RowKind> {
     use verdict::RowKind;
-    let by_key: BTreeMap<String, &Pending> = pending
-        .iter()
-        .map(|r| (metric_key(&r.first.name, &r.params), r))
-        .collect();
+    let by_key: HashMap<&str, &Pending> = pending.iter().map(|r| (r.key.as_str(), r)).collect();
     let own = |r: &Pending| -> RowKind {
         if let Some(reason) = floors::too_few(&r.first.name, &r.first.unit, r.largest()) {
             return RowKind::TooFew { reason };
@@ -301,8 +298,8 @@ fn row_kinds(pending: &[Pending], sides: [&Side; 2]) -> Vec<verdict::RowKind> {
             if !crate::record::monitors::is_monitor(&r.first.name) {
                 return RowKind::Score;
             }
-            let count =
-                floors::count_of(&r.first.name).and_then(|c| by_key.get(&metric_key(c, &r.params)));
+            let count = floors::count_of(&r.first.name)
+                .and_then(|c| by_key.get(metric_key(c, &r.params).as_str()));
             match (count, own(r)) {
                 (Some(c), RowKind::Monitor { .. }) => match own(c) {
                     RowKind::TooFew { reason } => RowKind::TooFew {
@@ -333,7 +330,7 @@ fn coarsest_resolution(r: &Pending, sides: [&Side; 2]) -> f64 {
             wall_s: rec
                 .metrics
                 .iter()
-                .find(|m| m.name == "time.elapsed_time" && m.params == r.params)
+                .find(|m| m.name == "time.elapsed_time" && m.params == *r.params)
                 .map(|m| m.value),
             cpus: rec.system.cpus,
         }
@@ -385,7 +382,11 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             key: key.clone(),
             first: first.metric,
             title: first.title().to_string(),
-            params: first.params().clone(),
+            // Borrowed from the run's metric; a copy only for a UnixBench index's variant.
+            params: match &first.variant {
+                Some(v) => Cow::Owned(v.1.clone()),
+                None => Cow::Borrowed(&*first.metric.params),
+            },
             base: model::run_values(&base.name, key, &as_tuples(&bm))?,
             new: model::run_values(&patched.name, key, &as_tuples(&pm))?,
         });
@@ -437,7 +438,8 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             _ => None,
         };
         let spread = model::spread(&[&r.base, &r.new]);
-        let paired_row = input.pairs.map(|p| {
+        // Display only (the label is judged above): not in the calibration loops.
+        let paired_row = input.pairs.filter(|_| settings.details).map(|p| {
             let (est, unpaired) = match &judgement.estimate {
                 Some(e) if e.method == estimate::Method::Paired => {
                     (Some(e), judgement.unpaired.as_ref())
@@ -464,7 +466,7 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
             key: r.key.clone(),
             name: r.first.name.to_string(),
             primary: r.first.name == "unixbench.index" && !r.params.contains_key("partial"),
-            params: r.params.clone(),
+            params: r.params.clone().into_owned(),
             title: r.title.clone(),
             unit: r.first.unit.to_string(),
             direction: r.first.direction,
@@ -908,10 +910,6 @@ struct Entry<'a> {
 impl Entry<'_> {
     fn title(&self) -> &str {
         self.variant.as_ref().map_or(&self.metric.title, |v| &v.0)
-    }
-
-    fn params(&self) -> &BTreeMap<String, String> {
-        self.variant.as_ref().map_or(&self.metric.params, |v| &v.1)
     }
 }
 
