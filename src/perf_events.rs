@@ -13,6 +13,10 @@
 
 pub use crate::perf_scope::Kind;
 use crate::perf_scope::{row_name, Scope};
+use crate::perf_scope::{
+    HW_CACHE_MISSES, HW_CPU_CYCLES, HW_INSTRUCTIONS, SW_CONTEXT_SWITCHES, SW_CPU_MIGRATIONS,
+    SW_PAGE_FAULTS, SW_TASK_CLOCK,
+};
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::FromRawFd;
@@ -29,20 +33,18 @@ const EXCLUDE_HV: u64 = 1 << 6;
 const INHERIT: u64 = 1 << 1;
 /// `exclude_kernel`.
 const EXCLUDE_KERNEL: u64 = 1 << 5;
-/// `PERF_COUNT_SW_TASK_CLOCK`: what [`scope`] opens to find what may be counted.
-const TASK_CLOCK: u64 = 1;
 /// `PERF_FLAG_FD_CLOEXEC`.
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 
 /// The events tried, in report order: (name, kind, config).
 const EVENTS: [(&str, Kind, u64); 7] = [
-    ("instructions", Kind::Hardware, 1),
-    ("cycles", Kind::Hardware, 0),
-    ("cache-misses", Kind::Hardware, 3),
-    ("task-clock-ns", Kind::Software, 1),
-    ("context-switches", Kind::Software, 3),
-    ("page-faults", Kind::Software, 2),
-    ("cpu-migrations", Kind::Software, 4),
+    ("instructions", Kind::Hardware, HW_INSTRUCTIONS),
+    ("cycles", Kind::Hardware, HW_CPU_CYCLES),
+    ("cache-misses", Kind::Hardware, HW_CACHE_MISSES),
+    ("task-clock-ns", Kind::Software, SW_TASK_CLOCK),
+    ("context-switches", Kind::Software, SW_CONTEXT_SWITCHES),
+    ("page-faults", Kind::Software, SW_PAGE_FAULTS),
+    ("cpu-migrations", Kind::Software, SW_CPU_MIGRATIONS),
 ];
 
 static HW_WARNED: AtomicBool = AtomicBool::new(false);
@@ -163,7 +165,7 @@ pub fn scope() -> Result<Scope, i32> {
     static FOUND: OnceLock<Result<Scope, i32>> = OnceLock::new();
     *FOUND.get_or_init(|| {
         let errno = |e: std::io::Error| e.raw_os_error().unwrap_or(libc::EINVAL);
-        let task_clock = |s| open_on_self(Kind::Software, TASK_CLOCK, s);
+        let task_clock = |s| open_on_self(Kind::Software, SW_TASK_CLOCK, s);
         match task_clock(Scope::Full) {
             Ok(_) => Ok(Scope::Full),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {

@@ -52,11 +52,18 @@ pub enum UserOnly {
 /// What names a row counted user-space only, as perf names such an event.
 pub const USER_SUFFIX: &str = ":u";
 
-/// `PERF_COUNT_SW_*` configs this module decides on.
-const SW_CPU_CLOCK: u64 = 0;
-const SW_TASK_CLOCK: u64 = 1;
-const SW_CONTEXT_SWITCHES: u64 = 3;
-const SW_CPU_MIGRATIONS: u64 = 4;
+/// The event configs of `perf_event_open(2)` that patchbench opens (`PERF_COUNT_HW_*` with
+/// [`Kind::Hardware`], `PERF_COUNT_SW_*` with [`Kind::Software`]): one home for both event
+/// tables (will-it-scale's counters, the monitors' perf-stat) and the decisions here.
+pub const HW_CPU_CYCLES: u64 = 0;
+pub const HW_INSTRUCTIONS: u64 = 1;
+pub const HW_CACHE_MISSES: u64 = 3;
+pub const HW_BRANCH_MISSES: u64 = 5;
+pub const SW_CPU_CLOCK: u64 = 0;
+pub const SW_TASK_CLOCK: u64 = 1;
+pub const SW_PAGE_FAULTS: u64 = 2;
+pub const SW_CONTEXT_SWITCHES: u64 = 3;
+pub const SW_CPU_MIGRATIONS: u64 = 4;
 
 /// What the event (`kind`, `config`) counts when opened user-space only (see the module's doc).
 pub fn user_only(kind: Kind, config: u64) -> UserOnly {
@@ -97,21 +104,33 @@ mod tests {
     fn rows_counted_user_space_only_are_named_so_or_left_out() {
         let u = Scope::UserOnly;
         assert_eq!(
-            row_name("task-clock", Kind::Software, 1, u).as_deref(),
+            row_name("task-clock", Kind::Software, SW_TASK_CLOCK, u).as_deref(),
             Some("task-clock")
         );
         assert_eq!(
-            row_name("page-faults", Kind::Software, 2, u).as_deref(),
+            row_name("page-faults", Kind::Software, SW_PAGE_FAULTS, u).as_deref(),
             Some("page-faults:u")
         );
         assert_eq!(
-            row_name("cycles", Kind::Hardware, 0, u).as_deref(),
+            row_name("cycles", Kind::Hardware, HW_CPU_CYCLES, u).as_deref(),
             Some("cycles:u")
         );
-        assert_eq!(row_name("context-switches", Kind::Software, 3, u), None);
-        assert_eq!(row_name("cpu-migrations", Kind::Software, 4, u), None);
         assert_eq!(
-            row_name("context-switches", Kind::Software, 3, Scope::Full).as_deref(),
+            row_name("context-switches", Kind::Software, SW_CONTEXT_SWITCHES, u),
+            None
+        );
+        assert_eq!(
+            row_name("cpu-migrations", Kind::Software, SW_CPU_MIGRATIONS, u),
+            None
+        );
+        assert_eq!(
+            row_name(
+                "context-switches",
+                Kind::Software,
+                SW_CONTEXT_SWITCHES,
+                Scope::Full
+            )
+            .as_deref(),
             Some("context-switches")
         );
     }

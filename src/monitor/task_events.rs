@@ -25,20 +25,24 @@
 use crate::perf_events::scope;
 use crate::perf_events::{open_inherited, read_value, why_refused, Kind};
 use crate::perf_scope::{row_name, Scope, USER_SUFFIX};
+use crate::perf_scope::{
+    HW_BRANCH_MISSES, HW_CACHE_MISSES, HW_CPU_CYCLES, HW_INSTRUCTIONS, SW_CONTEXT_SWITCHES,
+    SW_CPU_MIGRATIONS, SW_PAGE_FAULTS, SW_TASK_CLOCK,
+};
 use std::fs::File;
 use std::sync::OnceLock;
 
 /// (event name, kind, config): the row `perf-stat.<name>` (with `:u` where only its user-mode
 /// part is counted).
 const EVENTS: [(&str, Kind, u64); 8] = [
-    ("task-clock", Kind::Software, 1),
-    ("context-switches", Kind::Software, 3),
-    ("cpu-migrations", Kind::Software, 4),
-    ("page-faults", Kind::Software, 2),
-    ("cycles", Kind::Hardware, 0),
-    ("instructions", Kind::Hardware, 1),
-    ("cache-misses", Kind::Hardware, 3),
-    ("branch-misses", Kind::Hardware, 5),
+    ("task-clock", Kind::Software, SW_TASK_CLOCK),
+    ("context-switches", Kind::Software, SW_CONTEXT_SWITCHES),
+    ("cpu-migrations", Kind::Software, SW_CPU_MIGRATIONS),
+    ("page-faults", Kind::Software, SW_PAGE_FAULTS),
+    ("cycles", Kind::Hardware, HW_CPU_CYCLES),
+    ("instructions", Kind::Hardware, HW_INSTRUCTIONS),
+    ("cache-misses", Kind::Hardware, HW_CACHE_MISSES),
+    ("branch-misses", Kind::Hardware, HW_BRANCH_MISSES),
 ];
 
 /// The open counters of one window, by row name.
