@@ -5,7 +5,8 @@
 //! From one [`Pool`] (the runs of one configuration) [`calibrate`] draws, for every
 //! [`Design`] (unpaired k v k, paired n rounds; `draw`), `tables` seeded A/A tables, runs
 //! `compare::compare` on each (without its details: sensitivity, plan, fingerprint, which
-//! the counts do not need) and counts the tables that flag any row, per family and per kind of row (`tally`).
+//! the counts do not need) and counts the tables that flag any row, per family and per kind
+//! of row (`tally`).
 //! In the same tables it plants known changes (`plant`) and counts the tables that find
 //! them; it finds the smallest loss of the headline score found in at least [`POWER`] of the
 //! tables (`reach`), and lists the monitor rows too sporadic to judge (`sporadic`).

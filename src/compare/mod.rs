@@ -491,11 +491,19 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
     let why = why_table(why);
     let family = family(&rows, base, patched, settings);
     let why_family = family_of(&why, settings);
-    // The fingerprint serialises every run's system: a fifth of a calibration's time.
-    let fingerprint = if settings.details {
-        comparability::fingerprint(base, patched)
+    // What a reader sees beside the labels; not in the calibration loops (the fingerprint
+    // serialises every run's system: a fifth of a calibration's time).
+    let (fingerprint, noise, curves) = if settings.details {
+        (
+            comparability::fingerprint(base, patched),
+            vec![comparability::noise(base), comparability::noise(patched)],
+            curves::of(&[
+                (base.name.as_str(), base.runs.as_slice()),
+                (patched.name.as_str(), patched.runs.as_slice()),
+            ]),
+        )
     } else {
-        Vec::new()
+        Default::default()
     };
     Ok(Comparison {
         base: base.name.clone(),
@@ -504,20 +512,9 @@ pub fn compare(base: &Side, patched: &Side, settings: &Settings) -> anyhow::Resu
         patched_runs: patched.runs.iter().map(|r| r.0.clone()).collect(),
         settings: settings.clone(),
         warnings: comparability::differences_in(&fingerprint, base, patched),
-        noise: if settings.details {
-            vec![comparability::noise(base), comparability::noise(patched)]
-        } else {
-            Vec::new()
-        },
+        noise,
         fingerprint,
-        curves: if settings.details {
-            curves::of(&[
-                (base.name.as_str(), base.runs.as_slice()),
-                (patched.name.as_str(), patched.runs.as_slice()),
-            ])
-        } else {
-            Vec::new()
-        },
+        curves,
         notes: {
             let mut n = notes(base, patched, &rows, &detected);
             n.extend(cpu_share_note(&why));
