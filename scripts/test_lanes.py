@@ -41,6 +41,8 @@ ALONE = ["why"]
 # The longest of the rest (2026-12-07, seconds): started first, so the lanes end together.
 LONG = ["campaign", "run", "lab_agents", "scale", "registry", "fidelity", "aim7", "exec"]
 LOGS = os.path.join("target", "test-logs")
+# Run optimised in its own lane; its debug binary only says "ignored", so it is not run.
+CALIB = "corpus_calibration"
 # The optimised calibration's own target directory, seeded from the debug build's (calib_lane).
 CALIB_DIR = os.path.join("target", "calib-dev")
 # The patchbench package alone optimised, in the dev profile whose dependencies are already
@@ -77,12 +79,13 @@ def seed_calib_dir():
                     shutil.copy2(source, target, follow_symlinks=False)
 
 
-def calib_lane(extra=()):
-    """The command that builds tests/corpus_calibration.rs optimised and runs it."""
-    cmd = ["cargo", "test", "--locked", "--test", "corpus_calibration"]
+def calib_lane():
+    """The command that builds tests/corpus_calibration.rs optimised and runs it, its table
+    printed (in its log in the lanes)."""
+    cmd = ["cargo", "test", "--locked", "--test", CALIB]
     for k, v in CALIB_OPT.items():
         cmd += ["--config", f"profile.dev.package.patchbench.{k}={v}"]
-    return cmd + list(extra)
+    return cmd + ["--", "--nocapture"]
 
 
 def calib_env():
@@ -164,22 +167,22 @@ def main():
     lanes = 3
     args = sys.argv[1:]
     if args == ["--calib"]:
-        debug = ["cargo", "test", "--locked", "--no-run", "--test", "corpus_calibration"]
+        debug = ["cargo", "test", "--locked", "--no-run", "--test", CALIB]
         if subprocess.call(debug) != 0:
             sys.exit(f"test_lanes: `{' '.join(debug)}` failed")
         seed_calib_dir()
-        return subprocess.call(calib_lane(["--", "--nocapture"]), env=calib_env())
+        return subprocess.call(calib_lane(), env=calib_env())
     if args[:1] == ["--lanes"] and len(args) == 2 and args[1] in ("1", "3"):
         lanes = int(args[1])
     elif args:
         sys.exit("test_lanes: usage: scripts/test_lanes.py [--lanes 1|3 | --calib]")
     os.makedirs(LOGS, exist_ok=True)
-    binaries = test_binaries()
+    binaries = [b for b in test_binaries() if b[0] != CALIB]
     seed_calib_dir()
     missing = [g for g in GUESTS + ALONE if g not in {n for n, _ in binaries}]
     if missing:
         sys.exit(f"test_lanes: no test binary named {', '.join(missing)} (tests/ renamed?)")
-    calib = [("corpus_calibration (optimised)", calib_lane(["--", "--nocapture"]), calib_env())]
+    calib = [(f"{CALIB} (optimised)", calib_lane(), calib_env())]
     results = Results()
     started = time.monotonic()
     if lanes == 1:
