@@ -424,6 +424,7 @@ pub fn run(
             match unsafe { fork() } {
                 Ok(ForkResult::Child) => in_child(driver, 0, &keep_out, || {
                     gate.close_write_in_child();
+                    report_unstarted_threads(&slots);
                     std::thread::scope(|s| {
                         // The host binds itself to each task's CPUs before spawning its thread.
                         let binder = Binder::new(spec.placement);
@@ -435,6 +436,8 @@ pub fn run(
                                 unsafe { libc::_exit(1) }
                             }
                             let started = std::thread::Builder::new().spawn_scoped(s, move || {
+                                ENTERED.set(true);
+                                STARTED_THREADS.fetch_add(1, Relaxed);
                                 // A failed task ends the host (and so every thread) at once:
                                 // the driver sees it die instead of waiting on the others.
                                 if let Err(e) = task_body(nr) {
@@ -588,6 +591,38 @@ pub fn run(
 
 /// Exit status of a thread-mode host that could not start all its threads.
 const THREAD_START_FAILED: i32 = 3;
+
+thread_local! {
+    /// Whether this thread of a thread-mode host runs our code (its host, or a task whose body
+    /// began).
+    static ENTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+/// The task threads of this host whose body began.
+static STARTED_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// In a thread-mode host: a panic in a thread that never began its body is std failing to
+/// start it after `pthread_create` succeeded (its signal stack's `mmap`, under `ulimit -v`):
+/// recorded like a refused spawn (made, ENOMEM) and the host ends with
+/// [`THREAD_START_FAILED`]; every other panic goes to the child's hook as before.
+fn report_unstarted_threads(slots: &SharedMap) {
+    ENTERED.set(true);
+    let header: *const Slot = slots.slot(0);
+    let header = header as usize;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if ENTERED.get() {
+            return previous(info);
+        }
+        // SAFETY: the slots are mapped for the host's whole life; the hook runs in it.
+        let header = unsafe { &*(header as *const Slot) };
+        header.tid.store(libc::ENOMEM as u64, Relaxed);
+        header
+            .aux
+            .store(STARTED_THREADS.load(Relaxed) as u64 + 1, Relaxed);
+        // SAFETY: ends the whole host process.
+        unsafe { libc::_exit(THREAD_START_FAILED) }
+    }));
+}
 
 /// The failure a thread-mode host recorded in the header slot before it ended (`aux` = the
 /// number of threads made + 1, `tid` = the errno), as the one "start refused" error.
