@@ -114,7 +114,16 @@ fn calibrate_pairs_a_campaigns_rounds() {
     assert_eq!(docs.len(), 6, "{name}: rounds 1-3 are not 6 runs");
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
-    import(dir.path(), &store, &docs, None);
+    // The six as one JSON-lines file, as the corpus keeps them: one run a document.
+    let lines = dir.path().join("rounds.jsonl");
+    std::fs::write(&lines, docs.join("\n") + "\n").unwrap();
+    common::patchbench()
+        .args(["import", "--store"])
+        .arg(&store)
+        .arg(&lines)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("rounds.jsonl (6 of 6) as run 6"));
     let campaign = serde_json::from_str::<serde_json::Value>(&docs[0]).unwrap()["campaign"]
         ["campaign"]
         .as_str()
@@ -162,4 +171,42 @@ fn too_few_runs_is_one_line_with_the_count_and_how_to_get_more() {
     assert!(err.contains("has 5"), "{err}");
     assert!(err.contains("--label few"), "{err}");
     assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn import_takes_json_lines_whole_or_not_at_all() {
+    let (_, docs) = corpus_runs(2, false).expect("a corpus file of 2 plain runs or more");
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let lines = dir.path().join("runs.jsonl");
+    // Two good documents and a third of another schema: nothing is stored, and the error
+    // names the document.
+    let text = format!("{}\n{}\n{{\"schema\": \"other/1\"}}\n", docs[0], docs[1]);
+    std::fs::write(&lines, text).unwrap();
+    let out = common::patchbench()
+        .args(["import", "--store"])
+        .arg(&store)
+        .arg(&lines)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("runs.jsonl (document 3 of 3)"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!store.exists(), "a refused file stored something");
+    // Broken JSON in the middle: said with its line.
+    let text = format!("{}\n{{\"schema\": }}\n{}\n", docs[0], docs[1]);
+    std::fs::write(&lines, text).unwrap();
+    let out = common::patchbench()
+        .args(["import", "--store"])
+        .arg(&store)
+        .arg(&lines)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not valid JSON") && err.contains("line 2"),
+        "{err}"
+    );
 }

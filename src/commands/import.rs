@@ -44,9 +44,17 @@ pub fn execute(a: &ImportArgs) -> anyhow::Result<i32> {
                 a.files.len()
             ));
         }
-        for r in import::import_file_runs(f, &opts)? {
+        let runs = import::import_file_runs(f, &opts)?;
+        let n = runs.len();
+        for (k, r) in runs.into_iter().enumerate() {
             records.push(r);
-            from.push(f);
+            // A file of several runs (JSON lines, a posted table's two sides) names each.
+            let shown = crate::safe_text::field(&f.display().to_string());
+            from.push(if n > 1 {
+                format!("{shown} ({} of {n})", k + 1)
+            } else {
+                shown
+            });
         }
     }
     drop(progress);
@@ -65,8 +73,7 @@ pub fn execute(a: &ImportArgs) -> anyhow::Result<i32> {
             .flatten()
         {
             Some(id) => out.push_str(&format!(
-                "{} is already stored as run {id} (the same run); not stored again\n",
-                crate::safe_text::field(&f.display().to_string())
+                "{f} is already stored as run {id} (the same run); not stored again\n"
             )),
             None => {
                 fresh.push(r);
@@ -79,8 +86,7 @@ pub fn execute(a: &ImportArgs) -> anyhow::Result<i32> {
     for (id, (f, r)) in ids.iter().zip(from.iter().zip(&records)) {
         // The file's name and the label it gave are shown escaped and cut.
         out.push_str(&format!(
-            "imported {} as run {id} (label {}, {} metrics)\n",
-            crate::safe_text::field(&f.display().to_string()),
+            "imported {f} as run {id} (label {}, {} metrics)\n",
             r.label
                 .as_deref()
                 .map_or_else(|| "-".into(), crate::safe_text::field),

@@ -54,26 +54,37 @@ pub fn import_file(path: &Path, opts: &ImportOptions) -> anyhow::Result<RunRecor
     let shown = path.display().to_string();
     let bytes = read_capped(path, &shown)?;
     let text = String::from_utf8_lossy(&bytes);
+    parse_text(&text, &shown, path, opts)
+}
+
+/// One run from a file's text (`shown` names it in errors and in the run's source).
+fn parse_text(
+    text: &str,
+    shown: &str,
+    path: &Path,
+    opts: &ImportOptions,
+) -> anyhow::Result<RunRecord> {
+    let shown = shown.to_string();
     let test = opts.test.clone().unwrap_or_else(|| {
         path.file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "unknown".to_string())
     });
     let mut record = if text.trim_start().starts_with('{') {
-        let record = RunRecord::from_json(&text).map_err(|e| Usage(format!("{shown}: {e}")))?;
+        let record = RunRecord::from_json(text).map_err(|e| Usage(format!("{shown}: {e}")))?;
         json_checked(record).map_err(|e| Usage(format!("{shown}: {e}")))?
-    } else if will_it_scale::looks_like(&text) {
-        will_it_scale::parse(&text, &test).map_err(|e| located(&shown, e))?
-    } else if aim7::looks_like(&text) {
-        aim7::parse(&text, &test).map_err(|e| located(&shown, e))?
-    } else if posted::looks_like(&text) {
+    } else if will_it_scale::looks_like(text) {
+        will_it_scale::parse(text, &test).map_err(|e| located(&shown, e))?
+    } else if aim7::looks_like(text) {
+        aim7::parse(text, &test).map_err(|e| located(&shown, e))?
+    } else if posted::looks_like(text) {
         return Err(Usage(format!(
             "{shown}: a posted comparison table holds two sides; `patchbench import {shown}` \
              stores one run for each, labelled by its header, then compare those labels"
         ))
         .into());
-    } else if unixbench::looks_like(&text) {
-        unixbench::parse(&text).map_err(|e| located(&shown, e))?
+    } else if unixbench::looks_like(text) {
+        unixbench::parse(text).map_err(|e| located(&shown, e))?
     } else {
         return Err(Usage(format!(
             "{shown}: not a known result format (expected a UnixBench report or log, AIM7 \
@@ -238,14 +249,30 @@ pub fn read_side_file(path: &Path, opts: &ImportOptions) -> anyhow::Result<RunRe
     import_file(path, opts)
 }
 
-/// Reads one file into its runs: one record, or two for a posted comparison table (one per
-/// side, labelled by the table's header; `--label` cannot apply to both).
+/// Reads one file into its runs: one record; one per document for patchbench JSON lines
+/// (documents one after the other, as `scripts/record-corpus.sh` writes them); or two for a
+/// posted comparison table (one per side, labelled by the table's header; `--label` cannot
+/// apply to both). A bad document refuses the whole file, naming the document.
 pub fn import_file_runs(path: &Path, opts: &ImportOptions) -> anyhow::Result<Vec<RunRecord>> {
     let shown = path.display().to_string();
     let bytes = read_capped(path, &shown)?;
     let text = String::from_utf8_lossy(&bytes);
-    if text.trim_start().starts_with('{') || !posted::looks_like(&text) {
-        return Ok(vec![import_file(path, opts)?]);
+    if text.trim_start().starts_with('{') {
+        let docs = json_documents(&text).map_err(|e| Usage(format!("{shown}: {e}")))?;
+        if docs.len() < 2 {
+            return Ok(vec![parse_text(&text, &shown, path, opts)?]);
+        }
+        return docs
+            .iter()
+            .enumerate()
+            .map(|(i, doc)| {
+                let named = format!("{shown} (document {} of {})", i + 1, docs.len());
+                parse_text(doc, &named, path, opts)
+            })
+            .collect();
+    }
+    if !posted::looks_like(&text) {
+        return Ok(vec![parse_text(&text, &shown, path, opts)?]);
     }
     if opts.label.is_some() {
         return Err(Usage(format!(
@@ -269,6 +296,21 @@ pub fn import_file_runs(path: &Path, opts: &ImportOptions) -> anyhow::Result<Vec
         ));
     }
     Ok(records)
+}
+
+/// The JSON documents of `text`, one after the other (JSON lines, or pretty documents back to
+/// back), as slices of it; an error says where the JSON breaks.
+fn json_documents(text: &str) -> Result<Vec<&str>, String> {
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
+    let mut docs = Vec::new();
+    let mut start = 0;
+    while let Some(next) = stream.next() {
+        next.map_err(|e| format!("not valid JSON ({e})"))?;
+        let end = stream.byte_offset();
+        docs.push(&text[start..end]);
+        start = end;
+    }
+    Ok(docs)
 }
 
 /// A parse error at a line of the file.
