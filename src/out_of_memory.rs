@@ -20,9 +20,21 @@
 //! load point needs before it forks the first task.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
 /// The exit status of an AIM7 task that ran out of memory.
 pub const OUT_OF_MEMORY_STATUS: i32 = 6;
+
+/// A status this process exits with, silently, when an allocation fails (0: as its [`Guard`]
+/// says). Set by [`quiet_from_now`].
+static QUIET_NOW: AtomicI32 = AtomicI32::new(0);
+
+/// From now on a failed allocation in this process exits with `status` without a word (0:
+/// as its [`Guard`] says again). A will-it-scale thread host sets it while it makes its
+/// threads, so that its driver says the one line (a start refused), not the host.
+pub fn quiet_from_now(status: i32) {
+    QUIET_NOW.store(status, Relaxed);
+}
 
 /// The system allocator with an exit path for failures.
 pub struct Guard {
@@ -43,8 +55,12 @@ impl Guard {
 
     #[cold]
     fn failed(&self, bytes: usize) -> ! {
-        if self.quiet_status != 0 {
-            crate::emergency::exit(&[], self.quiet_status);
+        let quiet = match QUIET_NOW.load(Relaxed) {
+            0 => self.quiet_status,
+            now => now,
+        };
+        if quiet != 0 {
+            crate::emergency::exit(&[], quiet);
         }
         let mut num = [0u8; 20];
         crate::emergency::exit(

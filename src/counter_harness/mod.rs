@@ -349,15 +349,53 @@ impl Outcome {
 /// An error if any task has exited (they never exit on their own); every task is then
 /// stopped.
 fn check_alive(tasks: &mut TaskGroup) -> Result<()> {
-    if let Some((i, status)) = tasks.reap_ended() {
-        tasks.stop();
-        return Err(RunFailed(format!(
+    match ended(tasks) {
+        Some((i, status)) => Err(RunFailed(format!(
             "task {i} stopped unexpectedly: it {}",
             crate::proc::status::describe_raw(status)
         ))
-        .into());
+        .into()),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first task (or thread host) that ended, with its wait status; the others are stopped.
+fn ended(tasks: &mut TaskGroup) -> Option<(usize, i32)> {
+    let ended = tasks.reap_ended();
+    if ended.is_some() {
+        tasks.stop();
+    }
+    ended
+}
+
+/// Why the tasks did not all reach the start gate, given that one of them (`status`) ended
+/// first. A thread-mode host does nothing before the gate but bind itself and make its
+/// threads, so its end there (other than a placement it could not make, which it said) is a
+/// start the system refused, whatever ended it: the host's own report of a failed
+/// `pthread_create` (with its errno), or glibc or the allocator aborting when a thread's
+/// stack, signal stack or TLS could not be had under `ulimit -v`.
+fn ended_before_gate(
+    slots: &SharedMap,
+    n: usize,
+    mode: Mode,
+    i: usize,
+    status: i32,
+) -> anyhow::Error {
+    if let Some(refused) = thread_start_failed(slots, n) {
+        return refused;
+    }
+    let how = crate::proc::status::describe_raw(status);
+    let exited = |code: i32| libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == code;
+    if mode == Mode::Thread && !exited(PLACEMENT_FAILED) {
+        let reached = slots.slot(0).ops.load(Relaxed) as usize;
+        let why = if exited(crate::out_of_memory::OUT_OF_MEMORY_STATUS) {
+            std::io::Error::from_raw_os_error(libc::ENOMEM)
+        } else {
+            std::io::Error::other(format!("the process making them {how}"))
+        };
+        return crate::proc::start_refused("starting threads", reached.min(n), n, why, "--tasks");
+    }
+    RunFailed(format!("task {i} stopped unexpectedly: it {how}")).into()
 }
 
 /// Runs `work` in `spec.tasks` tasks and samples them.
@@ -383,6 +421,8 @@ pub fn run(
         slot.tid.store(unsafe { libc::gettid() } as u64, Relaxed);
         slots.slot(0).ops.fetch_add(1, Relaxed);
         crate::proc::gate::wait(gate.read_end());
+        // Past the gate a failed allocation is the run's, said in one line by this process.
+        crate::out_of_memory::quiet_from_now(0);
         let ctx = TaskCtx {
             nr,
             tasks: n,
@@ -425,6 +465,11 @@ pub fn run(
                 Ok(ForkResult::Child) => in_child(driver, 0, &keep_out, || {
                     gate.close_write_in_child();
                     report_unstarted_threads(&slots);
+                    // Memory that runs out while the threads are made is a start refused:
+                    // the driver says so (`ended_before_gate`), not this host.
+                    crate::out_of_memory::quiet_from_now(
+                        crate::out_of_memory::OUT_OF_MEMORY_STATUS,
+                    );
                     std::thread::scope(|s| {
                         // The host binds itself to each task's CPUs before spawning its thread.
                         let binder = Binder::new(spec.placement);
@@ -433,7 +478,7 @@ pub fn run(
                                 crate::safe_text::eprint_line(&format!("patchbench: {e:#}"));
                                 // SAFETY: ends the whole host process (its threads wait on
                                 // the gate, so the scope could not end them).
-                                unsafe { libc::_exit(1) }
+                                unsafe { libc::_exit(PLACEMENT_FAILED) }
                             }
                             let started = std::thread::Builder::new().spawn_scoped(s, move || {
                                 ENTERED.set(true);
@@ -477,8 +522,8 @@ pub fn run(
     let started = Instant::now();
     while (slots.slot(0).ops.load(Relaxed) as usize) < n {
         interrupt.check()?;
-        if let Err(e) = check_alive(&mut tasks) {
-            return Err(thread_start_failed(&slots, n).unwrap_or(e));
+        if let Some((i, status)) = ended(&mut tasks) {
+            return Err(ended_before_gate(&slots, n, mode, i, status));
         }
         if started.elapsed() > READY_TIMEOUT {
             return Err(RunFailed("the tasks did not reach the start gate in 60 s".into()).into());
@@ -591,6 +636,9 @@ pub fn run(
 
 /// Exit status of a thread-mode host that could not start all its threads.
 const THREAD_START_FAILED: i32 = 3;
+/// Exit status of a thread-mode host that could not bind itself to a task's CPUs (it said
+/// why on standard error).
+const PLACEMENT_FAILED: i32 = 4;
 
 thread_local! {
     /// Whether this thread of a thread-mode host runs our code (its host, or a task whose body
