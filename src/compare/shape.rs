@@ -75,6 +75,35 @@ pub enum Shape {
     },
 }
 
+impl Shape {
+    /// How far this shape alone moves a row's values, as a factor: the upper group over the
+    /// lower one, or a drift's whole span.
+    pub fn span(&self) -> f64 {
+        match self {
+            Shape::Bimodal { low, high, .. } => high / low,
+            Shape::Drift { total_pct, .. } => (1.0 + total_pct / 100.0).ln().abs().exp(),
+        }
+    }
+}
+
+/// The factor by which every value of one side lies beyond every value of the other (above 1),
+/// or None when the sides overlap, one is empty or a value is not positive and finite. Sides
+/// apart by more than a shape's [`Shape::span`] differ by more than any mix of its modes or
+/// its drift explains.
+pub fn apart_by(base: &[f64], new: &[f64]) -> Option<f64> {
+    let range = |v: &[f64]| -> Option<(f64, f64)> {
+        if v.is_empty() || v.iter().any(|x| !x.is_finite() || *x <= 0.0) {
+            return None;
+        }
+        Some(v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+            (lo.min(*x), hi.max(*x))
+        }))
+    };
+    let ((b_lo, b_hi), (n_lo, n_hi)) = (range(base)?, range(new)?);
+    let apart = (n_lo / b_hi).max(b_lo / n_hi);
+    (apart > 1.0).then_some(apart)
+}
+
 /// The best split of sorted logs into a lower and an upper group of at least 2 each: the one
 /// with the least spread inside the groups. Returns the cut (size of the lower group) and the
 /// separation statistic: the distance between the groups' means over the pooled standard
@@ -270,6 +299,21 @@ pub fn known_cause(test: Option<&str>, copies: Option<&str>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sides_apart_by_a_factor_or_overlapping() {
+        assert_eq!(apart_by(&[1.0, 2.0], &[4.0, 5.0]), Some(2.0));
+        assert_eq!(apart_by(&[4.0, 5.0], &[1.0, 2.0]), Some(2.0));
+        assert_eq!(apart_by(&[1.0, 3.0], &[2.0, 5.0]), None);
+        assert_eq!(apart_by(&[0.0, 3.0], &[4.0, 5.0]), None);
+        assert_eq!(apart_by(&[], &[4.0]), None);
+        let drift = Shape::Drift {
+            total_pct: -20.0,
+            p: 0.0,
+            runs: 10,
+        };
+        assert!((drift.span() - 1.25).abs() < 1e-12);
+    }
 
     #[test]
     fn the_context_switch_modes_are_bimodal() {

@@ -11,7 +11,10 @@
 //! - `no change`: the whole interval inside the band (an equivalence test at α, TOST);
 //! - `inconclusive`: anything else; the interval says what is left open;
 //! - `no verdict`: fewer than 2 runs on a side and no noise profile for it;
-//! - `bimodal` / `drifting`: the runs are not one cloud (see `shape`), so no average is judged.
+//! - `bimodal` / `drifting`: the runs are not one cloud (see `shape`), so no average is judged;
+//!   unless every run of one side lies beyond every run of the other by more than the modes
+//!   or the drift move the values (`shape::apart_by` against `Shape::span`): no mix of them
+//!   explains such a difference, so the row is judged as above, its note saying what was seen.
 //!
 //! The band is symmetric on the log scale: "beyond ±1 %" means a ratio above 1.01 or below
 //! 1/1.01, so swapping the sides swaps the labels exactly. Every label can be checked from the
@@ -180,6 +183,10 @@ pub struct Judgement {
     /// Score rows: runs whose value is 0 (the workload failed), left out of the verdict.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<Failed>,
+    /// A row with a shape that was judged all the same: the factor by which every run of one
+    /// side lies beyond every run of the other, more than the shape's span.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apart: Option<f64>,
 }
 
 /// Runs of one side in which a score row's workload failed (its value is 0).
@@ -289,6 +296,7 @@ fn undecided() -> Judgement {
         shape: None,
         unpaired: None,
         failed: Vec::new(),
+        apart: None,
     }
 }
 
@@ -665,16 +673,19 @@ fn label(j: &mut Judgement, r: &RowInput, s: &Settings) {
     if s.rule == Rule::Lkp {
         return label_lkp(j, r, s);
     }
-    match &j.shape {
-        Some(Shape::Bimodal { .. }) => {
-            j.verdict = Verdict::Bimodal;
+    if let Some(shape) = &j.shape {
+        // Sides apart by more than the modes or the drift move the values differ whatever
+        // the shape: the row is judged, and its note says what was seen.
+        let values = |v: &[RunValue]| -> Vec<f64> { v.iter().map(|x| x.value).collect() };
+        let apart = shape::apart_by(&values(r.base), &values(r.new));
+        if apart.is_none_or(|f| f <= shape.span()) {
+            j.verdict = match shape {
+                Shape::Bimodal { .. } => Verdict::Bimodal,
+                Shape::Drift { .. } => Verdict::Drifting,
+            };
             return;
         }
-        Some(Shape::Drift { .. }) => {
-            j.verdict = Verdict::Drifting;
-            return;
-        }
-        None => {}
+        j.apart = apart;
     }
     let alpha = s.alpha();
     let resolved = beyond_resolution(r);
@@ -780,6 +791,30 @@ mod tests {
         // Tight and centred: no change.
         let j = one(&[1000.0, 1001.0, 999.0], &[1000.5, 999.5, 1000.0], &s);
         assert_eq!(j.verdict, Verdict::NoChange);
+    }
+
+    #[test]
+    fn a_bimodal_side_is_judged_only_when_the_sides_lie_beyond_its_modes() {
+        let s = Settings::default();
+        // A timer-interrupt count: 303 in most runs, 265 in an episode of the host's.
+        let base = [
+            303.0, 301.0, 266.0, 305.0, 264.0, 302.0, 304.0, 300.0, 306.0, 303.0,
+        ];
+        let same = [
+            302.0, 265.0, 304.0, 301.0, 303.0, 263.0, 305.0, 300.0, 302.0, 304.0,
+        ];
+        let j = one(&base, &same, &s);
+        assert_eq!(j.verdict, Verdict::Bimodal, "{j:?}");
+        assert!(j.apart.is_none());
+        // Doubled: every patched run beyond every base run by far more than the modes (×1.14).
+        let doubled: Vec<f64> = same.iter().map(|v| 2.0 * v).collect();
+        let j = one(&base, &doubled, &s);
+        assert!(matches!(j.shape, Some(Shape::Bimodal { .. })), "{j:?}");
+        assert_eq!(j.verdict, Verdict::Improved, "{j:?}");
+        assert!(j.apart.is_some_and(|f| f > 1.7), "{j:?}");
+        // Apart, but by less than the modes: a mix of them could make it, so not judged.
+        let j = one(&base, &[352.0, 349.0, 351.0, 312.0, 310.0, 350.0], &s);
+        assert_eq!(j.verdict, Verdict::Bimodal, "{j:?}");
     }
 
     #[test]

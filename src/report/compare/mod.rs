@@ -294,6 +294,19 @@ pub(crate) fn row_note(r: &Row) -> Option<String> {
                 sig(*p)
             ))
         }
+        Some(Shape::Bimodal {
+            side, low, high, ..
+        }) if j.apart.is_some() => Some(format!(
+            "runs of {side} fall into two groups (near {} and {} {}), but every run of one \
+             side lies beyond every run of the other by more than that: judged",
+            num(*low),
+            num(*high),
+            r.unit
+        )),
+        Some(Shape::Drift { total_pct, .. }) if j.apart.is_some() => Some(format!(
+            "the values drift {total_pct:+.1}% over the runs, but every run of one side lies \
+             beyond every run of the other by more than that: judged"
+        )),
         _ => None,
     };
     match (shape, &j.reason) {
