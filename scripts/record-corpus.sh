@@ -16,7 +16,7 @@
 #     slow drift of the machine reaches every workload's runs alike;
 #   campaign-syscall, campaign-pipe, campaign-spawn
 #     a local A/A campaign each (`campaign start --executor local --rounds ROUNDS`, no setup
-#     on either side, so both sides run this kernel), ROUNDS rounds (default 12; --quick 4);
+#     on either side, so both sides run this kernel), ROUNDS rounds (default 20; --quick 4);
 #     its runs are exported from the campaign's store with `patchbench export ID`, campaign
 #     section included, so `compare` pairs them by round.
 #
@@ -42,7 +42,7 @@ if [ "$quick" = 1 ]; then
     rounds=${ROUNDS:-4}
 else
     runs=${RUNS:-40}
-    rounds=${ROUNDS:-12}
+    rounds=${ROUNDS:-20}
 fi
 
 mkdir -p "$out"

@@ -4,9 +4,10 @@
 //! (`patchbench::calibrate`) — and `compare` is run on each.
 //!
 //! The bars:
-//! - false alarms: the target is at most 5 % of tables flagging any row, in each family
-//!   (scores, monitors), in every design the file's runs allow; a setting above it is printed,
-//!   and one above [`AA_GUARD`] (10 %) fails the test;
+//! - false alarms: at most 5 % of tables flagging any row, in each family (scores, monitors),
+//!   in every design the file's runs allow. The monitor family fails the test above it; the
+//!   score family's settings above it are printed, and one above [`SCORE_GUARD`] (10 %)
+//!   fails the test;
 //! - planted changes, in the 10 v 10 tables (files with 20 runs or more): the headline score
 //!   × 0.95 is found in at least 80 % of tables where the score's CV over the runs is at most
 //!   2 % (a 5 % loss is then 2.5 sd or more: 10 v 10 finds it), and a steady counter × 2 (CV
@@ -27,12 +28,12 @@ use patchbench::report::calibrate::rate;
 /// The false-alarm target per family (issue 32): every miss is printed, and listed in
 /// docs/compare.md.
 const AA_BAR: f64 = 0.05;
-/// The false-alarm rate per family that fails the test. On the 2026-12-07 corpus the worst
-/// setting read 9.2 % (campaign-pipe, 3 rounds): the 500 tables of a setting are drawn from
-/// the same 24-40 runs, so one episode of the host's drift in the recording reaches many of
-/// them, and the score family misses the target there as much as the monitor family does.
-/// Before issue 32's rules the monitor family flagged in 64-100 % of tables.
-const AA_GUARD: f64 = 0.10;
+/// The score family's false-alarm rate that fails the test. On the corpus recorded on a quiet
+/// machine (2026-12-07) the worst setting read 9.0 % (campaign-spawn, 3 rounds; the monitor
+/// family 3.2 % at most): the paired t-test on those 20 rounds' ratios, enumerated over every
+/// 3 of them and every side assignment, flags the index in 7.8 %. A t-test holds 5 % on
+/// average over machines, not on every machine's runs (docs/compare.md).
+const SCORE_GUARD: f64 = 0.10;
 /// The planted changes' bar in 10 v 10 tables.
 const FOUND_BAR: f64 = 0.80;
 /// The headline score's CV (%) up to which its ×0.95 must be found.
@@ -93,7 +94,7 @@ fn aa_tables_of_real_runs_rarely_flag_and_planted_changes_are_found() {
             );
             for (family, r) in [("scores", &aa.scores), ("monitors", &aa.monitors)] {
                 if r.rate > AA_BAR {
-                    let list = if r.rate > AA_GUARD {
+                    let list = if family == "monitors" || r.rate > SCORE_GUARD {
                         &mut problems
                     } else {
                         &mut misses
@@ -159,8 +160,8 @@ fn aa_tables_of_real_runs_rarely_flag_and_planted_changes_are_found() {
     }
     for m in &misses {
         println!(
-            "above the 5 % target (below the {:.0} % guard): {m}",
-            100.0 * AA_GUARD
+            "scores above the 5 % target (below the {:.0} % guard): {m}",
+            100.0 * SCORE_GUARD
         );
     }
     println!("took {:.1} s", started.elapsed().as_secs_f64());
