@@ -134,6 +134,13 @@ pub fn text(c: &Calibration) -> String {
             d.skipped.as_deref().unwrap_or("")
         );
     }
+    let _ = writeln!(
+        out,
+        "  every table is drawn from these {} runs: an interval says how precisely {} tables \
+         measure their rate, not the box's; other runs of this box can read a few points \
+         either side (docs/compare.md)",
+        c.runs, c.tables
+    );
     out.push_str("\nBy kind of row: tables with a flagged row of that kind\n");
     let mut kinds: Vec<String> = Vec::new();
     for d in &designs {
