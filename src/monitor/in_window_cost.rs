@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 
 /// Where the figures were measured.
-pub const MEASURED_ON: &str = "this project's 2-CPU VM (AMD EPYC, kernel 6.18), 2 s passes, 7-12 \
-                               triples, 2026-12-07; benches/monitor_overhead.rs";
+pub const MEASURED_ON: &str = "this project's 2-CPU VM (kernel 6.18), 2 s passes, 8-12 triples in \
+                               every order, 2026-12-07; benches/monitor_overhead.rs";
 
 /// One workload's measured cost: score with `--perf-stat` / score with the defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,10 +30,11 @@ pub struct Cost {
     pub pairs: u32,
 }
 
-/// `--perf-stat`'s cost, per workload: the bench's outputs of 2026-12-07 (docs/benchmarks.md;
-/// the rows re-measured with every order of the triple replace those of the first run; spawn
-/// and shell8 at 2 copies, and the file tests fsdisk at 1 and fstime, fsbuffer, fsdisk at 2,
-/// from the evening's run).
+/// `--perf-stat`'s cost, per workload: the bench's outputs of 2026-12-07 (docs/benchmarks.md),
+/// every row measured with every order of the triple: most in the afternoon (AMD EPYC host),
+/// the file tests fsdisk at 1 and fstime, fsbuffer, fsdisk at 2 in the evening, and
+/// whetstone-double-1, fsbuffer-1, context1-1, syscall at 1 and 2, execl-2 and page_fault1 at
+/// 2 threads at night (Intel Xeon host; the first run's fixed order had read context1-1 0.750).
 const PERF_STAT: &[Cost] = &[
     Cost {
         test: "dhry2reg",
@@ -48,10 +49,10 @@ const PERF_STAT: &[Cost] = &[
         test: "whetstone-double",
         size: 1,
         mode: "",
-        median: 0.990,
-        min: 0.965,
-        max: 1.050,
-        pairs: 7,
+        median: 1.003,
+        min: 0.980,
+        max: 1.033,
+        pairs: 12,
     },
     Cost {
         test: "execl",
@@ -75,10 +76,10 @@ const PERF_STAT: &[Cost] = &[
         test: "fsbuffer",
         size: 1,
         mode: "",
-        median: 1.118,
-        min: 0.832,
-        max: 1.367,
-        pairs: 7,
+        median: 1.003,
+        min: 0.984,
+        max: 1.034,
+        pairs: 12,
     },
     Cost {
         test: "pipe",
@@ -93,10 +94,10 @@ const PERF_STAT: &[Cost] = &[
         test: "context1",
         size: 1,
         mode: "",
-        median: 0.750,
-        min: 0.711,
-        max: 0.874,
-        pairs: 7,
+        median: 0.888,
+        min: 0.861,
+        max: 0.905,
+        pairs: 12,
     },
     Cost {
         test: "spawn",
@@ -129,19 +130,19 @@ const PERF_STAT: &[Cost] = &[
         test: "syscall",
         size: 1,
         mode: "",
-        median: 0.994,
-        min: 0.946,
-        max: 1.009,
-        pairs: 7,
+        median: 0.999,
+        min: 0.984,
+        max: 1.038,
+        pairs: 12,
     },
     Cost {
         test: "execl",
         size: 2,
         mode: "",
-        median: 1.001,
-        min: 0.889,
-        max: 1.044,
-        pairs: 7,
+        median: 0.993,
+        min: 0.984,
+        max: 1.000,
+        pairs: 12,
     },
     Cost {
         test: "pipe",
@@ -174,10 +175,10 @@ const PERF_STAT: &[Cost] = &[
         test: "syscall",
         size: 2,
         mode: "",
-        median: 1.000,
-        min: 0.933,
-        max: 1.129,
-        pairs: 7,
+        median: 1.001,
+        min: 0.700,
+        max: 1.048,
+        pairs: 12,
     },
     Cost {
         test: "creat-clo",
@@ -228,10 +229,10 @@ const PERF_STAT: &[Cost] = &[
         test: "page_fault1",
         size: 2,
         mode: "threads",
-        median: 0.945,
-        min: 0.741,
-        max: 1.017,
-        pairs: 7,
+        median: 0.987,
+        min: 0.900,
+        max: 1.094,
+        pairs: 12,
     },
     Cost {
         test: "dhry2reg",
