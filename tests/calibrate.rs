@@ -179,32 +179,30 @@ fn import_takes_json_lines_whole_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
     let lines = dir.path().join("runs.jsonl");
-    // Two good documents and a third of another schema: nothing is stored, and the error
-    // names the document.
-    let text = format!("{}\n{}\n{{\"schema\": \"other/1\"}}\n", docs[0], docs[1]);
-    std::fs::write(&lines, text).unwrap();
-    let out = common::patchbench()
-        .args(["import", "--store"])
-        .arg(&store)
-        .arg(&lines)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    // Imports `text` as one file, which must be refused (exit 2, one line, nothing stored);
+    // returns the line.
+    let refused = |text: String| -> String {
+        std::fs::write(&lines, text).unwrap();
+        let out = common::patchbench()
+            .args(["import", "--store"])
+            .arg(&store)
+            .arg(&lines)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!store.exists(), "a refused file stored something");
+        err
+    };
+    // Two good documents and a third of another schema: the error names the document.
+    let err = refused(format!(
+        "{}\n{}\n{{\"schema\": \"other/1\"}}\n",
+        docs[0], docs[1]
+    ));
     assert!(err.contains("runs.jsonl (document 3 of 3)"), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(!store.exists(), "a refused file stored something");
     // Broken JSON in the middle: said with its line.
-    let text = format!("{}\n{{\"schema\": }}\n{}\n", docs[0], docs[1]);
-    std::fs::write(&lines, text).unwrap();
-    let out = common::patchbench()
-        .args(["import", "--store"])
-        .arg(&store)
-        .arg(&lines)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let err = refused(format!("{}\n{{\"schema\": }}\n{}\n", docs[0], docs[1]));
     assert!(
         err.contains("not valid JSON") && err.contains("line 2"),
         "{err}"
