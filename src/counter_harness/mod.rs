@@ -19,6 +19,7 @@ pub mod placement;
 pub mod session;
 
 use crate::error::RunFailed;
+use crate::out_of_memory::OUT_OF_MEMORY_STATUS;
 use crate::perf_events::{self as counters, CounterSet, CounterValues};
 use crate::proc::gate::Gate;
 use crate::proc::signals::Signals;
@@ -350,13 +351,18 @@ impl Outcome {
 /// stopped.
 fn check_alive(tasks: &mut TaskGroup) -> Result<()> {
     match ended(tasks) {
-        Some((i, status)) => Err(RunFailed(format!(
-            "task {i} stopped unexpectedly: it {}",
-            crate::proc::status::describe_raw(status)
-        ))
-        .into()),
+        Some((i, status)) => Err(stopped_unexpectedly(i, status)),
         None => Ok(()),
     }
+}
+
+/// Task `i` ended with wait status `status`, which tasks never do on their own.
+fn stopped_unexpectedly(i: usize, status: i32) -> anyhow::Error {
+    RunFailed(format!(
+        "task {i} stopped unexpectedly: it {}",
+        crate::proc::status::describe_raw(status)
+    ))
+    .into()
 }
 
 /// The first task (or thread host) that ended, with its wait status; the others are stopped.
@@ -372,8 +378,9 @@ fn ended(tasks: &mut TaskGroup) -> Option<(usize, i32)> {
 /// first. A thread-mode host does nothing before the gate but bind itself and make its
 /// threads, so its end there (other than a placement it could not make, which it said) is a
 /// start the system refused, whatever ended it: the host's own report of a failed
-/// `pthread_create` (with its errno), or glibc or the allocator aborting when a thread's
-/// stack, signal stack or TLS could not be had under `ulimit -v`.
+/// `pthread_create` (with its errno); memory that ran out while it made them (its allocator,
+/// or std failing to start a thread, exit quietly with [`OUT_OF_MEMORY_STATUS`]); or glibc
+/// aborting when a thread's TLS could not be had under `ulimit -v`.
 fn ended_before_gate(
     slots: &SharedMap,
     n: usize,
@@ -384,18 +391,20 @@ fn ended_before_gate(
     if let Some(refused) = thread_start_failed(slots, n) {
         return refused;
     }
-    let how = crate::proc::status::describe_raw(status);
     let exited = |code: i32| libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == code;
-    if mode == Mode::Thread && !exited(PLACEMENT_FAILED) {
-        let reached = slots.slot(0).ops.load(Relaxed) as usize;
-        let why = if exited(crate::out_of_memory::OUT_OF_MEMORY_STATUS) {
-            std::io::Error::from_raw_os_error(libc::ENOMEM)
-        } else {
-            std::io::Error::other(format!("the process making them {how}"))
-        };
-        return crate::proc::start_refused("starting threads", reached.min(n), n, why, "--tasks");
+    if mode != Mode::Thread || exited(PLACEMENT_FAILED) {
+        return stopped_unexpectedly(i, status);
     }
-    RunFailed(format!("task {i} stopped unexpectedly: it {how}")).into()
+    let reached = slots.slot(0).ops.load(Relaxed) as usize;
+    let why = if exited(OUT_OF_MEMORY_STATUS) {
+        std::io::Error::from_raw_os_error(libc::ENOMEM)
+    } else {
+        std::io::Error::other(format!(
+            "the process making them {}",
+            crate::proc::status::describe_raw(status)
+        ))
+    };
+    crate::proc::start_refused("starting threads", reached.min(n), n, why, "--tasks")
 }
 
 /// Runs `work` in `spec.tasks` tasks and samples them.
@@ -464,12 +473,10 @@ pub fn run(
             match unsafe { fork() } {
                 Ok(ForkResult::Child) => in_child(driver, 0, &keep_out, || {
                     gate.close_write_in_child();
-                    report_unstarted_threads(&slots);
                     // Memory that runs out while the threads are made is a start refused:
                     // the driver says so (`ended_before_gate`), not this host.
-                    crate::out_of_memory::quiet_from_now(
-                        crate::out_of_memory::OUT_OF_MEMORY_STATUS,
-                    );
+                    quiet_while_starting_threads();
+                    crate::out_of_memory::quiet_from_now(OUT_OF_MEMORY_STATUS);
                     std::thread::scope(|s| {
                         // The host binds itself to each task's CPUs before spawning its thread.
                         let binder = Binder::new(spec.placement);
@@ -482,7 +489,6 @@ pub fn run(
                             }
                             let started = std::thread::Builder::new().spawn_scoped(s, move || {
                                 ENTERED.set(true);
-                                STARTED_THREADS.fetch_add(1, Relaxed);
                                 // A failed task ends the host (and so every thread) at once:
                                 // the driver sees it die instead of waiting on the others.
                                 if let Err(e) = task_body(nr) {
@@ -634,7 +640,8 @@ pub fn run(
     Ok(outcome)
 }
 
-/// Exit status of a thread-mode host that could not start all its threads.
+/// Exit status of a thread-mode host whose `pthread_create` failed (the errno and the
+/// threads made are in the header slot).
 const THREAD_START_FAILED: i32 = 3;
 /// Exit status of a thread-mode host that could not bind itself to a task's CPUs (it said
 /// why on standard error).
@@ -645,30 +652,21 @@ thread_local! {
     /// began).
     static ENTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
-/// The task threads of this host whose body began.
-static STARTED_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// In a thread-mode host: a panic in a thread that never began its body is std failing to
-/// start it after `pthread_create` succeeded (its signal stack's `mmap`, under `ulimit -v`):
-/// recorded like a refused spawn (made, ENOMEM) and the host ends with
-/// [`THREAD_START_FAILED`]; every other panic goes to the child's hook as before.
-fn report_unstarted_threads(slots: &SharedMap) {
+/// start it after `pthread_create` succeeded (its signal stack's `mmap`, under `ulimit -v`).
+/// The host then ends quietly with [`OUT_OF_MEMORY_STATUS`], as its allocator does while it
+/// makes threads, and the driver says the one line; every other panic goes to the child's
+/// hook as before.
+fn quiet_while_starting_threads() {
     ENTERED.set(true);
-    let header: *const Slot = slots.slot(0);
-    let header = header as usize;
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if ENTERED.get() {
             return previous(info);
         }
-        // SAFETY: the slots are mapped for the host's whole life; the hook runs in it.
-        let header = unsafe { &*(header as *const Slot) };
-        header.tid.store(libc::ENOMEM as u64, Relaxed);
-        header
-            .aux
-            .store(STARTED_THREADS.load(Relaxed) as u64 + 1, Relaxed);
         // SAFETY: ends the whole host process.
-        unsafe { libc::_exit(THREAD_START_FAILED) }
+        unsafe { libc::_exit(OUT_OF_MEMORY_STATUS) }
     }));
 }
 
