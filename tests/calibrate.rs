@@ -200,7 +200,7 @@ fn import_takes_json_lines_whole_or_not_at_all() {
         "{}\n{}\n{{\"schema\": \"other/1\"}}\n",
         docs[0], docs[1]
     ));
-    assert!(err.contains("runs.jsonl (document 3 of 3)"), "{err}");
+    assert!(err.contains("runs.jsonl (document 3)"), "{err}");
     // Broken JSON in the middle: said with its line.
     let err = refused(format!("{}\n{{\"schema\": }}\n{}\n", docs[0], docs[1]));
     assert!(

@@ -64,19 +64,17 @@ fn parse_text(
     path: &Path,
     opts: &ImportOptions,
 ) -> anyhow::Result<RunRecord> {
-    let shown = shown.to_string();
     let test = opts.test.clone().unwrap_or_else(|| {
         path.file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "unknown".to_string())
     });
-    let mut record = if text.trim_start().starts_with('{') {
-        let record = RunRecord::from_json(text).map_err(|e| Usage(format!("{shown}: {e}")))?;
-        json_checked(record).map_err(|e| Usage(format!("{shown}: {e}")))?
+    let record = if text.trim_start().starts_with('{') {
+        json_record(RunRecord::from_json(text), shown)?
     } else if will_it_scale::looks_like(text) {
-        will_it_scale::parse(text, &test).map_err(|e| located(&shown, e))?
+        will_it_scale::parse(text, &test).map_err(|e| located(shown, e))?
     } else if aim7::looks_like(text) {
-        aim7::parse(text, &test).map_err(|e| located(&shown, e))?
+        aim7::parse(text, &test).map_err(|e| located(shown, e))?
     } else if posted::looks_like(text) {
         return Err(Usage(format!(
             "{shown}: a posted comparison table holds two sides; `patchbench import {shown}` \
@@ -84,7 +82,7 @@ fn parse_text(
         ))
         .into());
     } else if unixbench::looks_like(text) {
-        unixbench::parse(text).map_err(|e| located(&shown, e))?
+        unixbench::parse(text).map_err(|e| located(shown, e))?
     } else {
         return Err(Usage(format!(
             "{shown}: not a known result format (expected a UnixBench report or log, AIM7 \
@@ -92,6 +90,18 @@ fn parse_text(
         ))
         .into());
     };
+    finish(record, shown, opts)
+}
+
+/// A patchbench JSON document as parsed, checked as every imported document is.
+fn json_record(parsed: anyhow::Result<RunRecord>, shown: &str) -> anyhow::Result<RunRecord> {
+    let record = parsed.map_err(|e| Usage(format!("{shown}: {e}")))?;
+    Ok(json_checked(record).map_err(|e| Usage(format!("{shown}: {e}")))?)
+}
+
+/// What every imported run gets whatever its format: `--label` (or its own label checked), its
+/// source, and the backstop checks.
+fn finish(mut record: RunRecord, shown: &str, opts: &ImportOptions) -> anyhow::Result<RunRecord> {
     if opts.label.is_some() {
         record.label = opts.label.clone();
     } else if let Some(why) = record.label.as_deref().and_then(crate::args::label_problem) {
@@ -103,7 +113,7 @@ fn parse_text(
     if record.source.as_deref().is_none_or(|s| s == "patchbench") {
         record.source = Some(match record.source {
             Some(_) => format!("patchbench JSON {shown}"),
-            None => shown.clone(),
+            None => shown.to_string(),
         });
     }
     if record.metrics.is_empty() {
@@ -258,18 +268,7 @@ pub fn import_file_runs(path: &Path, opts: &ImportOptions) -> anyhow::Result<Vec
     let bytes = read_capped(path, &shown)?;
     let text = String::from_utf8_lossy(&bytes);
     if text.trim_start().starts_with('{') {
-        let docs = json_documents(&text).map_err(|e| Usage(format!("{shown}: {e}")))?;
-        if docs.len() < 2 {
-            return Ok(vec![parse_text(&text, &shown, path, opts)?]);
-        }
-        return docs
-            .iter()
-            .enumerate()
-            .map(|(i, doc)| {
-                let named = format!("{shown} (document {} of {})", i + 1, docs.len());
-                parse_text(doc, &named, path, opts)
-            })
-            .collect();
+        return json_documents(&text, &shown, opts);
     }
     if !posted::looks_like(&text) {
         return Ok(vec![parse_text(&text, &shown, path, opts)?]);
@@ -298,19 +297,27 @@ pub fn import_file_runs(path: &Path, opts: &ImportOptions) -> anyhow::Result<Vec
     Ok(records)
 }
 
-/// The JSON documents of `text`, one after the other (JSON lines, or pretty documents back to
-/// back), as slices of it; an error says where the JSON breaks.
-fn json_documents(text: &str) -> Result<Vec<&str>, String> {
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
-    let mut docs = Vec::new();
-    let mut start = 0;
-    while let Some(next) = stream.next() {
-        next.map_err(|e| format!("not valid JSON ({e})"))?;
-        let end = stream.byte_offset();
-        docs.push(&text[start..end]);
-        start = end;
+/// The runs of patchbench JSON `text`: its documents one after the other (JSON lines, or
+/// pretty documents back to back), each parsed once and checked as it comes; an error names
+/// the document (when there are several) or says where the JSON breaks.
+fn json_documents(text: &str, shown: &str, opts: &ImportOptions) -> anyhow::Result<Vec<RunRecord>> {
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>();
+    let mut runs = Vec::new();
+    while let Some(doc) = stream.next() {
+        let doc = doc.map_err(|e| Usage(format!("{shown}: not valid JSON ({e})")))?;
+        let more = !text[stream.byte_offset()..].trim().is_empty();
+        let named = if runs.is_empty() && !more {
+            shown.to_string()
+        } else {
+            format!("{shown} (document {})", runs.len() + 1)
+        };
+        runs.push(finish(
+            json_record(RunRecord::from_value(doc), &named)?,
+            &named,
+            opts,
+        )?);
     }
-    Ok(docs)
+    Ok(runs)
 }
 
 /// A parse error at a line of the file.
