@@ -136,10 +136,7 @@ impl Store {
             _ => {}
         }
         if file && !self.is_read_only() {
-            let mode = self
-                .db()
-                .query_one("PRAGMA journal_mode=WAL", &[])?
-                .text(0)?;
+            let mode = self.switch_to_wal()?;
             if !mode.eq_ignore_ascii_case("wal") {
                 anyhow::bail!("cannot switch the store to WAL mode (got {mode})");
             }
@@ -178,6 +175,25 @@ impl Store {
             ));
         }
         Ok(())
+    }
+}
+
+impl Store {
+    /// Puts a store file in WAL mode; returns the mode it is in. SQLite does not call the busy
+    /// handler for this switch: a process that opens a new store while another one is switching
+    /// it (two runs started at once on a new store) gets "database is locked" at once, so the
+    /// switch is tried again until the lock wait. The second try finds the file in WAL mode.
+    fn switch_to_wal(&mut self) -> anyhow::Result<String> {
+        let started = std::time::Instant::now();
+        loop {
+            match self.db().query_one("PRAGMA journal_mode=WAL", &[]) {
+                Ok(row) => return Ok(row.text(0)?),
+                Err(e) if e.failure == Failure::Busy && started.elapsed() < lock_wait() => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 }
 
