@@ -23,7 +23,10 @@
 //! - `MONITOR_PAIRS`: triples per workload (default 12: every order twice);
 //! - `MONITOR_SECS`: seconds per pass (default 2; one pass a run);
 //! - `MONITOR_ONLY`: comma-separated workload names to run (e.g. `context1-1,spawn-2`);
-//! - `MONITOR_CSV`: a file to which every run's score is written.
+//! - `MONITOR_CSV`: a file to which every run's score is written;
+//! - `MONITOR_AA=1`: a second `--no-monitors` run in every tuple (in each place in turn), and
+//!   its ratio to the first: what the median of these ratios reads when nothing differs, the
+//!   floor below which a workload's defaults / none cannot be told from 1.
 //!
 //! About 20 minutes on a 2-CPU machine at the defaults.
 
@@ -148,6 +151,8 @@ enum Setting {
     None,
     Defaults,
     PerfStat,
+    /// A second `--no-monitors` run (`MONITOR_AA=1`).
+    NoneAgain,
 }
 
 /// One run's score (the first metric named `w.metric`).
@@ -166,6 +171,9 @@ fn score(dir: &std::path::Path, w: &Workload, s: Setting, i: usize) -> f64 {
         }
         Setting::PerfStat => {
             cmd.arg("--perf-stat");
+        }
+        Setting::NoneAgain => {
+            cmd.arg("--no-monitors");
         }
         Setting::Defaults => {}
     }
@@ -218,6 +226,7 @@ fn main() {
     let only: Option<Vec<String>> = std::env::var("MONITOR_ONLY")
         .ok()
         .map(|v| v.split(',').map(String::from).collect());
+    let aa = std::env::var("MONITOR_AA").is_ok_and(|v| v == "1");
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let mut csv = std::env::var("MONITOR_CSV")
         .ok()
@@ -228,9 +237,13 @@ fn main() {
         if only.as_ref().is_some_and(|o| !o.contains(&w.name)) {
             continue;
         }
-        let (mut defaults, mut perf) = (Vec::new(), Vec::new());
+        let (mut defaults, mut perf, mut again) = (Vec::new(), Vec::new(), Vec::new());
         for i in 0..pairs {
-            let order = ORDERS[i % ORDERS.len()];
+            let mut order = ORDERS[i % ORDERS.len()].to_vec();
+            if aa {
+                // Each place in turn: over 12 tuples, three times in each.
+                order.insert(i % 4, Setting::NoneAgain);
+            }
             let scores: Vec<(Setting, f64)> = order
                 .iter()
                 .map(|s| (*s, score(dir.path(), &w, *s, i)))
@@ -239,14 +252,22 @@ fn main() {
             let none = get(Setting::None);
             defaults.push(get(Setting::Defaults) / none);
             perf.push(get(Setting::PerfStat) / none);
+            if aa {
+                again.push(get(Setting::NoneAgain) / none);
+            }
             if let Some(f) = csv.as_mut() {
                 for (s, v) in &scores {
                     writeln!(f, "{},{i},{s:?},{v}", w.name).expect("MONITOR_CSV");
                 }
             }
             println!(
-                "{} triple {i}: none {none:.1}, defaults ×{:.4}, perf-stat ×{:.4}",
-                w.name, defaults[i], perf[i]
+                "{} triple {i}: none {none:.1}, defaults ×{:.4}, perf-stat ×{:.4}{}",
+                w.name,
+                defaults[i],
+                perf[i],
+                again
+                    .get(i)
+                    .map_or(String::new(), |a| format!(", none again ×{a:.4}"))
             );
         }
         let (d, p) = (summary(defaults), summary(perf));
@@ -254,6 +275,13 @@ fn main() {
             "{}: defaults / none {:.4} ({:.4}-{:.4}); perf-stat / none {:.4} ({:.4}-{:.4}); {pairs} triples",
             w.name, d.0, d.1, d.2, p.0, p.1, p.2
         );
+        if aa {
+            let a = summary(again);
+            println!(
+                "{}: none again / none {:.4} ({:.4}-{:.4}) (A/A: nothing differs)",
+                w.name, a.0, a.1, a.2
+            );
+        }
         table.push((w, d, p));
     }
     println!("\n| workload | defaults / --no-monitors | --perf-stat / --no-monitors |");
