@@ -9,6 +9,8 @@
 //! - [`paired`], [`blocked`], [`signed_rank`], [`trend`]: a campaign's paired analysis: the
 //!   paired t of the per-round log ratios, the estimates with boxes as blocks, the robust
 //!   Hodges–Lehmann estimate with its signed-rank interval, and drift over rounds;
+//! - [`sign_flip`]: the exact sign-flip test of the per-round ratios, the floor of a paired
+//!   row's p whatever their distribution;
 //! - [`multiplicity`]: Benjamini–Hochberg q-values and Holm adjusted p-values across a table;
 //! - [`power`]: the power of the labelling rule, minimum detectable effect, runs needed;
 //! - [`precision`]: the two-stage stop rule (Stein's): `run --precision`'s adaptive passes
@@ -24,6 +26,7 @@ pub mod power;
 pub mod precision;
 pub mod rank_sum;
 pub mod raw_welch;
+pub mod sign_flip;
 pub mod signed_rank;
 pub mod trend;
 pub mod welch;

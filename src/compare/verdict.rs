@@ -50,8 +50,12 @@
 //! that labels a row is the paired one (`stats::blocked::paired`: the mean per-round log
 //! ratio, its spread pooled within boxes, pairs − boxes df), and the unpaired one (Welch on one
 //! box; within boxes with several, `stats::blocked::unpaired`) is kept beside it with its own
-//! q and Holm values. With too few pairs (fewer than boxes + 1, i.e. below 2 on one box) the
-//! unpaired one labels the row and the reason says so. The same labels, q-values and gate
+//! q and Holm values. The paired row's p is the larger of the paired t's and the exact
+//! sign-flip test's (`stats::sign_flip`), so it never goes below what the pairs allow whatever
+//! the spread of their ratios (evenly spread ratios make the t flag 7 % of A/A tables at 3
+//! pairs, and two clusters of them 20 %). With too few pairs (`stats::sign_flip::fewest_pairs`:
+//! 6 at 90 %, 7 at 95 %, below which no paired p can reach α without assuming a distribution;
+//! or fewer than boxes + 1) the unpaired one labels the row and the reason says so. The same labels, q-values and gate
 //! follow. Drift of a paired row is a trend of its per-round ratio (shared drift cancels in
 //! it); the bimodal check runs on each side's values relative to their box.
 
@@ -478,9 +482,17 @@ fn score_row(r: &RowInput, b: &[f64], n: &[f64], s: &Settings) -> Judgement {
         }
     }
     let unpaired = unpaired_ratio(r, &lb, &ln, b, n);
+    let min_pairs = stats::sign_flip::fewest_pairs(s.alpha());
     let paired = r
         .pairs
+        .filter(|p| p.pairs.len() >= min_pairs)
         .and_then(|p| blocked::paired(&p.d()).map(|x| (x, p)));
+    // The paired t's p, never below the exact sign-flip test's (what the pairs allow
+    // whatever the spread of their ratios).
+    let sign_flip_p = paired.as_ref().map(|(_, p)| {
+        let d: Vec<f64> = p.d().into_iter().map(|(_, x)| x).collect();
+        stats::sign_flip::p_two_sided(&d)
+    });
     // Zero spread everywhere: no width, and p from an exact test, never 0.
     let exact_p = |method: Method| match (method, r.pairs) {
         (Method::Paired, Some(p)) if p.pairs.iter().all(|q| q.d() == 0.0) => 1.0,
@@ -490,7 +502,11 @@ fn score_row(r: &RowInput, b: &[f64], n: &[f64], s: &Settings) -> Judgement {
     let make = |w: &LogRatio, method: Method, borrowed: Vec<String>| {
         let ci = w.interval(s.confidence);
         let exact = w.se == 0.0;
-        let p = if exact { exact_p(method) } else { w.p };
+        let p = match (exact, method, sign_flip_p) {
+            (true, ..) => exact_p(method),
+            (false, Method::Paired, Some(floor)) => w.p.max(floor),
+            _ => w.p,
+        };
         Estimate {
             method: if exact && method != Method::Paired {
                 Method::Exact
@@ -510,25 +526,51 @@ fn score_row(r: &RowInput, b: &[f64], n: &[f64], s: &Settings) -> Judgement {
         }
     };
     match (&paired, &unpaired) {
-        (Some((w, _)), u) => {
+        (Some((w, p)), u) => {
             j.estimate = Some(make(w, Method::Paired, Vec::new()));
             j.unpaired = u.as_ref().map(|(w, m)| make(w, *m, borrowed.clone()));
+            if let Some(floor) =
+                sign_flip_p.filter(|f| w.se > 0.0 && w.p < s.alpha() && *f >= s.alpha())
+            {
+                j.reason = Some(format!(
+                    "the paired t's p ({}) is below what {} pairs allow whatever the spread of \
+                     their ratios: p is the exact sign-flip test's ({:.3})",
+                    if w.p < 0.001 {
+                        "<0.001".to_string()
+                    } else {
+                        format!("{:.3}", w.p)
+                    },
+                    p.pairs.len(),
+                    floor
+                ));
+            }
         }
         (None, Some((w, m))) => {
             j.estimate = Some(make(w, *m, borrowed.clone()));
             if let Some(p) = r.pairs {
-                j.reason = Some(format!(
-                    "{} pair{}{}: the paired estimate needs {} (one more than the boxes); the \
-                     unpaired one decides",
-                    p.pairs.len(),
-                    if p.pairs.len() == 1 { "" } else { "s" },
-                    if p.pair_boxes() > 1 {
-                        format!(" on {} boxes", p.pair_boxes())
-                    } else {
-                        String::new()
-                    },
-                    p.pair_boxes().max(1) + 1
-                ));
+                let boxes = p.pair_boxes();
+                j.reason = Some(if p.pairs.len() < min_pairs {
+                    format!(
+                        "{} pair{}: a paired verdict needs {min_pairs} at {:.0} % (below that no \
+                         test of the per-round ratios holds its false-alarm rate whatever their \
+                         spread); the unpaired one decides",
+                        p.pairs.len(),
+                        if p.pairs.len() == 1 { "" } else { "s" },
+                        100.0 * s.confidence,
+                    )
+                } else {
+                    format!(
+                        "{} pairs{}: the paired estimate needs {} (one more than the boxes); \
+                         the unpaired one decides",
+                        p.pairs.len(),
+                        if boxes > 1 {
+                            format!(" on {boxes} boxes")
+                        } else {
+                            String::new()
+                        },
+                        boxes.max(1) + 1
+                    )
+                });
             } else if !borrowed.is_empty() {
                 j.reason = Some(format!(
                     "spread of {} from the noise profile",

@@ -141,6 +141,18 @@ pub fn text(c: &Calibration) -> String {
          either side (docs/compare.md)",
         c.runs, c.tables
     );
+    let min_pairs =
+        crate::stats::sign_flip::fewest_pairs(crate::compare::verdict::Settings::default().alpha());
+    if designs
+        .iter()
+        .any(|d| matches!(d.design, crate::calibrate::Design::Paired(n) if n < min_pairs))
+    {
+        let _ = writeln!(
+            out,
+            "  a paired verdict needs {min_pairs} rounds: below that the scores of a campaign's \
+             rounds are judged as unpaired runs, as compare judges them"
+        );
+    }
     out.push_str("\nBy kind of row: tables with a flagged row of that kind\n");
     let mut kinds: Vec<String> = Vec::new();
     for d in &designs {

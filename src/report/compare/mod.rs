@@ -162,9 +162,11 @@ pub fn rule_description(c: &Comparison) -> String {
         ),
         Rule::Welch if c.design.is_some() => format!(
             "paired: {ci:.0}% interval of the change from the per-round log ratios (t over the \
-             pairs; Welch on log run values where a row has too few pairs); improved/regressed \
-             when q < {} (Benjamini–Hochberg) and the whole interval is beyond ±{}%, no change \
-             when it is inside ±{}%, else inconclusive",
+             pairs, p never below the exact sign-flip test's; Welch on log run values where a \
+             row has fewer than {} pairs); improved/regressed when q < {} (Benjamini–Hochberg) \
+             and the whole interval is beyond ±{}%, no change when it is inside ±{}%, else \
+             inconclusive",
+            crate::stats::sign_flip::fewest_pairs(s.alpha()),
             s.alpha(),
             s.noise_pct,
             s.noise_pct
