@@ -385,7 +385,9 @@ pub fn decide(
         };
         pilot.saturating_add(more)
     });
-    let mut rounds = needed;
+    // Never fewer than the pairs `compare` needs for a paired verdict, unless the caps say so.
+    let fewest = crate::stats::sign_flip::fewest_pairs((1.0 - spec.confidence) / 2.0);
+    let mut rounds = needed.max(u32::try_from(fewest).unwrap_or(u32::MAX));
     let mut bound = None;
     if rounds > *max_rounds {
         rounds = *max_rounds;

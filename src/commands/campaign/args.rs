@@ -124,7 +124,8 @@ pub struct StepArgs {
     pub tree: Option<PathBuf>,
     #[command(flatten)]
     pub build: crate::commands::build::BuildOpts,
-    /// Rounds to run (each runs both sides once). Default: 5, unless --until is given.
+    /// Rounds to run (each runs both sides once). Default: the fewest with which `compare`
+    /// gives a paired verdict at --confidence (7 at 95 %), unless --until is given.
     #[arg(long, value_name = "N", conflicts_with = "until",
           value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub rounds: Option<u32>,
