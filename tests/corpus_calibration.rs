@@ -5,9 +5,10 @@
 //!
 //! The bars:
 //! - false alarms: at most 5 % of tables flagging any row, in each family (scores, monitors),
-//!   in every design the file's runs allow. The monitor family fails the test above it; the
-//!   score family's settings above it are printed, and one above [`SCORE_GUARD`] (10 %)
-//!   fails the test;
+//!   in every design the file's runs allow. 500 tables measure a rate to about ±2 points, so a
+//!   family above 5 % is drawn again with [`RECHECK_TABLES`] tables (the same seed: the first
+//!   500 are the same tables), about ±0.6 points, and fails the test if still above 5 %.
+//!   The draws are seeded, so the test gives the same answer every time on the same corpus;
 //! - planted changes, in the 10 v 10 tables (files with 20 runs or more): the headline score
 //!   × 0.95 is found in at least 80 % of tables where the score's CV over the runs is at most
 //!   2 % (a 5 % loss is then 2.5 sd or more: 10 v 10 finds it), and a steady counter × 2 (CV
@@ -28,12 +29,10 @@ use patchbench::report::calibrate::rate;
 /// The false-alarm target per family (issue 32): every miss is printed, and listed in
 /// docs/compare.md.
 const AA_BAR: f64 = 0.05;
-/// The score family's false-alarm rate that fails the test. On the corpus recorded on a quiet
-/// machine (2026-12-07) the worst setting read 9.0 % (campaign-spawn, 3 rounds; the monitor
-/// family 3.2 % at most): the paired t-test on those 20 rounds' ratios, enumerated over every
-/// 3 of them and every side assignment, flags the index in 7.8 %. A t-test holds 5 % on
-/// average over machines, not on every machine's runs (docs/compare.md).
-const SCORE_GUARD: f64 = 0.10;
+/// Tables of a design drawn again when a family's rate over 500 is above [`AA_BAR`]. On the
+/// corpus recorded on 2026-12-07: fsbuffer 3 v 3 read 5.4 % [3.7, 7.7] of 500 and 4.5 %
+/// [4.1, 4.9] of 10,000 (`calibrate --tables 10000`).
+const RECHECK_TABLES: usize = 5000;
 /// The planted changes' bar in 10 v 10 tables.
 const FOUND_BAR: f64 = 0.80;
 /// The headline score's CV (%) up to which its ×0.95 must be found.
@@ -92,26 +91,51 @@ fn aa_tables_of_real_runs_rarely_flag_and_planted_changes_are_found() {
                 found.join(", "),
                 d.seconds
             );
-            for (family, r) in [("scores", &aa.scores), ("monitors", &aa.monitors)] {
-                if r.rate > AA_BAR {
-                    let list = if family == "monitors" || r.rate > SCORE_GUARD {
-                        &mut problems
-                    } else {
-                        &mut misses
-                    };
-                    list.push(format!(
-                        "{name} {}: {family} flag in {} of A/A tables (bar {:.0} %; kinds: {}; \
-                         most often: {})",
-                        d.label,
-                        rate(r),
-                        100.0 * AA_BAR,
-                        kinds(&aa.kinds),
-                        aa.top_rows
-                            .iter()
-                            .map(|(k, n)| format!("{k} ({n})"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
+            let over = |r: &Rate| r.rate > AA_BAR;
+            // A family above the bar in 500 tables: the same design again, with more.
+            let again = (over(&aa.scores) || over(&aa.monitors)).then(|| {
+                let more = Options {
+                    tables: RECHECK_TABLES,
+                    designs: vec![d.design],
+                    plants: false,
+                    reach_pct: Vec::new(),
+                    ..options.clone()
+                };
+                calibrate::calibrate(&pool, &more)
+                    .unwrap_or_else(|e| panic!("{name}: calibrate failed: {e:#}"))
+                    .designs
+                    .remove(0)
+                    .aa
+                    .unwrap_or_else(|| panic!("{name} {}: not drawn again", d.label))
+            });
+            for (family, first) in [("scores", &aa.scores), ("monitors", &aa.monitors)] {
+                if !over(first) {
+                    continue;
+                }
+                let Some(more) = &again else { continue };
+                let r = if family == "scores" {
+                    &more.scores
+                } else {
+                    &more.monitors
+                };
+                let top = &more.top_rows;
+                let line = format!(
+                    "{name} {}: {family} flag in {} of 500 A/A tables, {} of {RECHECK_TABLES} \
+                     (bar {:.0} %; kinds: {}; most often: {})",
+                    d.label,
+                    rate(first),
+                    rate(r),
+                    100.0 * AA_BAR,
+                    kinds(&more.kinds),
+                    top.iter()
+                        .map(|(k, n)| format!("{k} ({n})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                if over(r) {
+                    problems.push(line);
+                } else {
+                    misses.push(line);
                 }
             }
             if d.design != Design::Unpaired(10) {
@@ -159,10 +183,7 @@ fn aa_tables_of_real_runs_rarely_flag_and_planted_changes_are_found() {
         println!("note: {n}");
     }
     for m in &misses {
-        println!(
-            "scores above the 5 % target (below the {:.0} % guard): {m}",
-            100.0 * SCORE_GUARD
-        );
+        println!("above 5 % in 500 tables, within it in {RECHECK_TABLES}: {m}");
     }
     println!("took {:.1} s", started.elapsed().as_secs_f64());
     assert!(
