@@ -15,8 +15,10 @@ use clap::Args;
 const AFTER_HELP: &str = "\
 How often does `compare` cry wolf on this box? From your own A/A runs (the same kernel on both \
 sides), calibrate draws random A/A tables: unpaired 3 v 3, 5 v 5 and 10 v 10 runs, and paired \
-3, 5 and 10 rounds (a campaign's rounds, kept whole, or neighbouring runs in time), 500 of \
-each by default, seeded, and runs `compare` on every one. It prints:
+3, 5 and 10 rounds (a campaign's rounds, kept whole, or neighbouring runs in time; as in \
+`compare`, a paired verdict needs 6 rounds at its 90 %, so the 3- and 5-round tables' scores \
+are judged unpaired), 500 of each by default, seeded, and runs `compare` on every one. It \
+prints:
 
 - the share of tables with any improved or regressed row (false alarms: with one kernel \
 there is nothing to find), for the scores, for the monitor rows (\"what changed with it\") and \
