@@ -389,13 +389,16 @@ pub fn decide(
     let fewest = crate::stats::sign_flip::fewest_pairs((1.0 - spec.confidence) / 2.0);
     let mut rounds = needed.max(u32::try_from(fewest).unwrap_or(u32::MAX));
     let mut bound = None;
+    // A bound is said only where it cut the rounds short of what Stein's rule needs.
     if rounds > *max_rounds {
         rounds = *max_rounds;
-        bound = Some("--max-rounds".to_string());
+        bound = (needed > rounds).then(|| "--max-rounds".to_string());
     }
     if let Some(t) = by_time.filter(|t| *t < rounds) {
         rounds = t;
-        bound = Some("--max-time".to_string());
+        bound = (needed > rounds)
+            .then(|| "--max-time".to_string())
+            .or(bound);
     }
     let rounds = rounds.max(pilot);
     let s0 = crate::stats::welch::LogSample::of(&ratios)?.sd()?;
