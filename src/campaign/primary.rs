@@ -18,6 +18,14 @@ use crate::stats::blocked::{between_share, BetweenShare};
 use crate::stats::paired::PairedT;
 use std::collections::BTreeMap;
 
+/// The fewest rounds with which `compare` gives a paired verdict at a campaign's two-sided
+/// `confidence` (`stats::sign_flip::fewest_pairs` at α = (1 − confidence) / 2): 7 at 95 %, 6
+/// at 90 %. A campaign's default `--rounds`, and the least `--until` plans.
+pub fn fewest_rounds(confidence: f64) -> u32 {
+    let alpha = (1.0 - confidence) / 2.0;
+    u32::try_from(crate::stats::sign_flip::fewest_pairs(alpha)).unwrap_or(u32::MAX)
+}
+
 /// The metric followed: the spec's `--primary`, else the headline of the first run: the
 /// System Benchmarks Index at the fewest copies, AIM7's jobs/min at the highest load,
 /// will-it-scale's ops at the most tasks, else the first metric where higher is better.
@@ -386,8 +394,7 @@ pub fn decide(
         pilot.saturating_add(more)
     });
     // Never fewer than the pairs `compare` needs for a paired verdict, unless the caps say so.
-    let fewest = crate::stats::sign_flip::fewest_pairs((1.0 - spec.confidence) / 2.0);
-    let mut rounds = needed.max(u32::try_from(fewest).unwrap_or(u32::MAX));
+    let mut rounds = needed.max(fewest_rounds(spec.confidence));
     let mut bound = None;
     // A bound is said only where it cut the rounds short of what Stein's rule needs.
     if rounds > *max_rounds {

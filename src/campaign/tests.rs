@@ -403,17 +403,23 @@ fn until_decides_once_after_the_pilot_within_max_rounds() {
     assert!(again.log().lock().unwrap().is_empty());
 }
 
+/// A `--until 5` campaign of `max_rounds` whose rounds barely differ, driven to its end.
+fn calm_until(name: &str, max_rounds: u32) -> (tempfile::TempDir, PathBuf) {
+    let s = spec(
+        name,
+        serde_json::json!({"until": {"pct": 5.0, "max_rounds": max_rounds}}),
+    );
+    let (d, dir) = stored(&s);
+    let mut ex = Scripted::new(spread(0.001));
+    drive_as(&dir, name, &mut ex, &Owner::me().to_string(), None);
+    (d, dir)
+}
+
 #[test]
 fn a_cap_below_the_paired_floor_is_no_bound_when_steins_rule_needs_fewer() {
     // --max-rounds 6 at 95 %: the floor (7 pairs for a paired verdict) is above the cap, but
     // Stein's rule needs fewer than 6 for a spread this small, so no bound cut it short.
-    let s = spec(
-        "floor",
-        serde_json::json!({"until": {"pct": 5.0, "max_rounds": 6}}),
-    );
-    let (_d, dir) = stored(&s);
-    let mut ex = Scripted::new(spread(0.001));
-    drive_as(&dir, "floor", &mut ex, &Owner::me().to_string(), None);
+    let (_d, dir) = calm_until("floor", 6);
     let d = flow::find(&open(&dir), "floor").unwrap().decision.unwrap();
     assert!(d.rounds_needed <= 6, "{d:?}");
     assert_eq!(d.rounds, 6, "{d:?}");
@@ -422,13 +428,7 @@ fn a_cap_below_the_paired_floor_is_no_bound_when_steins_rule_needs_fewer() {
 
 #[test]
 fn until_needs_few_rounds_for_a_small_spread_and_never_fewer_than_the_pilot() {
-    let s = spec(
-        "calm",
-        serde_json::json!({"until": {"pct": 5.0, "max_rounds": 50}}),
-    );
-    let (_d, dir) = stored(&s);
-    let mut ex = Scripted::new(spread(0.001));
-    drive_as(&dir, "calm", &mut ex, &Owner::me().to_string(), None);
+    let (_d, dir) = calm_until("calm", 50);
     let c = flow::find(&open(&dir), "calm").unwrap();
     let d = c.decision.unwrap();
     assert_eq!(d.bound, None, "{d:?}");

@@ -483,16 +483,19 @@ fn score_row(r: &RowInput, b: &[f64], n: &[f64], s: &Settings) -> Judgement {
     }
     let unpaired = unpaired_ratio(r, &lb, &ln, b, n);
     let min_pairs = stats::sign_flip::fewest_pairs(s.alpha());
-    let paired = r
-        .pairs
-        .filter(|p| p.pairs.len() >= min_pairs)
-        .and_then(|p| blocked::paired(&p.d()).map(|x| (x, p)));
-    // The paired t's p, never below the exact sign-flip test's (what the pairs allow
-    // whatever the spread of their ratios).
-    let sign_flip_p = paired.as_ref().map(|(_, p)| {
-        let d: Vec<f64> = p.d().into_iter().map(|(_, x)| x).collect();
-        stats::sign_flip::p_two_sided(&d)
-    });
+    // The paired estimate, and the exact sign-flip test's p below which its p never goes
+    // (what the pairs allow whatever the spread of their ratios).
+    let (paired, sign_flip_p) = match r.pairs.filter(|p| p.pairs.len() >= min_pairs) {
+        Some(p) => {
+            let d = p.d();
+            let ratios: Vec<f64> = d.iter().map(|(_, x)| *x).collect();
+            (
+                blocked::paired(&d).map(|x| (x, p)),
+                Some(stats::sign_flip::p_two_sided(&ratios)),
+            )
+        }
+        None => (None, None),
+    };
     // Zero spread everywhere: no width, and p from an exact test, never 0.
     let exact_p = |method: Method| match (method, r.pairs) {
         (Method::Paired, Some(p)) if p.pairs.iter().all(|q| q.d() == 0.0) => 1.0,

@@ -462,7 +462,10 @@ pub fn spec(a: &StartArgs) -> anyhow::Result<CampaignSpec> {
             max_time_s: a.steps.max_time,
         },
         None => Schedule::Rounds {
-            rounds: a.steps.rounds.unwrap_or(default_rounds(a.steps.confidence)),
+            rounds: a
+                .steps
+                .rounds
+                .unwrap_or(crate::campaign::primary::fewest_rounds(a.steps.confidence)),
         },
     };
     let vm = if executor == ExecutorKind::Vm {
@@ -529,13 +532,6 @@ fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
         return Err("--cpus names no CPU (e.g. --cpus 2-5)".to_string());
     }
     Ok(out)
-}
-
-/// The rounds a campaign runs without `--rounds`: the fewest with which `compare` can give a
-/// paired verdict at the campaign's confidence (7 at 95 %, 6 at 90 %).
-fn default_rounds(confidence: f64) -> u32 {
-    let alpha = (1.0 - confidence) / 2.0;
-    u32::try_from(crate::stats::sign_flip::fewest_pairs(alpha)).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
